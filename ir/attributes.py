@@ -1,0 +1,182 @@
+"""Typed attribute values that are not plain Python scalars.
+
+An op's attributes are a dict of: `int`, `float`, `bool`, `str`, tuples of those (arrays),
+`AxisRef` (inside axis lists), `Symbol` (`@f`), `Keyword` (`GT`, `add`), `DenseElements`
+(`dense<...>`) and `OpaqueAttr` (imported MLIR attributes shardc keeps verbatim).
+"""
+
+from __future__ import annotations
+
+import math
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from ir.mesh import AxisRef
+from ir.types import numpy_dtype
+
+
+@dataclass(frozen=True, slots=True)
+class Symbol:
+    """A reference to a symbol: `@main`."""
+
+    name: str
+
+    def __str__(self) -> str:
+        return f"@{self.name}"
+
+
+@dataclass(frozen=True, slots=True)
+class Keyword:
+    """A bare enum-like word: `GT`, `add`, `FORWARD`."""
+
+    word: str
+
+    def __str__(self) -> str:
+        return self.word
+
+
+@dataclass(frozen=True, slots=True)
+class OpaqueAttr:
+    """An attribute shardc does not interpret, kept as its MLIR text: `#opaque<"...">`."""
+
+    text: str
+
+    def __str__(self) -> str:
+        return f"#opaque<{format_string(self.text)}>"
+
+
+def format_string(s: str) -> str:
+    out = s.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+    return f'"{out}"'
+
+
+def format_float(x: float) -> str:
+    """Shortest text that reads back to the same float64."""
+    if math.isnan(x):
+        return "nan"
+    if math.isinf(x):
+        return "inf" if x > 0 else "-inf"
+    text = repr(float(x))
+    return text
+
+
+@dataclass(frozen=True, slots=True, eq=False)
+class DenseElements:
+    """`dense<1.0>` (splat), `dense<[[1, 2], [3, 4]]>`, or `dense<"0x0000803F">` (raw bytes).
+
+    `values` is a flat tuple of Python scalars (bool, int or float) in row-major order; `shape`
+    is the nesting written (empty for a splat); `hex` keeps raw little-endian bytes verbatim.
+    """
+
+    values: tuple[Any, ...]
+    shape: tuple[int, ...] = ()
+    hex: str | None = None
+
+    @property
+    def is_splat(self) -> bool:
+        return self.hex is None and not self.shape and len(self.values) == 1
+
+    def to_numpy(self, shape: tuple[int, ...], dtype: str) -> np.ndarray:
+        np_dtype = numpy_dtype(dtype)
+        if self.hex is not None:
+            raw = bytes.fromhex(self.hex[2:])
+            arr = np.frombuffer(raw, dtype=np_dtype if dtype != "i1" else np.bool_)
+            if arr.size == 1:
+                return np.full(shape, arr[0], dtype=np_dtype)
+            return arr.reshape(shape).copy()
+        if self.is_splat:
+            return np.full(shape, self.values[0], dtype=np_dtype)
+        return np.array(self.values, dtype=np_dtype).reshape(shape)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, DenseElements):
+            return NotImplemented
+        return (
+            self.shape == other.shape
+            and self.hex == other.hex
+            and len(self.values) == len(other.values)
+            and all(_same_scalar(a, b) for a, b in zip(self.values, other.values))
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.shape, self.hex, len(self.values)))
+
+    def text(self) -> str:
+        if self.hex is not None:
+            return f'dense<"{self.hex}">'
+        if self.is_splat:
+            return f"dense<{format_scalar(self.values[0])}>"
+        return f"dense<{_nested_text(self.values, self.shape)}>"
+
+    def __str__(self) -> str:
+        return self.text()
+
+
+def _same_scalar(a: Any, b: Any) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b and type(a) is type(b)
+
+
+def format_scalar(x: Any) -> str:
+    if isinstance(x, bool):
+        return "true" if x else "false"
+    if isinstance(x, int):
+        return str(x)
+    return format_float(x)
+
+
+def _nested_text(values: tuple[Any, ...], shape: tuple[int, ...]) -> str:
+    if not shape:
+        return format_scalar(values[0])
+    if len(shape) == 1:
+        return "[" + ", ".join(format_scalar(v) for v in values) + "]"
+    step = len(values) // shape[0] if shape[0] else 0
+    parts = [_nested_text(values[i * step : (i + 1) * step], shape[1:]) for i in range(shape[0])]
+    return "[" + ", ".join(parts) + "]"
+
+
+def dense_from_numpy(array: np.ndarray) -> DenseElements:
+    """A `DenseElements` holding `array` (splat when every element is equal)."""
+    flat = array.reshape(-1)
+    if flat.size and (flat == flat[0]).all():
+        return DenseElements((flat[0].item(),))
+    if array.dtype.kind == "f":
+        values = tuple(float(v) for v in flat)
+    elif array.dtype.kind == "b":
+        values = tuple(bool(v) for v in flat)
+    else:
+        values = tuple(int(v) for v in flat)
+    return DenseElements(values, tuple(array.shape))
+
+
+def hex_float_bits(text: str, dtype: str) -> float:
+    """MLIR writes special floats as raw bits: `0xFF800000` is f32 -inf."""
+    bits = int(text, 16)
+    if dtype == "f64":
+        return struct.unpack("<d", bits.to_bytes(8, "little"))[0]
+    if dtype in ("f16",):
+        return float(np.frombuffer(bits.to_bytes(2, "little"), dtype=np.float16)[0])
+    if dtype == "bf16":
+        return struct.unpack("<f", (bits << 16).to_bytes(4, "little"))[0]
+    return struct.unpack("<f", bits.to_bytes(4, "little"))[0]
+
+
+def format_attr_value(value: Any) -> str:
+    """The native text of an attribute value."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return format_float(value)
+    if isinstance(value, str):
+        return format_string(value)
+    if isinstance(value, tuple):
+        return "[" + ", ".join(format_attr_value(v) for v in value) + "]"
+    if isinstance(value, (AxisRef, Symbol, Keyword, OpaqueAttr, DenseElements)):
+        return str(value)
+    raise TypeError(f"cannot print attribute value {value!r}")

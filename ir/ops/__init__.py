@@ -1,0 +1,23 @@
+"""Op definitions. Importing this package registers every op in `OPS`."""
+
+from ir.ops import compute, elementwise, func, sharding, structural  # noqa: F401 - registration
+from ir.ops.registry import (
+    COLLECTIVE,
+    ELEMENTWISE,
+    NO_RESULTS,
+    OPS,
+    SHARDING,
+    TERMINATOR,
+    AttrSpec,
+    OpDef,
+    attr,
+    coerce_attributes,
+    get_op_def,
+    infer_result_types,
+    verify_operation,
+)
+
+__all__ = [
+    "COLLECTIVE", "ELEMENTWISE", "NO_RESULTS", "OPS", "SHARDING", "TERMINATOR", "AttrSpec",
+    "OpDef", "attr", "coerce_attributes", "get_op_def", "infer_result_types", "verify_operation",
+]

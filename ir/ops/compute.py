@@ -1,0 +1,185 @@
+"""Contractions, reductions and indexing (StableHLO semantics).
+
+    %0 = dot_general %q, %k {lhs_batching_dims = [0], rhs_batching_dims = [0],
+                             lhs_contracting_dims = [2], rhs_contracting_dims = [2]}
+         : tensor<4x8x8xf32>
+    %1 = reduce %x, %zero {dimensions = [1], kind = add} : tensor<8xf32>
+    %2 = gather %table, %ids {offset_dims = [1], collapsed_slice_dims = [0],
+                              start_index_map = [0], index_vector_dim = 1,
+                              slice_sizes = [1, 64]} : tensor<16x64xf32>
+"""
+
+from __future__ import annotations
+
+from ir.core import Operation
+from ir.ops.registry import OpDef, attr, op_error, opt, register, req
+from ir.types import TensorType
+
+REDUCE_KINDS = ("add", "maximum", "minimum", "multiply", "and", "or")
+SCATTER_KINDS = ("add", "maximum", "minimum", "multiply", "replace")
+
+
+def _check_dims(op: Operation, dims, rank: int, what: str) -> None:
+    for d in dims:
+        if not 0 <= d < rank:
+            raise op_error(op, f"{what} {d} is out of range for rank {rank}")
+    if len(set(dims)) != len(dims):
+        raise op_error(op, f"{what} {list(dims)} repeats a dim")
+
+
+def dot_general_dims(op: Operation):
+    return (
+        attr(op, "lhs_batching_dims"),
+        attr(op, "rhs_batching_dims"),
+        attr(op, "lhs_contracting_dims"),
+        attr(op, "rhs_contracting_dims"),
+    )
+
+
+def _infer_dot_general(op: Operation) -> list[TensorType]:
+    lhs, rhs = op.operand(0).type, op.operand(1).type
+    lb, rb, lc, rc = dot_general_dims(op)
+    if len(lb) != len(rb) or len(lc) != len(rc):
+        raise op_error(op, "lhs and rhs must name the same number of batching and contracting dims")
+    _check_dims(op, tuple(lb) + tuple(lc), lhs.rank, "lhs dim")
+    _check_dims(op, tuple(rb) + tuple(rc), rhs.rank, "rhs dim")
+    for a, b in zip(lb, rb):
+        if lhs.shape[a] != rhs.shape[b]:
+            raise op_error(op, f"batching dims lhs {a} ({lhs.shape[a]}) and rhs {b} ({rhs.shape[b]}) differ")
+    for a, b in zip(lc, rc):
+        if lhs.shape[a] != rhs.shape[b]:
+            raise op_error(
+                op, f"contracting dims lhs {a} (size {lhs.shape[a]}) and rhs {b} "
+                f"(size {rhs.shape[b]}) differ"
+            )
+    shape = [lhs.shape[d] for d in lb]
+    shape += [n for d, n in enumerate(lhs.shape) if d not in lb and d not in lc]
+    shape += [n for d, n in enumerate(rhs.shape) if d not in rb and d not in rc]
+    dtype = op.results[0].type.dtype if op.results else lhs.dtype
+    return [TensorType(tuple(shape), dtype)]
+
+
+def _infer_reduce(op: Operation) -> list[TensorType]:
+    src, init = op.operand(0).type, op.operand(1).type
+    dims = attr(op, "dimensions")
+    _check_dims(op, dims, src.rank, "dimension")
+    if init.rank != 0 or init.dtype != src.dtype:
+        raise op_error(op, f"init value must be a scalar of {src.dtype}, got {init.tensor}")
+    shape = tuple(n for d, n in enumerate(src.shape) if d not in dims)
+    return [TensorType(shape, src.dtype)]
+
+
+def gather_result_shape(op: Operation, operand: TensorType, indices: TensorType) -> tuple[int, ...]:
+    offset_dims = attr(op, "offset_dims")
+    collapsed = attr(op, "collapsed_slice_dims")
+    obatch = attr(op, "operand_batching_dims")
+    start_index_map = attr(op, "start_index_map")
+    ivd = attr(op, "index_vector_dim")
+    slice_sizes = attr(op, "slice_sizes")
+    if len(slice_sizes) != operand.rank:
+        raise op_error(op, f"slice_sizes has {len(slice_sizes)} entries, operand rank is {operand.rank}")
+    for d, s in enumerate(slice_sizes):
+        if not 0 <= s <= operand.shape[d]:
+            raise op_error(op, f"slice size {s} does not fit operand dim {d} ({operand.shape[d]})")
+    _check_dims(op, tuple(collapsed) + tuple(obatch), operand.rank, "collapsed/batching dim")
+    for d in tuple(collapsed) + tuple(obatch):
+        if slice_sizes[d] > 1:
+            raise op_error(op, f"collapsed dim {d} must have slice size <= 1")
+    if not 0 <= ivd <= indices.rank:
+        raise op_error(op, f"index_vector_dim {ivd} is out of range for indices rank {indices.rank}")
+    index_len = indices.shape[ivd] if ivd < indices.rank else 1
+    if len(start_index_map) != index_len:
+        raise op_error(op, f"start_index_map has {len(start_index_map)} entries, index vectors have {index_len}")
+    batch = [n for d, n in enumerate(indices.shape) if d != ivd]
+    offsets = [s for d, s in enumerate(slice_sizes) if d not in collapsed and d not in obatch]
+    rank = len(batch) + len(offsets)
+    if len(offset_dims) != len(offsets):
+        raise op_error(op, f"offset_dims has {len(offset_dims)} entries, expected {len(offsets)}")
+    _check_dims(op, offset_dims, rank, "offset dim")
+    shape, bi, oi = [], 0, 0
+    for d in range(rank):
+        if d in offset_dims:
+            shape.append(offsets[oi])
+            oi += 1
+        else:
+            shape.append(batch[bi])
+            bi += 1
+    return tuple(shape)
+
+
+def _infer_gather(op: Operation) -> list[TensorType]:
+    operand, indices = op.operand(0).type, op.operand(1).type
+    if not indices.dtype.startswith(("i", "ui")):
+        raise op_error(op, f"start indices must be integers, got {indices.dtype}")
+    return [TensorType(gather_result_shape(op, operand, indices), operand.dtype)]
+
+
+def _infer_scatter(op: Operation) -> list[TensorType]:
+    operand, indices, updates = (v.type for v in op.operands)
+    if not indices.dtype.startswith(("i", "ui")):
+        raise op_error(op, f"scatter indices must be integers, got {indices.dtype}")
+    if updates.dtype != operand.dtype:
+        raise op_error(op, f"updates have element type {updates.dtype}, operand {operand.dtype}")
+    window = attr(op, "update_window_dims")
+    inserted = attr(op, "inserted_window_dims")
+    ibatch = attr(op, "input_batching_dims")
+    ivd = attr(op, "index_vector_dim")
+    _check_dims(op, window, updates.rank, "update window dim")
+    _check_dims(op, tuple(inserted) + tuple(ibatch), operand.rank, "inserted/batching dim")
+    if not 0 <= ivd <= indices.rank:
+        raise op_error(op, f"index_vector_dim {ivd} is out of range for indices rank {indices.rank}")
+    batch = [n for d, n in enumerate(indices.shape) if d != ivd]
+    update_batch = [n for d, n in enumerate(updates.shape) if d not in window]
+    if batch != update_batch:
+        raise op_error(op, f"update scatter dims {update_batch} must match index batch dims {batch}")
+    if len(window) + len(inserted) + len(ibatch) != operand.rank:
+        raise op_error(op, "update_window_dims + inserted_window_dims + input_batching_dims "
+                       "must cover the operand rank")
+    return [TensorType(operand.shape, operand.dtype)]
+
+
+_DOT_ATTRS = {
+    "lhs_batching_dims": opt("ints", ()),
+    "rhs_batching_dims": opt("ints", ()),
+    "lhs_contracting_dims": opt("ints", ()),
+    "rhs_contracting_dims": opt("ints", ()),
+    "precision": opt("any", None),
+}
+register(OpDef("dot_general", 2, 1, _DOT_ATTRS, _infer_dot_general))
+register(
+    OpDef("reduce", 2, 1, {"dimensions": req("ints"), "kind": req("keyword", *REDUCE_KINDS)},
+          _infer_reduce)
+)
+register(
+    OpDef(
+        "gather", 2, 1,
+        {
+            "offset_dims": req("ints"),
+            "collapsed_slice_dims": opt("ints", ()),
+            "operand_batching_dims": opt("ints", ()),
+            "start_indices_batching_dims": opt("ints", ()),
+            "start_index_map": req("ints"),
+            "index_vector_dim": req("int"),
+            "slice_sizes": req("ints"),
+            "indices_are_sorted": opt("bool", False),
+        },
+        _infer_gather,
+    )
+)
+register(
+    OpDef(
+        "scatter", 3, 1,
+        {
+            "update_window_dims": req("ints"),
+            "inserted_window_dims": opt("ints", ()),
+            "input_batching_dims": opt("ints", ()),
+            "scatter_indices_batching_dims": opt("ints", ()),
+            "scatter_dims_to_operand_dims": req("ints"),
+            "index_vector_dim": req("int"),
+            "kind": req("keyword", *SCATTER_KINDS),
+            "indices_are_sorted": opt("bool", False),
+            "unique_indices": opt("bool", False),
+        },
+        _infer_scatter,
+    )
+)

@@ -1,0 +1,438 @@
+"""Native text -> `Module` (lark LALR grammar in grammar.lark).
+
+`parse_module(text, filename)` builds the module while parsing (no intermediate tree), resolving
+value and mesh names as they appear, and verifies it unless `verify=False`. Every error is a
+`ParseError`/`VerifyError`/`ShardingError` located at `file:line:col`.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+from typing import Any
+
+import lark
+from lark import Token
+
+from ir.attributes import DenseElements, Keyword, OpaqueAttr, Symbol, hex_float_bits
+from ir.core import Function, Module, Operation, Value
+from ir.diagnostics import Location, ParseError, ShardcError
+from ir.mapping import DimSharding, NamedMapping
+from ir.mesh import AxisRef, DeviceMesh
+from ir.ops import coerce_attributes, get_op_def
+from ir.placements import ReduceOp
+from ir.types import DistributedTensorType
+
+MAX_INPUT_BYTES = 256 * 1024 * 1024
+
+
+@functools.cache
+def _parser() -> lark.Lark:
+    grammar = resources.files("ir").joinpath("grammar.lark").read_text()
+    return lark.Lark(grammar, parser="lalr", lexer="contextual", maybe_placeholders=True)
+
+
+def _unescape(token: str) -> str:
+    body = token[1:-1]
+    if "\\" not in body:
+        return body
+    out, i = [], 0
+    while i < len(body):
+        c = body[i]
+        if c == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            out.append({"n": "\n", "t": "\t", '"': '"', "\\": "\\"}.get(nxt, nxt))
+            i += 2
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def _int(token: Token) -> int:
+    return int(str(token))
+
+
+class _Builder(lark.Transformer):
+    """Builds the module bottom-up as the LALR parser reduces rules."""
+
+    def __init__(self, filename: str):
+        super().__init__()
+        self.filename = filename
+        self.module = Module()
+        self.func: Function | None = None
+        self.scope: dict[str, Value] = {}
+
+    def loc_of(self, token: Token) -> Location:
+        return Location(self.filename, token.line or 0, token.column or 0)
+
+    # ----- meshes --------------------------------------------------------------------------
+
+    def mesh_axis(self, c):
+        return (_unescape(c[0]), _int(c[1]), c[0])
+
+    def device_ids(self, c):
+        return tuple(_int(t) for t in c if t is not None)
+
+    def mesh_body(self, c):
+        axes = [a for a in c[:-1] if a is not None]
+        return axes, c[-1]
+
+
+    def mesh_decl(self, c):
+        keyword, sym, (axes, ids), loc = c
+        name = str(sym)[1:]
+        where = self.loc_of(keyword)
+        try:
+            mesh = DeviceMesh(name, tuple((a, n) for a, n, _ in axes), ids)
+        except ShardcError as e:
+            raise e.with_location(where)
+        self.module.add_mesh(mesh, where)
+        return None
+
+    def module_attrs(self, c):
+        self.module.attributes.update(c[0][0])
+        return None
+
+    # ----- types and shardings ----------------------------------------------------------------
+
+    def axis_ref(self, c):
+        name = _unescape(c[0])
+        if c[1] is None:
+            return AxisRef(name)
+        return AxisRef(name, _int(c[1]), _int(c[2]))
+
+    def axis_set(self, c):
+        return tuple(a for a in c if a is not None)
+
+    def dim_axes(self, c):
+        if len(c) == 1 and isinstance(c[0], Token) and c[0].type == "OPEN":
+            return ((), False)
+        axes = tuple(a for a in c if isinstance(a, AxisRef))
+        is_open = c[-1] is not None and isinstance(c[-1], Token)
+        return (axes, not is_open)
+
+    def dim(self, c):
+        axes, closed = c[0] if c[0] is not None else ((), True)
+        prio = int(str(c[1])[1:]) if c[1] is not None else None
+        return DimSharding(axes, closed, prio)
+
+    def replicated(self, c):
+        return ("replicated", c[0])
+
+    def unreduced(self, c):
+        return ("unreduced", c[0])
+
+    def unreduced_op(self, c):
+        try:
+            return ("unreduced_op", ReduceOp.parse(str(c[0])))
+        except ValueError:
+            raise ParseError(
+                f"unknown reduction '{c[0]}' (expected sum, max, min or prod)", self.loc_of(c[0])
+            ) from None
+
+    def memory_kind(self, c):
+        return ("memory_kind", _unescape(c[0]))
+
+    def mapping(self, c):
+        sym = c[0]
+        name = str(sym)[1:]
+        mesh = self.module.meshes.get(name)
+        if mesh is None:
+            raise ParseError(
+                f"unknown mesh @{name}; declare it first with `mesh @{name} = <[\"x\"=2]>`",
+                self.loc_of(sym),
+            )
+        dims = [d for d in c[1:] if isinstance(d, DimSharding)]
+        extras = dict(e for e in c[1:] if isinstance(e, tuple))
+        try:
+            return NamedMapping(
+                mesh,
+                tuple(dims),
+                extras.get("replicated", ()),
+                extras.get("unreduced", ()),
+                extras.get("unreduced_op", ReduceOp.SUM),
+                extras.get("memory_kind"),
+            )
+        except ShardcError as e:
+            raise e.with_location(self.loc_of(sym))
+
+    def type(self, c):
+        shape_tok, mapping = c
+        text = str(shape_tok)
+        parts = text.split("x")
+        dtype = parts[-1]
+        # 'ui8' etc. contain no 'x'; dims are the leading parts.
+        shape = tuple(int(p) for p in parts[:-1])
+        try:
+            return DistributedTensorType(shape, dtype, mapping), shape_tok
+        except ShardcError as e:
+            raise e.with_location(self.loc_of(shape_tok))
+
+    # ----- attributes -----------------------------------------------------------------------
+
+    def int_value(self, c):
+        return _int(c[0])
+
+    def float_value(self, c):
+        return float(str(c[0]))
+
+    def string_value(self, c):
+        return _unescape(c[0])
+
+    def true_value(self, c):
+        return True
+
+    def false_value(self, c):
+        return False
+
+    def symbol_value(self, c):
+        return Symbol(str(c[0])[1:])
+
+    def keyword_value(self, c):
+        return Keyword(str(c[0]))
+
+    def array_value(self, c):
+        return tuple(v for v in c if v is not None) if c != [None] else ()
+
+    def sub_axis(self, c):
+        return AxisRef(_unescape(c[0]), _int(c[1]), _int(c[2]))
+
+    def opaque_value(self, c):
+        return OpaqueAttr(_unescape(c[0]))
+
+    def dense_scalar(self, c):
+        tok = c[0]
+        if tok.type == "INT":
+            return int(str(tok))
+        if tok.type == "HEX":
+            return ("hex", str(tok))
+        return float(str(tok))
+
+    def dense_true(self, c):
+        return True
+
+    def dense_false(self, c):
+        return False
+
+    def dense_list(self, c):
+        return [v for v in c if v is not None] if c != [None] else []
+
+    def dense_hex(self, c):
+        return ("hexstr", _unescape(c[0]))
+
+    def dense_value(self, c):
+        body = c[0]
+        if isinstance(body, tuple) and body[0] == "hexstr":
+            return DenseElements((), (), body[1])
+        if isinstance(body, list):
+            shape, flat = _flatten(body)
+            return DenseElements(tuple(flat), shape)
+        if isinstance(body, tuple) and body[0] == "hex":
+            # A splat written as raw bits: keep the bits; they decode with the result type.
+            return DenseElements((), (), body[1])
+        return DenseElements((body,))
+
+    def attr_entry(self, c):
+        return (str(c[0]), c[1], c[0])
+
+    def attr_dict(self, c):
+        entries = [e for e in c if e is not None]
+        out: dict[str, Any] = {}
+        for key, value, tok in entries:
+            if key in out:
+                raise ParseError(f"attribute '{key}' is given twice", self.loc_of(tok))
+            out[key] = value
+        return out, (entries[0][2] if entries else None)
+
+    def loc(self, c):
+        file = _unescape(c[0])
+        if c[1] is None:
+            return Location(file, 0, 0)
+        return Location(file, _int(c[1]), _int(c[2]))
+
+    # ----- functions and ops ------------------------------------------------------------------
+
+    def arg(self, c):
+        name_tok, (ty, _), attrs, loc = c
+        return name_tok, ty, (attrs[0] if attrs else {}), loc
+
+    def result_type(self, c):
+        (ty, _), attrs = c
+        return ty, (attrs[0] if attrs else {})
+
+    def single_result(self, c):
+        return c[0][0], {}
+
+    def results(self, c):
+        return [r for r in c if r is not None]
+
+    def func_attrs(self, c):
+        return c[0][0]
+
+    def func_header(self, c):
+        keyword, private, sym, *rest = c
+        func_attrs = rest[-1]
+        results = rest[-2] if rest[-3] is not None else []
+        args = [a for a in rest[:-3] if a is not None]
+        name = str(sym)[1:]
+        func = Function(
+            name,
+            [ty for _, ty, _, _ in args],
+            [ty for ty, _ in results],
+            visibility="private" if private is not None else "public",
+            loc=self.loc_of(keyword),
+        )
+        func.arg_attrs = [attrs for _, _, attrs, _ in args]
+        func.res_attrs = [attrs for _, attrs in results]
+        func.attributes = func_attrs or {}
+        self.scope = {}
+        for (tok, _, _, _), value in zip(args, func.args):
+            name_text = str(tok)[1:]
+            if name_text in self.scope:
+                raise ParseError(f"argument %{name_text} is declared twice", self.loc_of(tok))
+            value.name_hint = name_text
+            self.scope[name_text] = value
+        if self.module.lookup_function(name) is not None:
+            raise ParseError(f"function @{name} is defined twice", self.loc_of(sym))
+        self.module.add_function(func)
+        self.func = func
+        return func
+
+    def value_names(self, c):
+        return list(c)
+
+    def operands(self, c):
+        return list(c)
+
+    def op(self, c):
+        names, name_tok, operand_toks, attrs, *rest = c
+        loc = rest[-1]
+        type_items = [t for t in rest[:-1] if t is not None]
+        op_name = str(name_tok)
+        first_tok = names[0] if names else name_tok
+        where = self.loc_of(first_tok)
+        if get_op_def(op_name) is None:
+            raise ParseError(f"unknown op '{op_name}'", self.loc_of(name_tok))
+        operands = []
+        for tok in operand_toks or []:
+            v = self.scope.get(str(tok)[1:])
+            if v is None:
+                raise ParseError(f"use of undefined value {tok}", self.loc_of(tok))
+            operands.append(v)
+        names = names or []
+        if len(type_items) != len(names):
+            raise ParseError(
+                f"'{op_name}' defines {len(names)} value{'s' if len(names) != 1 else ''} but "
+                f"lists {len(type_items)} result type{'s' if len(type_items) != 1 else ''}",
+                where,
+            )
+        attr_values = attrs[0] if attrs else {}
+        try:
+            attr_values = coerce_attributes(op_name, attr_values)
+        except ShardcError as e:
+            raise e.with_location(self.loc_of(attrs[1]) if attrs and attrs[1] else where)
+        operation = Operation(
+            op_name,
+            operands,
+            [t for t, _ in type_items],
+            attr_values,
+            loc if loc is not None else where,
+            loc_written=loc is not None,
+        )
+        for tok, value in zip(names, operation.results):
+            text = str(tok)[1:]
+            if text in self.scope:
+                raise ParseError(f"value {tok} is defined twice", self.loc_of(tok))
+            value.name_hint = text
+            self.scope[text] = value
+        assert self.func is not None
+        self.func.body.append(operation)
+        return None
+
+    def func_def(self, c):
+        func = c[0]
+        loc = c[-1]
+        if loc is not None:
+            func.loc = loc
+            func.loc_written = True
+        self.func = None
+        return None
+
+    def start(self, c):
+        return self.module
+
+
+def _flatten(nested: list) -> tuple[tuple[int, ...], list]:
+    if not isinstance(nested, list):
+        return (), [nested]
+    if not nested:
+        return (0,), []
+    shapes, flat = set(), []
+    for item in nested:
+        s, f = _flatten(item)
+        shapes.add(s)
+        flat.extend(f)
+    if len(shapes) != 1:
+        raise ParseError("dense literal is ragged: every row must have the same length")
+    inner = shapes.pop()
+    return (len(nested), *inner), flat
+
+
+def _describe_expected(expected: set[str]) -> str:
+    names = {
+        "VALUE": "a value like %0", "OP_NAME": "an op name", "SYMBOL": "a symbol like @main",
+        "SHAPE": "a shape like 8x16xf32", "STRING": "a string", "INT": "an integer",
+        "RBRACE": "'}'", "LBRACE": "'{'", "RPAR": "')'", "LPAR": "'('", "COMMA": "','",
+        "COLON": "':'", "EQUAL": "'='", "MORETHAN": "'>'", "LESSTHAN": "'<'", "RSQB": "']'",
+        "LSQB": "'['", "ARROW": "'->'", "FUNC": "'func'", "MESH": "'mesh'",
+    }
+    shown = sorted(names.get(e, e.lower().replace("_", " ")) for e in expected)
+    if len(shown) > 6:
+        shown = shown[:6] + ["..."]
+    return ", ".join(shown)
+
+
+def parse_module(text: str, filename: str = "<input>", *, verify: bool = True) -> Module:
+    """Parse native IR text into a verified `Module`."""
+    if len(text) > MAX_INPUT_BYTES:
+        raise ParseError(f"input is larger than {MAX_INPUT_BYTES} bytes")
+    builder = _Builder(filename)
+    try:
+        tree = _parser().parse(text)
+        module = builder.transform(tree)
+    except lark.exceptions.UnexpectedCharacters as e:
+        loc = Location(filename, e.line, e.column)
+        raise ParseError(f"unexpected character {text[e.pos_in_stream]!r}", loc, source=text) from None
+    except lark.exceptions.UnexpectedEOF as e:
+        lines = text.splitlines() or [""]
+        loc = Location(filename, len(lines), len(lines[-1]) + 1)
+        raise ParseError(
+            f"unexpected end of input; expected {_describe_expected(set(e.expected))}",
+            loc,
+            source=text,
+        ) from None
+    except lark.exceptions.UnexpectedToken as e:
+        loc = Location(filename, e.line, e.column)
+        if e.token.type == "$END":
+            msg = f"unexpected end of input; expected {_describe_expected(set(e.expected))}"
+        else:
+            msg = f"unexpected '{e.token}'; expected {_describe_expected(set(e.expected))}"
+        raise ParseError(msg, loc, source=text) from None
+    except lark.exceptions.VisitError as e:
+        inner = e.orig_exc
+        if isinstance(inner, ShardcError):
+            raise inner.with_location(None, text) from None
+        raise
+    except RecursionError:
+        raise ParseError("input nests too deeply", Location(filename, 1, 1), source=text) from None
+    except ShardcError as e:
+        raise e.with_location(None, text) from None
+    if verify:
+        from ir.verifier import verify_module
+
+        try:
+            verify_module(module)
+        except ShardcError as e:
+            raise e.with_location(None, text) from None
+    return module

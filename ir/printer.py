@@ -1,0 +1,113 @@
+"""`Module` -> native text. Canonical text round-trips exactly: `print(parse(t)) == t`.
+
+Names: a value keeps the name it was written with (`%x`, `%arg0`) unless that name is purely
+numeric; numeric and unnamed values are numbered `%0, %1, ...` in order of definition, MLIR
+style, so inserting an op renumbers what follows but never renames a user's value.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ir.attributes import format_attr_value, format_string
+from ir.core import Function, Module, Operation, Value
+from ir.diagnostics import Location
+
+
+def _loc_text(loc: Location) -> str:
+    if loc.line == 0 and loc.col == 0:
+        return f"loc({format_string(loc.file)})"
+    return f"loc({format_string(loc.file)}:{loc.line}:{loc.col})"
+
+
+def format_attr_dict(attrs: dict[str, Any]) -> str:
+    if not attrs:
+        return ""
+    return "{" + ", ".join(f"{k} = {format_attr_value(v)}" for k, v in attrs.items()) + "}"
+
+
+class Namer:
+    """Deterministic SSA names for one function."""
+
+    def __init__(self, func: Function):
+        self.names: dict[int, str] = {}
+        taken: set[str] = set()
+        values: list[Value] = list(func.args)
+        for op in func.body:
+            values.extend(op.results)
+        for v in values:
+            hint = v.name_hint
+            if hint and not hint.isdigit() and hint not in taken:
+                self.names[id(v)] = hint
+                taken.add(hint)
+        counter = 0
+        for v in values:
+            if id(v) in self.names:
+                continue
+            while str(counter) in taken:
+                counter += 1
+            self.names[id(v)] = str(counter)
+            taken.add(str(counter))
+            counter += 1
+
+    def __call__(self, v: Value) -> str:
+        name = self.names.get(id(v))
+        if name is None:
+            return "%<<UNKNOWN>>"
+        return "%" + name
+
+
+def print_op(op: Operation, name: Namer) -> str:
+    parts = []
+    if op.results:
+        parts.append(", ".join(name(r) for r in op.results) + " = ")
+    parts.append(op.name)
+    if op.operands:
+        parts.append(" " + ", ".join(name(v) for v in op.operands))
+    if op.attributes:
+        parts.append(" " + format_attr_dict(op.attributes))
+    if op.results:
+        parts.append(" : " + ", ".join(r.type.text() for r in op.results))
+    if op.loc_written and op.loc is not None:
+        parts.append(" " + _loc_text(op.loc))
+    return "".join(parts)
+
+
+def print_function(func: Function) -> str:
+    name = Namer(func)
+    args = []
+    for v, attrs in zip(func.args, func.arg_attrs):
+        text = f"{name(v)}: {v.type.text()}"
+        if attrs:
+            text += " " + format_attr_dict(attrs)
+        args.append(text)
+    header = "func " + ("private " if func.is_private else "") + f"@{func.name}(" + ", ".join(args) + ")"
+    results = []
+    for t, attrs in zip(func.result_types, func.res_attrs):
+        results.append(t.text() + (" " + format_attr_dict(attrs) if attrs else ""))
+    if len(results) == 1 and not func.res_attrs[0]:
+        header += f" -> {results[0]}"
+    elif results:
+        header += " -> (" + ", ".join(results) + ")"
+    if func.attributes:
+        header += " attributes " + format_attr_dict(func.attributes)
+    lines = [header + " {"]
+    for op in func.body:
+        lines.append("  " + print_op(op, name))
+    tail = "}"
+    if func.loc_written and func.loc is not None:
+        tail += " " + _loc_text(func.loc)
+    lines.append(tail)
+    return "\n".join(lines)
+
+
+def print_module(module: Module) -> str:
+    """The canonical native text of a module (ends with a newline)."""
+    blocks: list[str] = []
+    if module.attributes:
+        blocks.append("module_attributes " + format_attr_dict(module.attributes))
+    if module.meshes:
+        blocks.append("\n".join(f"mesh @{m.name} = {m.text()}" for m in module.meshes.values()))
+    for func in module.functions.values():
+        blocks.append(print_function(func))
+    return "\n\n".join(blocks) + "\n"

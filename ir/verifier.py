@@ -1,0 +1,53 @@
+"""Module-level verification: every op against its definition, SSA order, meshes, terminators."""
+
+from __future__ import annotations
+
+from ir.core import Function, Module, Operation
+from ir.diagnostics import VerifyError
+from ir.ops import verify_operation
+
+
+def _check_mapping_mesh(module: Module, mapping, loc, what: str) -> None:
+    if mapping is None:
+        return
+    declared = module.meshes.get(mapping.mesh.name)
+    if declared is None:
+        raise VerifyError(f"{what} uses mesh @{mapping.mesh.name}, which is not declared", loc)
+    if declared != mapping.mesh:
+        raise VerifyError(
+            f"{what} uses a mesh named @{mapping.mesh.name} that differs from the declared one", loc
+        )
+
+
+def verify_function(func: Function) -> None:
+    module = func.module
+    defined: set[int] = {id(a) for a in func.args}
+    if module is not None:
+        for i, a in enumerate(func.args):
+            _check_mapping_mesh(module, a.mapping, func.loc, f"argument {i} of @{func.name}")
+        for i, t in enumerate(func.result_types):
+            _check_mapping_mesh(module, getattr(t, "mapping", None), func.loc,
+                                f"result {i} of @{func.name}")
+    last: Operation | None = None
+    for op in func.body:
+        for i, v in enumerate(op.operands):
+            if id(v) not in defined:
+                raise VerifyError(
+                    f"'{op.name}' op operand {i} is used before it is defined (or comes from "
+                    "another function)",
+                    op.loc,
+                )
+        verify_operation(op)
+        if module is not None:
+            for r in op.results:
+                _check_mapping_mesh(module, r.mapping, op.loc, f"result of '{op.name}'")
+        defined.update(id(r) for r in op.results)
+        last = op
+    if last is None or last.name != "return":
+        raise VerifyError(f"function @{func.name} must end with a 'return' op", func.loc)
+
+
+def verify_module(module: Module) -> None:
+    """Raise `VerifyError` (located) on the first problem."""
+    for func in module.functions.values():
+        verify_function(func)
