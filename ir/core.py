@@ -39,7 +39,11 @@ class Value:
     __slots__ = ("type", "owner", "index", "uses", "name_hint", "__weakref__")
 
     def __init__(
-        self, type: TensorType, owner: Operation | Function, index: int, name_hint: str | None = None
+        self,
+        type: TensorType,
+        owner: Operation | Function,
+        index: int,
+        name_hint: str | None = None,
     ):
         self.type = type
         self.owner = owner
@@ -164,7 +168,9 @@ class Operation:
     @property
     def result(self) -> Value:
         if len(self.results) != 1:
-            raise VerifyError(f"'{self.name}' op has {len(self.results)} results, expected 1", self.loc)
+            raise VerifyError(
+                f"'{self.name}' op has {len(self.results)} results, expected 1", self.loc
+            )
         return self.results[0]
 
     def attr(self, key: str, default: Any = None) -> Any:
@@ -298,7 +304,8 @@ class Function:
     ):
         self.name = name
         self.args = [
-            Value(t, self, i, (arg_names[i] if arg_names else None)) for i, t in enumerate(arg_types)
+            Value(t, self, i, (arg_names[i] if arg_names else None))
+            for i, t in enumerate(arg_types)
         ]
         self.result_types: list[TensorType] = list(result_types)
         self.visibility = visibility

@@ -98,8 +98,10 @@ class DimSharding:
 
 def _sorted_refs(refs: Iterable[AxisRef], mesh: DeviceMesh) -> tuple[AxisRef, ...]:
     """Canonical order for replicated/unreduced sets: mesh axis order, then major sub-axes."""
+
     def key(r: AxisRef) -> tuple[int, int]:
         return (mesh.axis_index(r.name) if mesh.has_axis(r.name) else 1 << 30, r.pre)
+
     return tuple(sorted(refs, key=key))
 
 
@@ -317,7 +319,9 @@ class PlacementMapping:
             last = -1
             for ref in dim.axes:
                 if ref.is_sub_axis:
-                    raise ConversionError(f"dim {d} uses sub-axis {ref}; placements need whole axes")
+                    raise ConversionError(
+                        f"dim {d} uses sub-axis {ref}; placements need whole axes"
+                    )
                 index = mesh.axis_index(ref.name)
                 if index < last:
                     raise ConversionError(
@@ -344,7 +348,8 @@ class PlacementMapping:
             if isinstance(p, Sharded):
                 if not 0 <= p.dim < rank:
                     raise ConversionError(
-                        f"placement Sharded({p.dim}) on axis {name!r} is out of range for rank {rank}"
+                        f"placement Sharded({p.dim}) on axis {name!r} is out of range "
+                        f"for rank {rank}"
                     )
                 axes[p.dim].append(AxisRef(name))
             elif isinstance(p, Partial):

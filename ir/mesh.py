@@ -183,7 +183,11 @@ class DeviceMesh:
     def text(self) -> str:
         """`<["dp"=2, "tp"=4]>` (with `, device_ids=[...]` when not the identity)."""
         axes = ", ".join(f'"{a}"={s}' for a, s in self.axes)
-        ids = "" if self.device_ids is None else f", device_ids=[{', '.join(map(str, self.device_ids))}]"
+        ids = (
+            ""
+            if self.device_ids is None
+            else f", device_ids=[{', '.join(map(str, self.device_ids))}]"
+        )
         return f"<[{axes}]{ids}>"
 
     def __str__(self) -> str:

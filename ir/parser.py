@@ -14,7 +14,7 @@ from typing import Any
 import lark
 from lark import Token
 
-from ir.attributes import DenseElements, Keyword, OpaqueAttr, Symbol, hex_float_bits
+from ir.attributes import DenseElements, Keyword, OpaqueAttr, Symbol
 from ir.core import Function, Module, Operation, Value
 from ir.diagnostics import Location, ParseError, ShardcError
 from ir.mapping import DimSharding, NamedMapping
@@ -29,7 +29,13 @@ MAX_INPUT_BYTES = 256 * 1024 * 1024
 @functools.cache
 def _parser() -> lark.Lark:
     grammar = resources.files("ir").joinpath("grammar.lark").read_text()
-    return lark.Lark(grammar, parser="lalr", lexer="contextual", maybe_placeholders=True)
+    return lark.Lark(
+        grammar,
+        parser="lalr",
+        lexer="contextual",
+        maybe_placeholders=True,
+        propagate_positions=True,
+    )
 
 
 def _unescape(token: str) -> str:
@@ -63,6 +69,17 @@ class _Builder(lark.Transformer):
         self.func: Function | None = None
         self.scope: dict[str, Value] = {}
 
+    def _call_userfunc(self, tree, new_children=None):
+        # Any error raised while building a node without a location of its own points at
+        # the start of that node's text.
+        try:
+            return super()._call_userfunc(tree, new_children)
+        except lark.exceptions.VisitError as e:
+            inner = e.orig_exc
+            if isinstance(inner, ShardcError) and inner.loc is None and not tree.meta.empty:
+                inner.loc = Location(self.filename, tree.meta.line, tree.meta.column)
+            raise
+
     def loc_of(self, token: Token) -> Location:
         return Location(self.filename, token.line or 0, token.column or 0)
 
@@ -78,7 +95,6 @@ class _Builder(lark.Transformer):
         axes = [a for a in c[:-1] if a is not None]
         return axes, c[-1]
 
-
     def mesh_decl(self, c):
         keyword, sym, (axes, ids), loc = c
         name = str(sym)[1:]
@@ -86,7 +102,7 @@ class _Builder(lark.Transformer):
         try:
             mesh = DeviceMesh(name, tuple((a, n) for a, n, _ in axes), ids)
         except ShardcError as e:
-            raise e.with_location(where)
+            raise e.with_location(where) from None
         self.module.add_mesh(mesh, where)
         return None
 
@@ -140,7 +156,7 @@ class _Builder(lark.Transformer):
         mesh = self.module.meshes.get(name)
         if mesh is None:
             raise ParseError(
-                f"unknown mesh @{name}; declare it first with `mesh @{name} = <[\"x\"=2]>`",
+                f'unknown mesh @{name}; declare it first with `mesh @{name} = <["x"=2]>`',
                 self.loc_of(sym),
             )
         dims = [d for d in c[1:] if isinstance(d, DimSharding)]
@@ -155,7 +171,7 @@ class _Builder(lark.Transformer):
                 extras.get("memory_kind"),
             )
         except ShardcError as e:
-            raise e.with_location(self.loc_of(sym))
+            raise e.with_location(self.loc_of(sym)) from None
 
     def type(self, c):
         shape_tok, mapping = c
@@ -167,7 +183,7 @@ class _Builder(lark.Transformer):
         try:
             return DistributedTensorType(shape, dtype, mapping), shape_tok
         except ShardcError as e:
-            raise e.with_location(self.loc_of(shape_tok))
+            raise e.with_location(self.loc_of(shape_tok)) from None
 
     # ----- attributes -----------------------------------------------------------------------
 
@@ -331,7 +347,7 @@ class _Builder(lark.Transformer):
         try:
             attr_values = coerce_attributes(op_name, attr_values)
         except ShardcError as e:
-            raise e.with_location(self.loc_of(attrs[1]) if attrs and attrs[1] else where)
+            raise e.with_location(self.loc_of(attrs[1]) if attrs and attrs[1] else where) from None
         operation = Operation(
             op_name,
             operands,
@@ -381,11 +397,26 @@ def _flatten(nested: list) -> tuple[tuple[int, ...], list]:
 
 def _describe_expected(expected: set[str]) -> str:
     names = {
-        "VALUE": "a value like %0", "OP_NAME": "an op name", "SYMBOL": "a symbol like @main",
-        "SHAPE": "a shape like 8x16xf32", "STRING": "a string", "INT": "an integer",
-        "RBRACE": "'}'", "LBRACE": "'{'", "RPAR": "')'", "LPAR": "'('", "COMMA": "','",
-        "COLON": "':'", "EQUAL": "'='", "MORETHAN": "'>'", "LESSTHAN": "'<'", "RSQB": "']'",
-        "LSQB": "'['", "ARROW": "'->'", "FUNC": "'func'", "MESH": "'mesh'",
+        "VALUE": "a value like %0",
+        "OP_NAME": "an op name",
+        "SYMBOL": "a symbol like @main",
+        "SHAPE": "a shape like 8x16xf32",
+        "STRING": "a string",
+        "INT": "an integer",
+        "RBRACE": "'}'",
+        "LBRACE": "'{'",
+        "RPAR": "')'",
+        "LPAR": "'('",
+        "COMMA": "','",
+        "COLON": "':'",
+        "EQUAL": "'='",
+        "MORETHAN": "'>'",
+        "LESSTHAN": "'<'",
+        "RSQB": "']'",
+        "LSQB": "'['",
+        "ARROW": "'->'",
+        "FUNC": "'func'",
+        "MESH": "'mesh'",
     }
     shown = sorted(names.get(e, e.lower().replace("_", " ")) for e in expected)
     if len(shown) > 6:
@@ -403,7 +434,9 @@ def parse_module(text: str, filename: str = "<input>", *, verify: bool = True) -
         module = builder.transform(tree)
     except lark.exceptions.UnexpectedCharacters as e:
         loc = Location(filename, e.line, e.column)
-        raise ParseError(f"unexpected character {text[e.pos_in_stream]!r}", loc, source=text) from None
+        raise ParseError(
+            f"unexpected character {text[e.pos_in_stream]!r}", loc, source=text
+        ) from None
     except lark.exceptions.UnexpectedEOF as e:
         lines = text.splitlines() or [""]
         loc = Location(filename, len(lines), len(lines[-1]) + 1)

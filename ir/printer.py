@@ -81,7 +81,9 @@ def print_function(func: Function) -> str:
         if attrs:
             text += " " + format_attr_dict(attrs)
         args.append(text)
-    header = "func " + ("private " if func.is_private else "") + f"@{func.name}(" + ", ".join(args) + ")"
+    header = (
+        "func " + ("private " if func.is_private else "") + f"@{func.name}(" + ", ".join(args) + ")"
+    )
     results = []
     for t, attrs in zip(func.result_types, func.res_attrs):
         results.append(t.text() + (" " + format_attr_dict(attrs) if attrs else ""))

@@ -26,8 +26,9 @@ def verify_function(func: Function) -> None:
         for i, a in enumerate(func.args):
             _check_mapping_mesh(module, a.mapping, func.loc, f"argument {i} of @{func.name}")
         for i, t in enumerate(func.result_types):
-            _check_mapping_mesh(module, getattr(t, "mapping", None), func.loc,
-                                f"result {i} of @{func.name}")
+            _check_mapping_mesh(
+                module, getattr(t, "mapping", None), func.loc, f"result {i} of @{func.name}"
+            )
     last: Operation | None = None
     for op in func.body:
         for i, v in enumerate(op.operands):

@@ -18,6 +18,17 @@ from ir.ops.registry import (
 )
 
 __all__ = [
-    "COLLECTIVE", "ELEMENTWISE", "NO_RESULTS", "OPS", "SHARDING", "TERMINATOR", "AttrSpec",
-    "OpDef", "attr", "coerce_attributes", "get_op_def", "infer_result_types", "verify_operation",
+    "COLLECTIVE",
+    "ELEMENTWISE",
+    "NO_RESULTS",
+    "OPS",
+    "SHARDING",
+    "TERMINATOR",
+    "AttrSpec",
+    "OpDef",
+    "attr",
+    "coerce_attributes",
+    "get_op_def",
+    "infer_result_types",
+    "verify_operation",
 ]

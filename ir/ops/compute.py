@@ -1,12 +1,12 @@
 """Contractions, reductions and indexing (StableHLO semantics).
 
-    %0 = dot_general %q, %k {lhs_batching_dims = [0], rhs_batching_dims = [0],
-                             lhs_contracting_dims = [2], rhs_contracting_dims = [2]}
-         : tensor<4x8x8xf32>
-    %1 = reduce %x, %zero {dimensions = [1], kind = add} : tensor<8xf32>
-    %2 = gather %table, %ids {offset_dims = [1], collapsed_slice_dims = [0],
-                              start_index_map = [0], index_vector_dim = 1,
-                              slice_sizes = [1, 64]} : tensor<16x64xf32>
+%0 = dot_general %q, %k {lhs_batching_dims = [0], rhs_batching_dims = [0],
+                         lhs_contracting_dims = [2], rhs_contracting_dims = [2]}
+     : tensor<4x8x8xf32>
+%1 = reduce %x, %zero {dimensions = [1], kind = add} : tensor<8xf32>
+%2 = gather %table, %ids {offset_dims = [1], collapsed_slice_dims = [0],
+                          start_index_map = [0], index_vector_dim = 1,
+                          slice_sizes = [1, 64]} : tensor<16x64xf32>
 """
 
 from __future__ import annotations
@@ -45,12 +45,15 @@ def _infer_dot_general(op: Operation) -> list[TensorType]:
     _check_dims(op, tuple(rb) + tuple(rc), rhs.rank, "rhs dim")
     for a, b in zip(lb, rb):
         if lhs.shape[a] != rhs.shape[b]:
-            raise op_error(op, f"batching dims lhs {a} ({lhs.shape[a]}) and rhs {b} ({rhs.shape[b]}) differ")
+            raise op_error(
+                op, f"batching dims lhs {a} ({lhs.shape[a]}) and rhs {b} ({rhs.shape[b]}) differ"
+            )
     for a, b in zip(lc, rc):
         if lhs.shape[a] != rhs.shape[b]:
             raise op_error(
-                op, f"contracting dims lhs {a} (size {lhs.shape[a]}) and rhs {b} "
-                f"(size {rhs.shape[b]}) differ"
+                op,
+                f"contracting dims lhs {a} (size {lhs.shape[a]}) and rhs {b} "
+                f"(size {rhs.shape[b]}) differ",
             )
     shape = [lhs.shape[d] for d in lb]
     shape += [n for d, n in enumerate(lhs.shape) if d not in lb and d not in lc]
@@ -77,7 +80,9 @@ def gather_result_shape(op: Operation, operand: TensorType, indices: TensorType)
     ivd = attr(op, "index_vector_dim")
     slice_sizes = attr(op, "slice_sizes")
     if len(slice_sizes) != operand.rank:
-        raise op_error(op, f"slice_sizes has {len(slice_sizes)} entries, operand rank is {operand.rank}")
+        raise op_error(
+            op, f"slice_sizes has {len(slice_sizes)} entries, operand rank is {operand.rank}"
+        )
     for d, s in enumerate(slice_sizes):
         if not 0 <= s <= operand.shape[d]:
             raise op_error(op, f"slice size {s} does not fit operand dim {d} ({operand.shape[d]})")
@@ -86,10 +91,15 @@ def gather_result_shape(op: Operation, operand: TensorType, indices: TensorType)
         if slice_sizes[d] > 1:
             raise op_error(op, f"collapsed dim {d} must have slice size <= 1")
     if not 0 <= ivd <= indices.rank:
-        raise op_error(op, f"index_vector_dim {ivd} is out of range for indices rank {indices.rank}")
+        raise op_error(
+            op, f"index_vector_dim {ivd} is out of range for indices rank {indices.rank}"
+        )
     index_len = indices.shape[ivd] if ivd < indices.rank else 1
     if len(start_index_map) != index_len:
-        raise op_error(op, f"start_index_map has {len(start_index_map)} entries, index vectors have {index_len}")
+        raise op_error(
+            op,
+            f"start_index_map has {len(start_index_map)} entries, index vectors have {index_len}",
+        )
     batch = [n for d, n in enumerate(indices.shape) if d != ivd]
     offsets = [s for d, s in enumerate(slice_sizes) if d not in collapsed and d not in obatch]
     rank = len(batch) + len(offsets)
@@ -127,14 +137,21 @@ def _infer_scatter(op: Operation) -> list[TensorType]:
     _check_dims(op, window, updates.rank, "update window dim")
     _check_dims(op, tuple(inserted) + tuple(ibatch), operand.rank, "inserted/batching dim")
     if not 0 <= ivd <= indices.rank:
-        raise op_error(op, f"index_vector_dim {ivd} is out of range for indices rank {indices.rank}")
+        raise op_error(
+            op, f"index_vector_dim {ivd} is out of range for indices rank {indices.rank}"
+        )
     batch = [n for d, n in enumerate(indices.shape) if d != ivd]
     update_batch = [n for d, n in enumerate(updates.shape) if d not in window]
     if batch != update_batch:
-        raise op_error(op, f"update scatter dims {update_batch} must match index batch dims {batch}")
+        raise op_error(
+            op, f"update scatter dims {update_batch} must match index batch dims {batch}"
+        )
     if len(window) + len(inserted) + len(ibatch) != operand.rank:
-        raise op_error(op, "update_window_dims + inserted_window_dims + input_batching_dims "
-                       "must cover the operand rank")
+        raise op_error(
+            op,
+            "update_window_dims + inserted_window_dims + input_batching_dims "
+            "must cover the operand rank",
+        )
     return [TensorType(operand.shape, operand.dtype)]
 
 
@@ -147,12 +164,19 @@ _DOT_ATTRS = {
 }
 register(OpDef("dot_general", 2, 1, _DOT_ATTRS, _infer_dot_general))
 register(
-    OpDef("reduce", 2, 1, {"dimensions": req("ints"), "kind": req("keyword", *REDUCE_KINDS)},
-          _infer_reduce)
+    OpDef(
+        "reduce",
+        2,
+        1,
+        {"dimensions": req("ints"), "kind": req("keyword", *REDUCE_KINDS)},
+        _infer_reduce,
+    )
 )
 register(
     OpDef(
-        "gather", 2, 1,
+        "gather",
+        2,
+        1,
         {
             "offset_dims": req("ints"),
             "collapsed_slice_dims": opt("ints", ()),
@@ -168,7 +192,9 @@ register(
 )
 register(
     OpDef(
-        "scatter", 3, 1,
+        "scatter",
+        3,
+        1,
         {
             "update_window_dims": req("ints"),
             "inserted_window_dims": opt("ints", ()),

@@ -1,9 +1,9 @@
 """Element-wise ops (StableHLO semantics: operands of one shape, no implicit broadcasting).
 
-    %1 = tanh %0 : tensor<8x16xf32>
-    %2 = add %0, %1 : tensor<8x16xf32>
-    %3 = compare %0, %1 {comparison_direction = GT} : tensor<8x16xi1>
-    %4 = select %3, %0, %1 : tensor<8x16xf32>
+%1 = tanh %0 : tensor<8x16xf32>
+%2 = add %0, %1 : tensor<8x16xf32>
+%3 = compare %0, %1 {comparison_direction = GT} : tensor<8x16xi1>
+%4 = select %3, %0, %1 : tensor<8x16xf32>
 """
 
 from __future__ import annotations
@@ -13,13 +13,43 @@ from ir.ops.registry import ELEMENTWISE, OpDef, op_error, opt, register, req
 from ir.types import TensorType
 
 UNARY = (
-    "abs", "negate", "exponential", "exponential_minus_one", "log", "log_plus_one", "sqrt",
-    "rsqrt", "cbrt", "tanh", "logistic", "sine", "cosine", "tan", "floor", "ceil",
-    "round_nearest_even", "round_nearest_afz", "sign", "not", "erf", "square", "reciprocal",
+    "abs",
+    "negate",
+    "exponential",
+    "exponential_minus_one",
+    "log",
+    "log_plus_one",
+    "sqrt",
+    "rsqrt",
+    "cbrt",
+    "tanh",
+    "logistic",
+    "sine",
+    "cosine",
+    "tan",
+    "floor",
+    "ceil",
+    "round_nearest_even",
+    "round_nearest_afz",
+    "sign",
+    "not",
+    "erf",
+    "square",
+    "reciprocal",
 )
 BINARY = (
-    "add", "subtract", "multiply", "divide", "remainder", "maximum", "minimum", "power", "atan2",
-    "and", "or", "xor",
+    "add",
+    "subtract",
+    "multiply",
+    "divide",
+    "remainder",
+    "maximum",
+    "minimum",
+    "power",
+    "atan2",
+    "and",
+    "or",
+    "xor",
 )
 DIRECTIONS = ("EQ", "NE", "GE", "GT", "LE", "LT")
 
@@ -29,8 +59,9 @@ def _same_shape(op: Operation, types: list[TensorType]) -> TensorType:
     for i, t in enumerate(types[1:], start=1):
         if t.shape != first.shape:
             raise op_error(
-                op, f"operand {i} has shape {list(t.shape)} but operand 0 has {list(first.shape)}; "
-                "element-wise ops need equal shapes (use broadcast_in_dim first)"
+                op,
+                f"operand {i} has shape {list(t.shape)} but operand 0 has {list(first.shape)}; "
+                "element-wise ops need equal shapes (use broadcast_in_dim first)",
             )
     return first
 
@@ -40,7 +71,9 @@ def _infer_same(op: Operation) -> list[TensorType]:
     first = _same_shape(op, types)
     for i, t in enumerate(types[1:], start=1):
         if t.dtype != first.dtype:
-            raise op_error(op, f"operand {i} has element type {t.dtype}, operand 0 has {first.dtype}")
+            raise op_error(
+                op, f"operand {i} has element type {t.dtype}, operand 0 has {first.dtype}"
+            )
     return [TensorType(first.shape, first.dtype)]
 
 
@@ -52,7 +85,9 @@ def _infer_compare(op: Operation) -> list[TensorType]:
 def _infer_convert(op: Operation) -> list[TensorType] | None:
     t = op.operand(0).type
     if op.results and op.results[0].type.shape != t.shape:
-        raise op_error(op, f"result shape {list(op.results[0].type.shape)} != operand shape {list(t.shape)}")
+        raise op_error(
+            op, f"result shape {list(op.results[0].type.shape)} != operand shape {list(t.shape)}"
+        )
     return None
 
 
@@ -84,14 +119,27 @@ for _name in BINARY:
     register(OpDef(_name, 2, 1, {}, _infer_same, traits=frozenset({ELEMENTWISE})))
 
 register(OpDef("convert", 1, 1, {}, _infer_convert, traits=frozenset({ELEMENTWISE})))
-register(OpDef("is_finite", 1, 1, {}, lambda op: [TensorType(op.operand(0).type.shape, "i1")],
-               traits=frozenset({ELEMENTWISE})))
 register(
     OpDef(
-        "compare", 2, 1,
-        {"comparison_direction": req("keyword", *DIRECTIONS),
-         "compare_type": opt("keyword", None, "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED")},
-        _infer_compare, traits=frozenset({ELEMENTWISE}),
+        "is_finite",
+        1,
+        1,
+        {},
+        lambda op: [TensorType(op.operand(0).type.shape, "i1")],
+        traits=frozenset({ELEMENTWISE}),
+    )
+)
+register(
+    OpDef(
+        "compare",
+        2,
+        1,
+        {
+            "comparison_direction": req("keyword", *DIRECTIONS),
+            "compare_type": opt("keyword", None, "FLOAT", "TOTALORDER", "SIGNED", "UNSIGNED"),
+        },
+        _infer_compare,
+        traits=frozenset({ELEMENTWISE}),
     )
 )
 register(OpDef("select", 3, 1, {}, _infer_select, traits=frozenset({ELEMENTWISE})))

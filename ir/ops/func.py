@@ -1,8 +1,8 @@
 """Calls, returns and custom ops.
 
-    %0 = call %x, %w {callee = @relu} : tensor<8x16xf32>
-    return %0
-    %1 = custom_call %x {call_target_name = "my_op", sharding_rule = "ij->ij"} : tensor<8x16xf32>
+%0 = call %x, %w {callee = @relu} : tensor<8x16xf32>
+return %0
+%1 = custom_call %x {call_target_name = "my_op", sharding_rule = "ij->ij"} : tensor<8x16xf32>
 """
 
 from __future__ import annotations
@@ -21,15 +21,23 @@ def _verify_call(op: Operation) -> None:
     if callee is None:
         raise op_error(op, f"calls @{callee_name}, which is not defined in this module")
     if len(callee.args) != op.num_operands:
-        raise op_error(op, f"passes {op.num_operands} operands; @{callee_name} takes {len(callee.args)}")
+        raise op_error(
+            op, f"passes {op.num_operands} operands; @{callee_name} takes {len(callee.args)}"
+        )
     for i, (v, a) in enumerate(zip(op.operands, callee.args)):
         if v.type.tensor != a.type.tensor:
-            raise op_error(op, f"operand {i} has type {v.type.tensor}; @{callee_name} expects {a.type.tensor}")
+            raise op_error(
+                op, f"operand {i} has type {v.type.tensor}; @{callee_name} expects {a.type.tensor}"
+            )
     if len(op.results) != len(callee.result_types):
-        raise op_error(op, f"has {len(op.results)} results; @{callee_name} returns {len(callee.result_types)}")
+        raise op_error(
+            op, f"has {len(op.results)} results; @{callee_name} returns {len(callee.result_types)}"
+        )
     for i, (r, t) in enumerate(zip(op.results, callee.result_types)):
         if r.type.tensor != t.tensor:
-            raise op_error(op, f"result {i} has type {r.type.tensor}; @{callee_name} returns {t.tensor}")
+            raise op_error(
+                op, f"result {i} has type {r.type.tensor}; @{callee_name} returns {t.tensor}"
+            )
 
 
 def _verify_return(op: Operation) -> None:
@@ -39,17 +47,23 @@ def _verify_return(op: Operation) -> None:
     if op.next is not None:
         raise op_error(op, "must be the last op of its function")
     if op.num_operands != len(func.result_types):
-        raise op_error(op, f"returns {op.num_operands} values; @{func.name} declares {len(func.result_types)}")
+        raise op_error(
+            op, f"returns {op.num_operands} values; @{func.name} declares {len(func.result_types)}"
+        )
     for i, (v, t) in enumerate(zip(op.operands, func.result_types)):
         if v.type.tensor != t.tensor:
-            raise op_error(op, f"operand {i} has type {v.type.tensor}; @{func.name} returns {t.tensor}")
+            raise op_error(
+                op, f"operand {i} has type {v.type.tensor}; @{func.name} returns {t.tensor}"
+            )
 
 
 register(OpDef("call", None, None, {"callee": req("symbol")}, None, _verify_call))
 register(OpDef("return", None, 0, {}, None, _verify_return, frozenset({TERMINATOR})))
 register(
     OpDef(
-        "custom_call", None, None,
+        "custom_call",
+        None,
+        None,
         {"call_target_name": req("str"), "sharding_rule": opt("str", None)},
     )
 )

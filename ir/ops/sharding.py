@@ -32,7 +32,9 @@ def _identity(op: Operation) -> list[TensorType]:
 
 def _needs_result_mapping(op: Operation) -> None:
     if op.results[0].mapping is None:
-        raise op_error(op, "result type must carry a sharding, e.g. tensor<8xf32, <@mesh, [{\"x\"}]>>")
+        raise op_error(
+            op, 'result type must carry a sharding, e.g. tensor<8xf32, <@mesh, [{"x"}]>>'
+        )
 
 
 def _mappings(op: Operation) -> tuple[NamedMapping, NamedMapping]:
@@ -127,24 +129,73 @@ def _verify_reduce_scatter(op: Operation) -> None:
     _expect(op, dims, remaining, dst)
 
 
-register(OpDef("sharding_constraint", 1, 1, {}, _identity, _needs_result_mapping,
-               frozenset({SHARDING})))
+register(
+    OpDef("sharding_constraint", 1, 1, {}, _identity, _needs_result_mapping, frozenset({SHARDING}))
+)
 register(OpDef("reshard", 1, 1, {}, _identity, _needs_result_mapping, frozenset({SHARDING})))
-register(OpDef("sharding_group", 1, 0, {"group_id": req("int")}, None, None,
-               frozenset({SHARDING, NO_RESULTS})))
-register(OpDef("propagation_barrier", 1, 1, {"allowed_direction": req("keyword", *DIRECTIONS)},
-               _identity, None, frozenset({SHARDING})))
+register(
+    OpDef(
+        "sharding_group",
+        1,
+        0,
+        {"group_id": req("int")},
+        None,
+        None,
+        frozenset({SHARDING, NO_RESULTS}),
+    )
+)
+register(
+    OpDef(
+        "propagation_barrier",
+        1,
+        1,
+        {"allowed_direction": req("keyword", *DIRECTIONS)},
+        _identity,
+        None,
+        frozenset({SHARDING}),
+    )
+)
 
 _C = frozenset({COLLECTIVE})
-register(OpDef("all_gather", 1, 1, {"gathering_axes": req("axes_per_dim")}, _identity,
-               _verify_all_gather, _C))
-register(OpDef("all_slice", 1, 1, {"slicing_axes": req("axes_per_dim")}, _identity,
-               _verify_all_slice, _C))
-register(OpDef("all_to_all", 1, 1,
-               {"axes": req("axes"), "src_dim": req("int"), "tgt_dim": req("int")},
-               _identity, _verify_all_to_all, _C))
+register(
+    OpDef(
+        "all_gather",
+        1,
+        1,
+        {"gathering_axes": req("axes_per_dim")},
+        _identity,
+        _verify_all_gather,
+        _C,
+    )
+)
+register(
+    OpDef(
+        "all_slice", 1, 1, {"slicing_axes": req("axes_per_dim")}, _identity, _verify_all_slice, _C
+    )
+)
+register(
+    OpDef(
+        "all_to_all",
+        1,
+        1,
+        {"axes": req("axes"), "src_dim": req("int"), "tgt_dim": req("int")},
+        _identity,
+        _verify_all_to_all,
+        _C,
+    )
+)
 register(OpDef("collective_permute", 1, 1, {}, _identity, _verify_collective_permute, _C))
-register(OpDef("all_reduce", 1, 1, {"reduction_axes": req("axes")}, _identity,
-               _verify_all_reduce, _C))
-register(OpDef("reduce_scatter", 1, 1, {"scatter_axes": req("axes_per_dim")}, _identity,
-               _verify_reduce_scatter, _C))
+register(
+    OpDef("all_reduce", 1, 1, {"reduction_axes": req("axes")}, _identity, _verify_all_reduce, _C)
+)
+register(
+    OpDef(
+        "reduce_scatter",
+        1,
+        1,
+        {"scatter_axes": req("axes_per_dim")},
+        _identity,
+        _verify_reduce_scatter,
+        _C,
+    )
+)

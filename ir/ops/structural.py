@@ -1,14 +1,14 @@
 """Ops that create or rearrange data (StableHLO semantics).
 
-    %c = constant {value = dense<0.0>} : tensor<f32>
-    %i = iota {iota_dimension = 1} : tensor<4x8xi32>
-    %b = broadcast_in_dim %x {broadcast_dimensions = [1]} : tensor<4x8xf32>
-    %r = reshape %x : tensor<2x4x8xf32>
-    %t = transpose %x {permutation = [1, 0]} : tensor<8x4xf32>
-    %k = concatenate %a, %b {dimension = 0} : tensor<8x8xf32>
-    %s = slice %x {start_indices = [0, 0], limit_indices = [2, 8], strides = [1, 1]} : ...
-    %p = pad %x, %zero {edge_padding_low = [0, 1], edge_padding_high = [0, 1],
-                        interior_padding = [0, 0]} : tensor<4x10xf32>
+%c = constant {value = dense<0.0>} : tensor<f32>
+%i = iota {iota_dimension = 1} : tensor<4x8xi32>
+%b = broadcast_in_dim %x {broadcast_dimensions = [1]} : tensor<4x8xf32>
+%r = reshape %x : tensor<2x4x8xf32>
+%t = transpose %x {permutation = [1, 0]} : tensor<8x4xf32>
+%k = concatenate %a, %b {dimension = 0} : tensor<8x8xf32>
+%s = slice %x {start_indices = [0, 0], limit_indices = [2, 8], strides = [1, 1]} : ...
+%p = pad %x, %zero {edge_padding_low = [0, 1], edge_padding_high = [0, 1],
+                    interior_padding = [0, 0]} : tensor<4x10xf32>
 """
 
 from __future__ import annotations
@@ -21,9 +21,8 @@ from ir.types import TensorType
 def _infer_constant(op: Operation) -> None:
     value = attr(op, "value")
     t = op.results[0].type
-    if value.hex is None and not value.is_splat:
-        if value.shape != t.shape:
-            raise op_error(op, f"dense literal has shape {list(value.shape)}, result {list(t.shape)}")
+    if value.hex is None and not value.is_splat and value.shape != t.shape:
+        raise op_error(op, f"dense literal has shape {list(value.shape)}, result {list(t.shape)}")
     return None
 
 
@@ -40,16 +39,21 @@ def _infer_broadcast(op: Operation) -> None:
     dst = op.results[0].type
     dims = attr(op, "broadcast_dimensions")
     if len(dims) != src.rank:
-        raise op_error(op, f"broadcast_dimensions has {len(dims)} entries, operand rank is {src.rank}")
+        raise op_error(
+            op, f"broadcast_dimensions has {len(dims)} entries, operand rank is {src.rank}"
+        )
     if len(set(dims)) != len(dims):
         raise op_error(op, "broadcast_dimensions must not repeat a dim")
     for i, d in enumerate(dims):
         if not 0 <= d < dst.rank:
-            raise op_error(op, f"broadcast dimension {d} is out of range for result rank {dst.rank}")
+            raise op_error(
+                op, f"broadcast dimension {d} is out of range for result rank {dst.rank}"
+            )
         if src.shape[i] not in (1, dst.shape[d]):
             raise op_error(
-                op, f"operand dim {i} (size {src.shape[i]}) cannot broadcast to result dim {d} "
-                f"(size {dst.shape[d]})"
+                op,
+                f"operand dim {i} (size {src.shape[i]}) cannot broadcast to result dim {d} "
+                f"(size {dst.shape[d]})",
             )
     if src.dtype != dst.dtype:
         raise op_error(op, f"result element type {dst.dtype} != operand's {src.dtype}")
@@ -61,8 +65,9 @@ def _infer_reshape(op: Operation) -> None:
     dst = op.results[0].type
     if src.num_elements != dst.num_elements:
         raise op_error(
-            op, f"cannot reshape {list(src.shape)} ({src.num_elements} elements) to "
-            f"{list(dst.shape)} ({dst.num_elements} elements)"
+            op,
+            f"cannot reshape {list(src.shape)} ({src.num_elements} elements) to "
+            f"{list(dst.shape)} ({dst.num_elements} elements)",
         )
     if src.dtype != dst.dtype:
         raise op_error(op, f"result element type {dst.dtype} != operand's {src.dtype}")
@@ -111,9 +116,7 @@ def _infer_slice(op: Operation) -> list[TensorType]:
     shape = []
     for d, (a, b, s) in enumerate(zip(start, limit, strides)):
         if not (0 <= a <= b <= src.shape[d]) or s < 1:
-            raise op_error(
-                op, f"slice [{a}:{b}:{s}] does not fit dim {d} of size {src.shape[d]}"
-            )
+            raise op_error(op, f"slice [{a}:{b}:{s}] does not fit dim {d} of size {src.shape[d]}")
         shape.append(-(-(b - a) // s))
     return [TensorType(tuple(shape), src.dtype)]
 
@@ -153,18 +156,24 @@ register(OpDef("transpose", 1, 1, {"permutation": req("ints")}, _infer_transpose
 register(OpDef("concatenate", None, 1, {"dimension": req("int")}, _infer_concatenate))
 register(
     OpDef(
-        "slice", 1, 1,
+        "slice",
+        1,
+        1,
         {"start_indices": req("ints"), "limit_indices": req("ints"), "strides": opt("ints", None)},
         _infer_slice,
     )
 )
 register(
     OpDef(
-        "pad", 2, 1,
-        {"edge_padding_low": req("ints"), "edge_padding_high": req("ints"),
-         "interior_padding": opt("ints", None)},
+        "pad",
+        2,
+        1,
+        {
+            "edge_padding_low": req("ints"),
+            "edge_padding_high": req("ints"),
+            "interior_padding": opt("ints", None),
+        },
         _infer_pad,
     )
 )
 register(OpDef("reverse", 1, 1, {"dimensions": req("ints")}, _infer_reverse))
-

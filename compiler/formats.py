@@ -1,0 +1,37 @@
+"""Input/output formats: the native IR and StableHLO + sdy MLIR text, detected from the text."""
+
+from __future__ import annotations
+
+import re
+
+from ir.core import Module
+from ir.diagnostics import ShardcError
+from ir.parser import parse_module
+from ir.printer import print_module
+
+_SDY_MARKERS = re.compile(r"^\s*(module\b|func\.func\b|sdy\.mesh\b)|\bstablehlo\.|\bsdy\.", re.M)
+
+
+def detect(text: str, explicit: str | None = None) -> str:
+    """`native` or `sdy`: an explicit choice wins; otherwise StableHLO/sdy markers decide."""
+    if explicit is not None:
+        return explicit
+    return "sdy" if _SDY_MARKERS.search(text) else "native"
+
+
+def parse(text: str, filename: str, fmt: str) -> Module:
+    if fmt == "native":
+        return parse_module(text, filename)
+    from compiler.stablehlo import import_stablehlo
+
+    return import_stablehlo(text, filename)
+
+
+def emit(module: Module, fmt: str) -> str:
+    if fmt == "native":
+        return print_module(module)
+    if fmt == "sdy":
+        from compiler.stablehlo import export_stablehlo
+
+        return export_stablehlo(module)
+    raise ShardcError(f"unknown output format '{fmt}' (expected native or sdy)")

@@ -1,0 +1,226 @@
+"""Passes, their registry, pipeline text and the pass manager.
+
+A pass is a frozen dataclass whose fields are its options, registered by name::
+
+    @register_pass("propagate")
+    @dataclass(frozen=True)
+    class Propagate(Pass):
+        strategy: str = "aggressive"
+        def run(self, module, ctx): ...
+
+A pipeline is text: `"propagate{strategy=basic},insert-reshards"`; MLIR's wrapper
+`builtin.module(...)` is accepted too. Aliases map other spellings (Shardy's `sdy-*` names)
+to a pass with preset options.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import time
+import typing
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from ir.core import Module
+from ir.diagnostics import PassError, ShardcError
+from ir.verifier import verify_module
+
+
+@dataclass
+class Warning_:
+    """A warning a pass reports (printed by the CLI, listed in the JSON report)."""
+
+    message: str
+    loc: Any = None
+
+    def render(self) -> str:
+        where = f"{self.loc}: " if self.loc is not None and getattr(self.loc, "line", 0) else ""
+        return f"{where}warning: {self.message}"
+
+
+@dataclass
+class PassContext:
+    """What passes share across a pipeline run: options, warnings and report data."""
+
+    strict: bool = False
+    explain: bool = False
+    verify_each: bool = True
+    warnings: list[Warning_] = field(default_factory=list)
+    timings: dict[str, float] = field(default_factory=dict)
+    data: dict[str, Any] = field(default_factory=dict)
+
+    def warn(self, message: str, loc: Any = None) -> None:
+        self.warnings.append(Warning_(message, loc))
+
+
+class Pass:
+    """Base of every pass. Subclasses are frozen dataclasses; `name` is set by registration."""
+
+    name: ClassVar[str] = "<unregistered>"
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        raise NotImplementedError
+
+    def text(self) -> str:
+        opts = [
+            f"{f.name}={_format_option(getattr(self, f.name))}"
+            for f in dataclasses.fields(self)  # type: ignore[arg-type]
+            if getattr(self, f.name) != f.default
+        ]
+        return self.name + ("{" + ",".join(opts) + "}" if opts else "")
+
+
+def _format_option(v: Any) -> str:
+    if isinstance(v, bool):
+        return "true" if v else "false"
+    return str(v)
+
+
+PASSES: dict[str, type[Pass]] = {}
+ALIASES: dict[str, tuple[str, dict[str, str]]] = {}
+DESCRIPTIONS: dict[str, str] = {}
+
+
+def register_pass(name: str) -> Callable[[type[Pass]], type[Pass]]:
+    def wrap(cls: type[Pass]) -> type[Pass]:
+        assert name not in PASSES, name
+        cls.name = name  # type: ignore[misc]
+        PASSES[name] = cls
+        DESCRIPTIONS[name] = (cls.__doc__ or "").strip().splitlines()[0] if cls.__doc__ else ""
+        return cls
+
+    return wrap
+
+
+def register_alias(alias: str, target: str, **options: str) -> None:
+    """`register_alias("sdy-basic-propagate", "propagate", strategy="basic")`."""
+    ALIASES[alias] = (target, options)
+
+
+def _coerce_option(pass_name: str, f: dataclasses.Field, raw: str, hints: dict[str, Any]) -> Any:
+    kind = hints.get(f.name, f.type)
+    try:
+        if kind is bool or kind == "bool":
+            if raw not in ("true", "false", "1", "0"):
+                raise ValueError
+            return raw in ("true", "1")
+        if kind is int or kind == "int":
+            return int(raw)
+        if kind is float or kind == "float":
+            return float(raw)
+    except ValueError:
+        raise PassError(f"pass '{pass_name}' option '{f.name}' cannot be {raw!r}") from None
+    return raw
+
+
+def make_pass(name: str, options: dict[str, str]) -> Pass:
+    if name in ALIASES:
+        target, preset = ALIASES[name]
+        merged = dict(preset)
+        merged.update(options)
+        return make_pass(target, merged)
+    cls = PASSES.get(name)
+    if cls is None:
+        known = ", ".join(sorted(set(PASSES) | set(ALIASES)))
+        raise PassError(f"unknown pass '{name}' (known passes: {known})")
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    hints = typing.get_type_hints(cls)
+    kwargs = {}
+    for key, raw in options.items():
+        key_py = key.replace("-", "_")
+        f = fields.get(key_py)
+        if f is None:
+            opts = ", ".join(k.replace("_", "-") for k in fields) or "none"
+            raise PassError(f"pass '{name}' has no option '{key}' (options: {opts})")
+        kwargs[key_py] = _coerce_option(name, f, raw, hints)
+    try:
+        return cls(**kwargs)
+    except ShardcError:
+        raise
+    except (TypeError, ValueError) as e:
+        raise PassError(f"pass '{name}': {e}") from None
+
+
+def parse_pipeline(text: str) -> list[Pass]:
+    """`"a{x=1,y=two},b"` -> [A(x=1, y="two"), B()]. Accepts `builtin.module(...)` wrappers."""
+    text = text.strip()
+    for wrapper in ("builtin.module(", "func.func("):
+        while text.startswith(wrapper) and text.endswith(")"):
+            text = text[len(wrapper) : -1].strip()
+    passes: list[Pass] = []
+    i, n = 0, len(text)
+    while i < n:
+        j = i
+        while j < n and text[j] not in ",{":
+            j += 1
+        name = text[i:j].strip()
+        options: dict[str, str] = {}
+        if j < n and text[j] == "{":
+            k = text.find("}", j)
+            if k < 0:
+                raise PassError(f"pipeline option list for '{name}' is missing its '}}'")
+            for item in filter(
+                None, (s.strip() for s in text[j + 1 : k].replace(" ", ",").split(","))
+            ):
+                if "=" not in item:
+                    raise PassError(f"pipeline option '{item}' of '{name}' must be key=value")
+                key, value = item.split("=", 1)
+                options[key.strip()] = value.strip()
+            j = k + 1
+        if not name:
+            raise PassError(f"empty pass name in pipeline {text!r}")
+        passes.append(make_pass(name, options))
+        while j < n and text[j] in ", ":
+            j += 1
+        i = j
+    return passes
+
+
+class PassManager:
+    """Runs passes in order; verifies after each, optionally prints IR and times them."""
+
+    def __init__(
+        self,
+        passes: list[Pass],
+        *,
+        verify_each: bool = True,
+        print_after: Callable[[Pass, Module], None] | None = None,
+    ):
+        self.passes = passes
+        self.verify_each = verify_each
+        self.print_after = print_after
+
+    def run(self, module: Module, ctx: PassContext | None = None) -> PassContext:
+        ctx = ctx or PassContext(verify_each=self.verify_each)
+        for p in self.passes:
+            start = time.perf_counter()
+            try:
+                p.run(module, ctx)
+            except ShardcError as e:
+                if not e.message.startswith("in pass"):
+                    e.message = f"in pass '{p.name}': {e.message}"
+                raise
+            ctx.timings[p.name] = ctx.timings.get(p.name, 0.0) + time.perf_counter() - start
+            if self.verify_each:
+                try:
+                    verify_module(module)
+                except ShardcError as e:
+                    raise PassError(
+                        f"IR is invalid after pass '{p.name}': {e.message}", e.loc
+                    ) from None
+            if self.print_after is not None:
+                self.print_after(p, module)
+        return ctx
+
+
+def load_all_passes() -> None:
+    """Import every pass module so its registration runs."""
+    import importlib
+    import pkgutil
+
+    import passes
+
+    for info in pkgutil.iter_modules(passes.__path__):
+        if info.name not in ("manager",) and not info.ispkg:
+            importlib.import_module(f"passes.{info.name}")

@@ -1,0 +1,109 @@
+// Parse -> print is the identity on canonical text, and printing is a fixed point.
+// RUN: shardc opt %s --split-input-file | filecheck %s
+// RUN: shardc opt %s --split-input-file | shardc opt - --split-input-file | filecheck %s
+
+// CHECK: mesh @mesh = <["dp"=2, "tp"=4]>
+// CHECK: func @main(%[[X:.*]]: tensor<16x64xf32, <@mesh, [{"dp"}, {}]>>, %[[W:.*]]: tensor<64x256xf32, <@mesh, [{}, {"tp"}]>>) -> tensor<16x256xf32> {
+// CHECK-NEXT:   %[[D:.*]] = dot_general %[[X]], %[[W]] {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<16x256xf32>
+// CHECK-NEXT:   %[[T:.*]] = tanh %[[D]] : tensor<16x256xf32>
+// CHECK-NEXT:   return %[[T]]
+// CHECK-NEXT: }
+mesh @mesh = <["dp"=2, "tp"=4]>
+
+func @main(%x: tensor<16x64xf32, <@mesh, [{"dp"}, {}]>>, %w: tensor<64x256xf32, <@mesh, [{}, {"tp"}]>>) -> tensor<16x256xf32> {
+  %0 = dot_general %x, %w {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<16x256xf32>
+  %1 = tanh %0 : tensor<16x256xf32>
+  return %1
+}
+
+// -----
+
+// Open dims, priorities, sub-axes, replicated and unreduced axes, memory kinds.
+// CHECK: mesh @m = <["x"=4, "y"=2]>
+// CHECK: func @f(%[[A:.*]]: tensor<8x8xf32, <@m, [{"x":(1)2, ?}p1, {?}], replicated={"y"}>>, %{{.*}}: tensor<8xf32, <@m, [{}], unreduced={"x"}, memory_kind="pinned_host">>)
+// CHECK-SAME: -> (tensor<8x8xf32, <@m, [{"y", "x":(2)2}, {}]>>, tensor<8xf32, <@m, [{}], unreduced={"x"}, unreduced_op=max>>)
+// CHECK-NEXT: %[[C:.*]] = sharding_constraint %[[A]] : tensor<8x8xf32, <@m, [{"y", "x":(2)2}, {}]>>
+mesh @m = <["x"=4, "y"=2]>
+
+func @f(%a: tensor<8x8xf32, <@m, [{"x":(1)2, ?}p1, {?}], replicated={"y"}>>, %b: tensor<8xf32, <@m, [{}], unreduced={"x"}, memory_kind="pinned_host">>) -> (tensor<8x8xf32, <@m, [{"y", "x":(2)2}, {}]>>, tensor<8xf32, <@m, [{}], unreduced={"x"}, unreduced_op=max>>) {
+  %0 = sharding_constraint %a : tensor<8x8xf32, <@m, [{"y", "x":(2)2}, {}]>>
+  %1 = reshard %b : tensor<8xf32, <@m, [{}], unreduced={"x"}, unreduced_op=max>>
+  return %0, %1
+}
+
+// -----
+
+// Device ids, several meshes, private functions, calls, named values and locations.
+// CHECK: mesh @a = <["x"=2]>
+// CHECK-NEXT: mesh @ring = <["r"=4], device_ids=[3, 2, 1, 0]>
+// CHECK: func private @relu(%[[V:.*]]: tensor<4xf32>) -> tensor<4xf32> {
+// CHECK-NEXT:   %[[Z:.*]] = constant {value = dense<0.0>} : tensor<4xf32>
+// CHECK-NEXT:   %[[M:.*]] = maximum %[[V]], %[[Z]] : tensor<4xf32> loc("model.py":12:5)
+// CHECK-NEXT:   return %[[M]]
+// CHECK-NEXT: }
+// CHECK: func @main(%[[IN:.*]]: tensor<4xf32, <@ring, [{"r"}]>> {jax.result_info = "x"}) -> (tensor<4xf32> {jax.result_info = "out"}) {
+// CHECK-NEXT:   %[[R:.*]] = call %[[IN]] {callee = @relu} : tensor<4xf32>
+// CHECK-NEXT:   return %[[R]]
+mesh @a = <["x"=2]>
+mesh @ring = <["r"=4], device_ids=[3, 2, 1, 0]>
+
+func private @relu(%v: tensor<4xf32>) -> tensor<4xf32> {
+  %zero = constant {value = dense<0.0>} : tensor<4xf32>
+  %0 = maximum %v, %zero : tensor<4xf32> loc("model.py":12:5)
+  return %0
+}
+
+func @main(%in: tensor<4xf32, <@ring, [{"r"}]>> {jax.result_info = "x"}) -> (tensor<4xf32> {jax.result_info = "out"}) {
+  %0 = call %in {callee = @relu} : tensor<4xf32>
+  return %0
+}
+
+// -----
+
+// Every attribute kind: ints, arrays, keywords, dense literals (splat, nested, hex, bool).
+// CHECK: %[[C0:.*]] = constant {value = dense<[[1, 2], [3, 4]]>} : tensor<2x2xi32>
+// CHECK-NEXT: %[[C1:.*]] = constant {value = dense<"0x0000803F0000803F">} : tensor<2xf32>
+// CHECK-NEXT: %[[C2:.*]] = constant {value = dense<true>} : tensor<i1>
+// CHECK-NEXT: %[[C3:.*]] = constant {value = dense<-inf>} : tensor<f32>
+// CHECK-NEXT: %[[CMP:.*]] = compare %[[C0]], %[[C0]] {comparison_direction = GE} : tensor<2x2xi1>
+// CHECK-NEXT: %[[S:.*]] = slice %[[C0]] {start_indices = [0, 0], limit_indices = [2, 2], strides = [1, 2]} : tensor<2x1xi32>
+// CHECK-NEXT: %[[IO:.*]] = iota {iota_dimension = 1} : tensor<2x3xi32>
+// CHECK: %[[P:.*]] = pad %[[IO]], %{{.*}} {edge_padding_low = [0, 1], edge_padding_high = [1, 0], interior_padding = [0, 1]} : tensor<3x6xi32>
+// CHECK-NEXT: %[[BAR:.*]] = propagation_barrier %[[P]] {allowed_direction = BACKWARD} : tensor<3x6xi32>
+// CHECK-NEXT: sharding_group %[[BAR]] {group_id = 3}
+// CHECK-NEXT: return %[[CMP]], %[[S]], %[[BAR]]
+func @attrs() -> (tensor<2x2xi1>, tensor<2x1xi32>, tensor<3x6xi32>) {
+  %0 = constant {value = dense<[[1, 2], [3, 4]]>} : tensor<2x2xi32>
+  %1 = constant {value = dense<"0x0000803F0000803F">} : tensor<2xf32>
+  %2 = constant {value = dense<true>} : tensor<i1>
+  %3 = constant {value = dense<-inf>} : tensor<f32>
+  %4 = compare %0, %0 {comparison_direction = GE} : tensor<2x2xi1>
+  %5 = slice %0 {start_indices = [0, 0], limit_indices = [2, 2], strides = [1, 2]} : tensor<2x1xi32>
+  %6 = iota {iota_dimension = 1} : tensor<2x3xi32>
+  %7 = constant {value = dense<0>} : tensor<i32>
+  %8 = pad %6, %7 {edge_padding_low = [0, 1], edge_padding_high = [1, 0], interior_padding = [0, 1]} : tensor<3x6xi32>
+  %9 = propagation_barrier %8 {allowed_direction = BACKWARD} : tensor<3x6xi32>
+  sharding_group %9 {group_id = 3}
+  return %4, %5, %9
+}
+
+// -----
+
+// Collectives carry the sharding they produce.
+// CHECK: %[[G:.*]] = all_gather %[[IN:.*]] {gathering_axes = [["y"], []]} : tensor<8x8xf32, <@m, [{"x"}, {}]>>
+// CHECK-NEXT: %[[SL:.*]] = all_slice %[[G]] {slicing_axes = [[], ["y"]]} : tensor<8x8xf32, <@m, [{"x"}, {"y"}]>>
+// CHECK-NEXT: %[[A2A:.*]] = all_to_all %[[SL]] {axes = ["x"], src_dim = 0, tgt_dim = 1} : tensor<8x8xf32, <@m, [{}, {"y", "x"}]>>
+// CHECK-NEXT: %[[CP:.*]] = collective_permute %[[A2A]] : tensor<8x8xf32, <@m, [{}, {"x", "y"}]>>
+// CHECK-NEXT: %[[AR:.*]] = all_reduce %[[U:.*]] {reduction_axes = ["x"]} : tensor<8x8xf32, <@m, [{}, {}], unreduced={"y"}>>
+// CHECK-NEXT: %[[RS:.*]] = reduce_scatter %[[AR]] {scatter_axes = [["y"], []]} : tensor<8x8xf32, <@m, [{"y"}, {}]>>
+mesh @m = <["x"=2, "y"=2]>
+
+func @collectives(%in: tensor<8x8xf32, <@m, [{"x", "y"}, {}]>>, %u: tensor<8x8xf32, <@m, [{}, {}], unreduced={"x", "y"}>>) -> (tensor<8x8xf32, <@m, [{}, {"x", "y"}]>>, tensor<8x8xf32, <@m, [{"y"}, {}]>>) {
+  %0 = all_gather %in {gathering_axes = [["y"], []]} : tensor<8x8xf32, <@m, [{"x"}, {}]>>
+  %1 = all_slice %0 {slicing_axes = [[], ["y"]]} : tensor<8x8xf32, <@m, [{"x"}, {"y"}]>>
+  %2 = all_to_all %1 {axes = ["x"], src_dim = 0, tgt_dim = 1} : tensor<8x8xf32, <@m, [{}, {"y", "x"}]>>
+  %3 = collective_permute %2 : tensor<8x8xf32, <@m, [{}, {"x", "y"}]>>
+  %4 = all_reduce %u {reduction_axes = ["x"]} : tensor<8x8xf32, <@m, [{}, {}], unreduced={"y"}>>
+  %5 = reduce_scatter %4 {scatter_axes = [["y"], []]} : tensor<8x8xf32, <@m, [{"y"}, {}]>>
+  return %3, %5
+}
