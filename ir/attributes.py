@@ -8,6 +8,7 @@ An op's attributes are a dict of: `int`, `float`, `bool`, `str`, tuples of those
 from __future__ import annotations
 
 import math
+import re
 import struct
 from dataclasses import dataclass
 from typing import Any
@@ -45,7 +46,13 @@ class OpaqueAttr:
     text: str
 
     def __str__(self) -> str:
+        if RULE_PATTERN.fullmatch(self.text):
+            return self.text  # a sharding rule prints in Shardy's own notation
         return f"#opaque<{format_string(self.text)}>"
+
+
+# `#sdy.op_sharding_rule<([i, k], [k, j])->([i, j]) {i=8, j=16, k=32} reduction={k}>`
+RULE_PATTERN = re.compile(r"#sdy\.op_sharding_rule<\([^()]*\)->\([^()]*\)[^<>]*>")
 
 
 def format_string(s: str) -> str:

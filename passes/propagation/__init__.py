@@ -1,0 +1,29 @@
+"""Sharding propagation: projection onto factors, factor propagation and its strategies."""
+
+from passes.propagation.factor_propagation import (
+    PropagationDirection,
+    PropagationStrategy,
+    TensorUpdates,
+    propagate_factors,
+    propagate_shardings,
+)
+from passes.propagation.projection import (
+    FactorSharding,
+    ShardingProjection,
+    TensorFactorShardings,
+)
+from passes.propagation.strategies import AGGRESSIVE, BASIC, strategy_named
+
+__all__ = [
+    "AGGRESSIVE",
+    "BASIC",
+    "FactorSharding",
+    "PropagationDirection",
+    "PropagationStrategy",
+    "ShardingProjection",
+    "TensorFactorShardings",
+    "TensorUpdates",
+    "propagate_factors",
+    "propagate_shardings",
+    "strategy_named",
+]

@@ -1,0 +1,19 @@
+"""Op sharding rules: factors, kinds, Shardy's text form and einsum-style custom rules."""
+
+from passes.rules.rule import (
+    FactorKind,
+    OpShardingRule,
+    TensorMapping,
+    factor_symbol,
+    parse_rule,
+    rule_from_einsum,
+)
+
+__all__ = [
+    "FactorKind",
+    "OpShardingRule",
+    "TensorMapping",
+    "factor_symbol",
+    "parse_rule",
+    "rule_from_einsum",
+]
