@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy as np
 
+from ir.mapping import NamedMapping
 from ir.mesh import AxisRef
 from ir.types import numpy_dtype
 
@@ -184,6 +185,6 @@ def format_attr_value(value: Any) -> str:
         return format_string(value)
     if isinstance(value, tuple):
         return "[" + ", ".join(format_attr_value(v) for v in value) + "]"
-    if isinstance(value, (AxisRef, Symbol, Keyword, OpaqueAttr, DenseElements)):
+    if isinstance(value, (AxisRef, Symbol, Keyword, OpaqueAttr, DenseElements, NamedMapping)):
         return str(value)
     raise TypeError(f"cannot print attribute value {value!r}")

@@ -214,6 +214,9 @@ class _Builder(lark.Transformer):
     def sub_axis(self, c):
         return AxisRef(_unescape(c[0]), _int(c[1]), _int(c[2]))
 
+    def mapping_value(self, c):
+        return c[0]
+
     def rule_value(self, c):
         return OpaqueAttr(str(c[0]))
 

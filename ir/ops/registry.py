@@ -13,6 +13,7 @@ from typing import Any
 from ir.attributes import DenseElements, Keyword, OpaqueAttr, Symbol
 from ir.core import Operation
 from ir.diagnostics import ShardcError, VerifyError
+from ir.mapping import NamedMapping
 from ir.mesh import AxisRef
 from ir.types import TensorType
 
@@ -26,8 +27,8 @@ NO_RESULTS = "no_results"
 
 @dataclass(frozen=True)
 class AttrSpec:
-    """Kind of an attribute: int, ints, bool, str, float, keyword, symbol, dense, axes,
-    axes_per_dim or any. Optional attributes have `required=False` and a `default`."""
+    """Kind of an attribute: int, ints, int_groups, bool, str, float, keyword, symbol, dense,
+    axes, axes_per_dim, mapping, mappings or any. Optional attributes have `required=False` and a `default`."""
 
     kind: str
     required: bool = True
@@ -142,6 +143,14 @@ def coerce_attr(op_name: str, key: str, spec: AttrSpec, value: Any) -> Any:
         return value
     if kind == "axes":
         return _coerce_axes(value, bad)
+    if kind == "mapping":
+        if not isinstance(value, NamedMapping):
+            raise bad('a sharding like <@mesh, [{"x"}, {}]>')
+        return value
+    if kind == "mappings":
+        if not isinstance(value, tuple) or any(not isinstance(v, NamedMapping) for v in value):
+            raise bad('an array of shardings like [<@mesh, [{"x"}]>]')
+        return value
     if kind == "axes_per_dim":
         if not isinstance(value, tuple):
             raise bad('an array of axis lists, e.g. [["x"], []]')
