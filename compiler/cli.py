@@ -148,7 +148,7 @@ def cmd_passes(args: argparse.Namespace) -> int:
     for name in sorted(PASSES):
         print(f"{name:34} {DESCRIPTIONS.get(name, '')}")
     for alias, (target, opts) in sorted(ALIASES.items()):
-        preset = ",".join(f"{k}={v}" for k, v in opts.items())
+        preset = ",".join(f"{k.replace('_', '-')}={v}" for k, v in opts.items())
         print(f"{alias:34} alias of {target}" + (f"{{{preset}}}" if preset else ""))
     return 0
 

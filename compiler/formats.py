@@ -10,13 +10,19 @@ from ir.parser import parse_module
 from ir.printer import print_module
 
 _SDY_MARKERS = re.compile(r"^\s*(module\b|func\.func\b|sdy\.mesh\b)|\bstablehlo\.|\bsdy\.", re.M)
+# Native text starts its top-level items with `mesh @`, `func @`/`func private @`.
+_NATIVE_MARKERS = re.compile(r"^(mesh @|func (private )?@|module_attributes )", re.M)
+_COMMENT = re.compile(r"//[^\n]*")
 
 
 def detect(text: str, explicit: str | None = None) -> str:
     """`native` or `sdy`: an explicit choice wins; otherwise StableHLO/sdy markers decide."""
     if explicit is not None:
         return explicit
-    return "sdy" if _SDY_MARKERS.search(text) else "native"
+    code = _COMMENT.sub("", text)
+    if _NATIVE_MARKERS.search(code):
+        return "native"
+    return "sdy" if _SDY_MARKERS.search(code) else "native"
 
 
 def parse(text: str, filename: str, fmt: str) -> Module:

@@ -182,6 +182,20 @@ class Operation:
 
     # ----- mutation --------------------------------------------------------------------------
 
+    def clone(self, operands: Sequence[Value] | None = None) -> Operation:
+        """A detached copy (same name, attributes, result types and location)."""
+        op = Operation(
+            self.name,
+            list(self._operands) if operands is None else operands,
+            [r.type for r in self.results],
+            dict(self.attributes),
+            self.loc,
+            self.loc_written,
+        )
+        for mine, theirs in zip(op.results, self.results):
+            mine.name_hint = theirs.name_hint if not (theirs.name_hint or "").isdigit() else None
+        return op
+
     def erase(self) -> None:
         """Remove from its block. The results must have no uses left."""
         for r in self.results:

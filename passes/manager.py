@@ -64,7 +64,7 @@ class Pass:
 
     def text(self) -> str:
         opts = [
-            f"{f.name}={_format_option(getattr(self, f.name))}"
+            f"{f.name.replace('_', '-')}={_format_option(getattr(self, f.name))}"
             for f in dataclasses.fields(self)  # type: ignore[arg-type]
             if getattr(self, f.name) != f.default
         ]

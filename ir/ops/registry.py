@@ -28,7 +28,8 @@ NO_RESULTS = "no_results"
 @dataclass(frozen=True)
 class AttrSpec:
     """Kind of an attribute: int, ints, int_groups, bool, str, float, keyword, symbol, dense,
-    axes, axes_per_dim, mapping, mappings or any. Optional attributes have `required=False` and a `default`."""
+    axes, axes_per_dim, mapping, mappings or any. Optional attributes have `required=False`
+    and a `default`."""
 
     kind: str
     required: bool = True

@@ -1,0 +1,88 @@
+"""`apply-sharding-constraints`: let a constraint decide its input's sharding (Shardy's rules).
+
+A `sharding_constraint` whose input has no sharding yet, whose own sharding is fully closed, and
+whose input is not constrained differently elsewhere, gives the input its sharding:
+
+    %1 = tanh %0 : tensor<8xf32>
+    %2 = sharding_constraint %1 : tensor<8xf32, <@m, [{"x"}]>>
+  becomes
+    %1 = tanh %0 : tensor<8xf32, <@m, [{"x"}]>>
+    %2 = sharding_constraint %1 : tensor<8xf32, <@m, [{"x"}]>>
+
+A chain of single-use constraints `x -> c1 -> c2 -> ... -> tail` hands its tail to the later
+users of `x`, as Shardy's `sdy-apply-sharding-constraints` does.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ir.core import Module, Operation, Value
+from passes.manager import Pass, PassContext, register_alias, register_pass
+
+
+def _used_by_other_constraint(v: Value, excluded: Operation | None = None) -> bool:
+    return any(u.op is not excluded and u.op.name == "sharding_constraint" for u in v.uses)
+
+
+def _tail_of_chain(head: Operation) -> Operation | None:
+    x = head.operand(0)
+    d = x.defining_op
+    if d is not None and d.name == "sharding_constraint":
+        return None
+    if x.mapping is not None or _used_by_other_constraint(x, head):
+        return None
+    tail = head
+    while len(tail.result.uses) == 1 and tail.result.uses[0].op.name == "sharding_constraint":
+        tail = tail.result.uses[0].op
+    if tail is head or _used_by_other_constraint(tail.result):
+        return None
+    return tail
+
+
+def _position(op: Operation) -> dict[int, int]:
+    return {id(o): i for i, o in enumerate(op.parent)} if op.parent is not None else {}
+
+
+def apply_constraints(module: Module) -> int:
+    applied = 0
+    for func in module.functions.values():
+        order = {id(o): i for i, o in enumerate(func.body)}
+        for op in list(func.body):
+            if op.name != "sharding_constraint":
+                continue
+            tail = _tail_of_chain(op)
+            x = op.operand(0)
+            if tail is not None:
+                after = order[id(tail)]
+                x.replace_uses_if(
+                    tail.result,
+                    lambda use, op=op, after=after: (
+                        use.op is not op
+                        and use.op.name != "return"
+                        and order.get(id(use.op), -1) > after
+                    ),
+                )
+            mapping = op.result.mapping
+            if x.mapping is not None or mapping is None or not mapping.is_fully_resolved:
+                continue
+            if any(
+                u.op.name == "sharding_constraint" and u.op.result.mapping != mapping
+                for u in x.uses
+            ):
+                continue
+            x.set_mapping(mapping)
+            applied += 1
+    return applied
+
+
+@register_pass("apply-sharding-constraints")
+@dataclass(frozen=True)
+class ApplyShardingConstraints(Pass):
+    """Give a constraint's unsharded input the constraint's (fully closed) sharding."""
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        apply_constraints(module)
+
+
+register_alias("sdy-apply-sharding-constraints", "apply-sharding-constraints")

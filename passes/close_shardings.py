@@ -1,0 +1,54 @@
+"""`close-shardings`: make every open dim closed (`{"x", ?}` -> `{"x"}`, `{?}` -> `{}`).
+
+Run after propagation, when nothing more may be added; values with no sharding at all get a
+fully replicated one on the module's mesh when the module has exactly one mesh.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ir.core import Module, Value
+from ir.mapping import DimSharding, NamedMapping
+from ir.types import DistributedTensorType
+from passes.manager import Pass, PassContext, register_alias, register_pass
+
+
+def close(m: NamedMapping) -> NamedMapping:
+    if m.is_fully_resolved and all(d.priority is None for d in m.dims):
+        return m
+    return m.with_dims([DimSharding(d.axes, True) for d in m.dims])
+
+
+@register_pass("close-shardings")
+@dataclass(frozen=True)
+class CloseShardings(Pass):
+    """Close every open dim: after this, propagation can add nothing."""
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        mesh = next(iter(module.meshes.values())) if len(module.meshes) == 1 else None
+
+        def fix(v: Value) -> None:
+            m = v.mapping
+            if m is not None:
+                v.set_mapping(close(m))
+            elif mesh is not None:
+                v.set_mapping(NamedMapping.fully_replicated(mesh, v.type.rank))
+
+        for func in module.functions.values():
+            for a in func.args:
+                fix(a)
+            for op in func.body:
+                for r in op.results:
+                    fix(r)
+            for i, t in enumerate(func.result_types):
+                m = t.mapping if isinstance(t, DistributedTensorType) else None
+                if m is not None:
+                    func.result_types[i] = DistributedTensorType(t.shape, t.dtype, close(m))
+                elif mesh is not None:
+                    func.result_types[i] = DistributedTensorType(
+                        t.shape, t.dtype, NamedMapping.fully_replicated(mesh, t.rank)
+                    )
+
+
+register_alias("sdy-close-shardings", "close-shardings")

@@ -1,0 +1,322 @@
+"""The propagation driver: a worklist over the whole module, to a fixed point.
+
+It follows Shardy's `BasicPropagationPassImpl::propagate`:
+
+1. push function result shardings into the returned values (an identity edge, both ways);
+2. a greedy worklist: every op in top-down order; an op whose operand or result sharding
+   changes puts its neighbours (the defining ops and users of the changed values, the call sites
+   of a function whose returned value changed) back on the worklist, and they are visited next
+   (LIFO, each op at most once in the list). Sweeps repeat until one changes nothing;
+3. push returned values' shardings into the function result shardings.
+
+Calls are data-flow edges: call operand i is identified with callee argument i and callee result
+j with call result j (identity rules), so shardings flow both ways through private functions.
+Members of a `sharding_group` always share one sharding. A `propagation_barrier` lets shardings
+through only in its allowed direction.
+
+The direction along every factor comes from a `DirectionFn(op, factor)`: the op-priority stages
+and user priorities (priorities.py) are just different direction functions and initial shardings.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ir.core import Function, Module, Operation, Value
+from ir.diagnostics import PassError, ShardcError, VerifyError
+from ir.mapping import NamedMapping
+from ir.ops import ELEMENTWISE, attr, get_op_def
+from ir.types import DistributedTensorType
+from passes.propagation.factor_propagation import PropagationDirection, propagate_shardings
+from passes.propagation.origins import OriginTracker
+from passes.propagation.strategies import PropagationStrategy
+from passes.rules.registry import rule_for as registered_rule
+from passes.rules.rule import OpShardingRule, parse_rule
+
+DirectionFn = Callable[[Operation | None, OpShardingRule, int], PropagationDirection]
+
+BOTH = PropagationDirection.BOTH
+MAX_SWEEPS = 10
+
+
+def rule_for(op: Operation) -> OpShardingRule | None:
+    """The op's rule: a `sdy.sharding_rule` attribute written on it wins over the registry."""
+    given = op.attributes.get("sdy.sharding_rule")
+    if given is not None:
+        text = given.text if hasattr(given, "text") else str(given)
+        try:
+            return parse_rule(text)
+        except ShardcError as e:
+            raise e.with_location(op.loc) from None
+    return registered_rule(op)
+
+
+def identity_rule(shape: tuple[int, ...], num_operands: int = 1) -> OpShardingRule:
+    """`([i, j])->([i, j])`: each dim its own pass-through factor."""
+    dims = tuple((d,) for d in range(len(shape)))
+    return OpShardingRule(tuple(shape), tuple(dims for _ in range(num_operands)), (dims,))
+
+
+@dataclass
+class Edge:
+    """A data-flow edge: `sources` and `target` always agree (a call argument or result)."""
+
+    sources: list[Value]
+    target: Value
+
+
+@dataclass
+class PropagationState:
+    """Everything the driver needs that does not change between stages."""
+
+    module: Module
+    strategy: PropagationStrategy
+    conservative: bool = False
+    groups: dict[int, list[Value]] = field(default_factory=dict)
+    group_of: dict[int, int] = field(default_factory=dict)  # id(value) -> group id
+    callers: dict[str, list[Operation]] = field(default_factory=dict)
+    origins: OriginTracker | None = None
+    no_rule: dict[str, Operation] = field(default_factory=dict)
+    visits: int = 0
+
+
+def build_state(
+    module: Module,
+    strategy: PropagationStrategy,
+    *,
+    conservative: bool = False,
+    origins: OriginTracker | None = None,
+) -> PropagationState:
+    state = PropagationState(module, strategy, conservative, origins=origins)
+    for op in module.walk():
+        if op.name == "sharding_group":
+            gid = attr(op, "group_id")
+            v = op.operand(0)
+            members = state.groups.setdefault(gid, [])
+            if all(m is not v for m in members):
+                members.append(v)
+            state.group_of[id(v)] = gid
+        elif op.name == "call":
+            state.callers.setdefault(attr(op, "callee").name, []).append(op)
+    _unify_groups(state)
+    return state
+
+
+def _unify_groups(state: PropagationState) -> None:
+    """Shardy's sharding-group import: members start with the one sharding any of them has."""
+    for gid, members in state.groups.items():
+        shardings = {m.mapping for m in members if m.mapping is not None}
+        if len(shardings) > 1:
+            texts = ", ".join(sorted(str(s) for s in shardings))
+            op = next(u.op for u in members[0].uses if u.op.name == "sharding_group")
+            raise VerifyError(
+                f"sharding group {gid} has members with different shardings ({texts}); "
+                "members of a group must share one sharding",
+                op.loc,
+            )
+        if shardings:
+            (mapping,) = shardings
+            for m in members:
+                m.set_mapping(mapping)
+
+
+# ----- reading and writing shardings ---------------------------------------------------------
+
+
+def _mapping(v: Value) -> NamedMapping | None:
+    t = v.type
+    return t.mapping if isinstance(t, DistributedTensorType) else None
+
+
+class Driver:
+    """Runs one propagation (one stage) over the module with a given direction function."""
+
+    def __init__(self, state: PropagationState, direction: DirectionFn, stage: str = ""):
+        self.state = state
+        self.direction = direction
+        self.stage = stage
+        self._stack: list[Operation] = []
+        self._queued: set[int] = set()
+        self._current: Operation | None = None
+
+    # ----- the worklist ----------------------------------------------------------------------
+
+    def run(self) -> None:
+        module = self.state.module
+        self._sync_func_results()
+        ops = list(module.walk())
+        for sweep in range(MAX_SWEEPS):
+            self._stack = list(reversed(ops))
+            self._queued = {id(op) for op in ops}
+            changed = False
+            while self._stack:
+                op = self._stack.pop()
+                self._queued.discard(id(op))
+                if self._visit(op):
+                    changed = True
+            if not changed:
+                break
+            if sweep == MAX_SWEEPS - 1:
+                raise PassError(
+                    f"propagation did not converge after {MAX_SWEEPS} sweeps over the module "
+                    f"({self.state.visits} op visits); this is a bug in shardc, please report it"
+                )
+            ops = list(module.walk())
+        self._sync_func_results()
+
+    def _notify(self, op: Operation | None) -> None:
+        if op is None or op is self._current or id(op) in self._queued:
+            return
+        self._queued.add(id(op))
+        self._stack.append(op)
+
+    def _notify_value(self, v: Value) -> None:
+        """Revisit the defining op and every user of `v` (call sites for returned values)."""
+        self._notify(v.defining_op)
+        for use in v.uses:
+            user = use.op
+            if user.name == "return":
+                func = user.function
+                if func is not None:
+                    for call in self.state.callers.get(func.name, ()):
+                        self._notify(call)
+            else:
+                self._notify(user)
+        if v.is_argument:
+            func = v.owner
+            assert isinstance(func, Function)
+            for call in self.state.callers.get(func.name, ()):
+                self._notify(call)
+
+    def _set(self, v: Value, mapping: NamedMapping, via: Operation | None) -> None:
+        old = _mapping(v)
+        if old == mapping:
+            return
+        v.set_mapping(mapping)
+        if self.state.origins is not None:
+            self.state.origins.record(v, old, mapping, via, self.stage)
+        self._notify_value(v)
+        gid = self.state.group_of.get(id(v))
+        if gid is not None:
+            for member in self.state.groups[gid]:
+                if member is not v and _mapping(member) != mapping:
+                    member.set_mapping(mapping)
+                    if self.state.origins is not None:
+                        self.state.origins.copy(member, v, via, self.stage)
+                    self._notify_value(member)
+
+    # ----- one op ------------------------------------------------------------------------------
+
+    def _visit(self, op: Operation) -> bool:
+        self.state.visits += 1
+        self._current = op
+        try:
+            name = op.name
+            if name in ("return", "sharding_group"):
+                return False
+            if name == "call":
+                return self._visit_call(op)
+            rule = rule_for(op)
+            if rule is None:
+                self.state.no_rule.setdefault(name, op)
+                return False
+            if name == "propagation_barrier":
+                allowed = PropagationDirection[attr(op, "allowed_direction").word]
+                return self._propagate(
+                    op, list(op.operands), list(op.results), rule, lambda f: allowed
+                )
+            direction = self.direction
+            return self._propagate(
+                op, list(op.operands), list(op.results), rule, lambda f: direction(op, rule, f)
+            )
+        finally:
+            self._current = None
+
+    def _visit_call(self, call: Operation) -> bool:
+        callee = self.state.module.lookup_function(attr(call, "callee").name)
+        if callee is None:
+            return False
+        changed = False
+        for operand, arg in zip(call.operands, callee.args):
+            changed |= self._edge(call, operand, arg)
+        ret = callee.return_op
+        if ret is not None:
+            for returned, result in zip(ret.operands, call.results):
+                changed |= self._edge(call, returned, result)
+        return changed
+
+    def _edge(self, op: Operation, source: Value, target: Value) -> bool:
+        rule = identity_rule(source.type.shape)
+        direction = self.direction
+        return self._propagate(op, [source], [target], rule, lambda f: direction(None, rule, f))
+
+    def _propagate(
+        self,
+        op: Operation,
+        operands: list[Value],
+        results: list[Value],
+        rule: OpShardingRule,
+        direction: Callable[[int], PropagationDirection],
+    ) -> bool:
+        in_ops = [_mapping(v) for v in operands]
+        in_res = [_mapping(v) for v in results]
+        op_def = get_op_def(op.name)
+        elementwise = op_def is not None and op_def.has(ELEMENTWISE)
+        sizes = tuple(v.type.num_elements for v in operands) + tuple(
+            v.type.num_elements for v in results
+        )
+        try:
+            new_ops, new_res = propagate_shardings(
+                in_ops,
+                in_res,
+                rule,
+                direction=direction,
+                strategy=self.state.strategy,
+                elementwise=elementwise,
+                conservative=self.state.conservative,
+                tensor_sizes=sizes,
+            )
+        except ShardcError as e:
+            raise e.with_location(op.loc) from None
+        changed = False
+        for v, old, new in zip(results, in_res, new_res):
+            if new is not None and new is not old and new != old:
+                self._set(v, new, op)
+                changed = True
+        for v, old, new in zip(operands, in_ops, new_ops):
+            if new is not None and new is not old and new != old:
+                self._set(v, new, op)
+                changed = True
+        return changed
+
+    # ----- function results ---------------------------------------------------------------------
+
+    def _sync_func_results(self) -> None:
+        """Identity edges between each returned value and the function's declared result."""
+        for func in self.state.module.functions.values():
+            ret = func.return_op
+            if ret is None:
+                continue
+            for i, v in enumerate(ret.operands):
+                declared = func.result_types[i]
+                res_mapping = (
+                    declared.mapping if isinstance(declared, DistributedTensorType) else None
+                )
+                rule = identity_rule(v.type.shape)
+                new_ops, new_res = propagate_shardings(
+                    [_mapping(v)],
+                    [res_mapping],
+                    rule,
+                    direction=BOTH,
+                    strategy=self.state.strategy,
+                    tensor_sizes=(v.type.num_elements,) * 2,
+                )
+                if new_ops[0] is not None and new_ops[0] != _mapping(v):
+                    self._set(v, new_ops[0], ret)
+                if new_res[0] is not None and new_res[0] != res_mapping:
+                    func.result_types[i] = DistributedTensorType(
+                        declared.shape, declared.dtype, new_res[0]
+                    )
+                    if self.state.origins is not None:
+                        self.state.origins.record_result(func, i, res_mapping, new_res[0], v)

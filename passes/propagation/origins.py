@@ -1,0 +1,126 @@
+"""Where each decided axis came from (Shardy's `debug-sharding-origins`).
+
+Every axis of every sharding the user wrote is a *source*: `input: 0` (function argument 0),
+`output: 1` (function result 1), `constraint_%3` (a `sharding_constraint`), `%v` (an annotated op
+result). When propagation gives a value an axis, the axis inherits the source of the neighbour
+that already had it, plus the op, stage and priority round it travelled through.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ir.core import Function, Module, Operation, Value
+from ir.mapping import NamedMapping
+from ir.types import DistributedTensorType
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    source: str  # the user annotation the axis came from
+    via: str = ""  # the op it propagated through last ("" for the annotation itself)
+    stage: str = ""  # "priority 0, op stage 1" etc.
+
+    def text(self) -> str:
+        if not self.via:
+            return self.source
+        return f"{self.source} via {self.via}" + (f" ({self.stage})" if self.stage else "")
+
+
+class OriginTracker:
+    """Per value: axis name -> Origin."""
+
+    def __init__(self) -> None:
+        self.by_value: dict[int, dict[str, Origin]] = {}
+        self.values: dict[int, Value] = {}
+        self.results: dict[tuple[str, int], dict[str, Origin]] = {}
+
+    def seed(self, module: Module, label) -> None:
+        """Record the user's annotations as sources; `label(value)` names them."""
+        for func in module.functions.values():
+            for i, a in enumerate(func.args):
+                self._seed_value(
+                    a, f"input: {i}" if not func.is_private else f"@{func.name} input: {i}"
+                )
+            for i, t in enumerate(func.result_types):
+                m = t.mapping if isinstance(t, DistributedTensorType) else None
+                if m is not None:
+                    self.results[(func.name, i)] = {
+                        str(a): Origin(f"output: {i}") for a in m.used_axes()
+                    }
+            for op in func.body:
+                for r in op.results:
+                    self._seed_value(r, label(r))
+
+    def _seed_value(self, v: Value, name: str) -> None:
+        m = v.mapping
+        if m is None:
+            return
+        self.values[id(v)] = v
+        self.by_value[id(v)] = {str(a): Origin(name) for a in m.used_axes()}
+
+    def _find(self, axis: str, name: str, op: Operation | None, exclude: Value) -> Origin | None:
+        if op is None:
+            return None
+        for v in (*op.operands, *op.results):
+            if v is exclude:
+                continue
+            known = self.by_value.get(id(v))
+            if not known:
+                continue
+            if axis in known:
+                return known[axis]
+            for key, origin in known.items():
+                if key.split(":")[0] == f'"{name}"' or key.startswith(f'"{name}"'):
+                    return origin
+        return None
+
+    def record(
+        self,
+        v: Value,
+        old: NamedMapping | None,
+        new: NamedMapping,
+        via: Operation | None,
+        stage: str,
+    ) -> None:
+        known = self.by_value.setdefault(id(v), {})
+        self.values[id(v)] = v
+        before = {str(a) for a in old.used_axes()} if old is not None else set()
+        for ref in new.used_axes():
+            key = str(ref)
+            if key in before or key in known:
+                continue
+            source = self._find(key, ref.name, via, v)
+            label = source.source if source is not None else "propagation"
+            known[key] = Origin(label, via.name if via is not None else "", stage)
+
+    def copy(self, member: Value, source: Value, via: Operation | None, stage: str) -> None:
+        src = self.by_value.get(id(source), {})
+        self.values[id(member)] = member
+        known = self.by_value.setdefault(id(member), {})
+        for key, origin in src.items():
+            known.setdefault(key, Origin(origin.source, "sharding_group", stage))
+
+    def record_result(self, func: Function, index: int, old, new: NamedMapping, v: Value) -> None:
+        known = self.results.setdefault((func.name, index), {})
+        src = self.by_value.get(id(v), {})
+        for ref in new.used_axes():
+            key = str(ref)
+            if key not in known:
+                origin = src.get(key)
+                known[key] = Origin(origin.source if origin else "propagation", "return")
+
+    def describe(self, v: Value) -> str:
+        """`{"dp" = input: 0, "tp" = input: 1 via dot_general (priority 0, stage 2)}`."""
+        known = self.by_value.get(id(v), {})
+        m = v.mapping
+        if m is None or not known:
+            return ""
+        parts = [f"{a} = {known[str(a)].text()}" for a in m.used_axes() if str(a) in known]
+        return "{" + ", ".join(parts) + "}"
+
+    def describe_result(self, func: Function, index: int) -> str:
+        known = self.results.get((func.name, index), {})
+        if not known:
+            return ""
+        return "{" + ", ".join(f"{k} = {o.text()}" for k, o in known.items()) + "}"

@@ -1,0 +1,192 @@
+"""Op-priority stages and user-priority rounds around the driver (Shardy's propagation stack).
+
+User priorities (outermost): every dim with priority > 0 starts closed and empty, its axes added
+to the tensor's `replicated` set, so nothing else can use them; priorities are dropped from the
+rest. After propagating, the p1 dims are restored (as written, minus the priority) and their axes
+leave `replicated`; propagate again; then p2, and so on. A p0 decision is never undone by p1.
+
+Op priorities (per user-priority round): the driver runs once per stage, each stage widening
+the set of (op, factor) pairs that may propagate (the union of the stage functions so far):
+
+  0. pass-through ops: element-wise ops, reshape, transpose and data-flow edges (calls);
+  1. pass-through factors of every op; `broadcast_in_dim` backward only;
+  2. every factor of every op.
+
+Each stage is a full aggressive (or basic) propagation to a fixed point.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ir.core import Function, Module, Operation, Value
+from ir.mapping import DimSharding, NamedMapping
+from ir.ops import ELEMENTWISE, get_op_def
+from ir.types import DistributedTensorType
+from passes.propagation.driver import Driver, PropagationState
+from passes.propagation.factor_propagation import PropagationDirection
+from passes.rules.rule import OpShardingRule
+
+NONE = PropagationDirection.NONE
+BOTH = PropagationDirection.BOTH
+BACKWARD = PropagationDirection.BACKWARD
+FORWARD = PropagationDirection.FORWARD
+
+StageFn = Callable[[Operation | None, OpShardingRule, int], PropagationDirection]
+
+
+def _pass_through_ops(
+    op: Operation | None, rule: OpShardingRule, factor: int
+) -> PropagationDirection:
+    if op is None:  # a data-flow edge (call argument/result)
+        return BOTH
+    op_def = get_op_def(op.name)
+    if op_def is not None and op_def.has(ELEMENTWISE):
+        return BOTH
+    if op.name in ("reshape", "transpose"):
+        return BOTH
+    return NONE
+
+
+def _pass_through_factors(
+    op: Operation | None, rule: OpShardingRule, factor: int
+) -> PropagationDirection:
+    if not rule.is_pass_through(factor):
+        return NONE
+    if op is not None and op.name == "broadcast_in_dim":
+        return BACKWARD
+    return BOTH
+
+
+def _any(op: Operation | None, rule: OpShardingRule, factor: int) -> PropagationDirection:
+    return BOTH
+
+
+OP_PRIORITY_STAGES: tuple[StageFn, ...] = (_pass_through_ops, _pass_through_factors, _any)
+
+
+def stage_direction(stage: int) -> StageFn:
+    fns = OP_PRIORITY_STAGES[: stage + 1]
+
+    def direction(op: Operation | None, rule: OpShardingRule, factor: int) -> PropagationDirection:
+        d = NONE
+        for fn in fns:
+            d = d.union(fn(op, rule, factor))
+            if d is BOTH:
+                break
+        return d
+
+    return direction
+
+
+def run_op_priority(state: PropagationState, op_priority: bool, label: str) -> None:
+    if not op_priority:
+        Driver(state, lambda op, rule, f: BOTH, label).run()
+        return
+    for stage in range(len(OP_PRIORITY_STAGES)):
+        Driver(state, stage_direction(stage), f"{label}op stage {stage}").run()
+
+
+# ----- user priorities -----------------------------------------------------------------------
+
+
+@dataclass
+class _Ref:
+    """A value or function result whose user sharding has dims of priority > 0."""
+
+    original: NamedMapping
+    value: Value | None = None
+    func: Function | None = None
+    index: int = 0
+
+    def get(self) -> NamedMapping | None:
+        if self.value is not None:
+            return self.value.mapping
+        t = self.func.result_types[self.index]  # type: ignore[union-attr]
+        return t.mapping if isinstance(t, DistributedTensorType) else None
+
+    def set(self, m: NamedMapping) -> None:
+        if self.value is not None:
+            self.value.set_mapping(m)
+        else:
+            t = self.func.result_types[self.index]  # type: ignore[union-attr]
+            self.func.result_types[self.index] = DistributedTensorType(t.shape, t.dtype, m)  # type: ignore[union-attr]
+
+
+def _initial(m: NamedMapping) -> NamedMapping:
+    dims, replicated = [], list(m.replicated)
+    for d in m.dims:
+        if (d.priority or 0) == 0:
+            dims.append(DimSharding(d.axes, d.is_closed))
+        else:
+            replicated.extend(d.axes)
+            dims.append(DimSharding((), True))
+    return NamedMapping(
+        m.mesh, tuple(dims), tuple(replicated), m.unreduced, m.unreduced_op, m.memory_kind
+    )
+
+
+def _restore(current: NamedMapping, original: NamedMapping, priority: int) -> NamedMapping:
+    dims = list(current.dims)
+    released = set()
+    for i, d in enumerate(original.dims):
+        if (d.priority or 0) == priority:
+            dims[i] = DimSharding(d.axes, d.is_closed)
+            released.update(d.axes)
+    replicated = tuple(a for a in current.replicated if a not in released)
+    return NamedMapping(
+        current.mesh,
+        tuple(dims),
+        replicated,
+        current.unreduced,
+        current.unreduced_op,
+        current.memory_kind,
+    )
+
+
+@dataclass
+class UserPriorities:
+    levels: dict[int, list[_Ref]] = field(default_factory=dict)
+
+
+def initialize_user_priorities(module: Module) -> UserPriorities:
+    """Withhold every dim of priority > 0; return what to restore, by priority."""
+    out = UserPriorities()
+
+    def visit(ref: _Ref) -> None:
+        m = ref.original
+        prios = {d.priority for d in m.dims if d.priority}
+        for p in prios:
+            out.levels.setdefault(p, []).append(ref)
+        if any(d.priority is not None for d in m.dims):
+            ref.set(_initial(m))
+
+    for func in module.functions.values():
+        for a in func.args:
+            if a.mapping is not None:
+                visit(_Ref(a.mapping, value=a))
+        for op in func.body:
+            for r in op.results:
+                if r.mapping is not None:
+                    visit(_Ref(r.mapping, value=r))
+        for i, t in enumerate(func.result_types):
+            m = t.mapping if isinstance(t, DistributedTensorType) else None
+            if m is not None:
+                visit(_Ref(m, func=func, index=i))
+    return out
+
+
+def run_user_priorities(state: PropagationState, *, op_priority: bool = True) -> list[int]:
+    """The whole propagation: p0 round, then each user priority in increasing order."""
+    priorities = initialize_user_priorities(state.module)
+    run_op_priority(state, op_priority, "priority 0, ")
+    rounds = [0]
+    for p in sorted(priorities.levels):
+        for ref in priorities.levels[p]:
+            current = ref.get()
+            if current is not None:
+                ref.set(_restore(current, ref.original, p))
+        run_op_priority(state, op_priority, f"priority {p}, ")
+        rounds.append(p)
+    return rounds

@@ -1,0 +1,100 @@
+"""`split-constants`: give every user its own copy of a constant sub-computation.
+
+A constant expression is a `constant` or `iota`, or a pure broadcast/reshape/slice/element-wise
+op whose operands are all constant expressions. Shared constants would otherwise carry a
+sharding from one user to an unrelated other; Shardy splits them before propagating
+(`sdy-constant-or-scalar-splitter`) and so does shardc. Broadcasts of scalars are split too;
+scalars themselves are never sharded and stay shared.
+
+    %c = constant {value = dense<1.0>} : tensor<8xf32>
+    %a = add %x, %c : tensor<8xf32>
+    %b = multiply %y, %c : tensor<8xf32>
+  becomes
+    %c = constant {value = dense<1.0>} : tensor<8xf32>
+    %a = add %x, %c : tensor<8xf32>
+    %0 = constant {value = dense<1.0>} : tensor<8xf32>
+    %b = multiply %y, %0 : tensor<8xf32>
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ir.core import Function, Module, Operation, Value
+from ir.ops import ELEMENTWISE, get_op_def
+from passes.manager import Pass, PassContext, register_alias, register_pass
+
+_PRESERVING = ("broadcast_in_dim", "reshape", "slice")
+
+
+def _is_constant_expression(op: Operation, constants: set[int]) -> bool:
+    if op.name in ("constant", "iota"):
+        return True
+    op_def = get_op_def(op.name)
+    preserving = op.name in _PRESERVING or (op_def is not None and op_def.has(ELEMENTWISE))
+    return preserving and all(
+        v.defining_op is not None and id(v.defining_op) in constants for v in op.operands
+    )
+
+
+def _is_scalar_expansion(op: Operation) -> bool:
+    return op.name == "broadcast_in_dim" and op.operand(0).type.rank == 0
+
+
+def _clone_tree(v: Value, before: Operation, mapping: dict[int, Value]) -> Value:
+    """Clone the sub-computation producing `v` right before `before` (scalars stay shared)."""
+    if v.type.rank == 0 or id(v) in mapping:
+        return mapping.get(id(v), v)
+    op = v.defining_op
+    assert op is not None
+    operands = [
+        _clone_tree(o, before, mapping) if o.defining_op is not None else o for o in op.operands
+    ]
+    copy = op.clone(operands)
+    before.parent.insert_before(before, copy)  # type: ignore[union-attr]
+    for old, new in zip(op.results, copy.results):
+        mapping[id(old)] = new
+    return mapping[id(v)]
+
+
+def split_function(func: Function) -> int:
+    constants: set[int] = set()
+    expansions: set[int] = set()
+    members: list[Operation] = []
+    clones = 0
+    for op in list(func.body):
+        if op.name == "sharding_group":
+            continue
+        if _is_constant_expression(op, constants):
+            constants.add(id(op))
+            members.append(op)
+            continue
+        if _is_scalar_expansion(op):
+            expansions.add(id(op))
+            members.append(op)
+            continue
+        for i, v in enumerate(op.operands):
+            d = v.defining_op
+            if d is not None and (id(d) in constants or id(d) in expansions) and v.type.rank > 0:
+                op.set_operand(i, _clone_tree(v, op, {}))
+                clones += 1
+    for op in reversed(members):
+        if all(u.op.name == "sharding_group" for r in op.results for u in r.uses):
+            for r in op.results:
+                for use in list(r.uses):
+                    use.op.erase()
+            op.erase()
+    return clones
+
+
+@register_pass("split-constants")
+@dataclass(frozen=True)
+class SplitConstants(Pass):
+    """Clone constant sub-computations per user so they do not link unrelated shardings."""
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        for func in module.functions.values():
+            split_function(func)
+
+
+register_alias("sdy-constant-or-scalar-splitter", "split-constants")

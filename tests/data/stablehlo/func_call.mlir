@@ -1,0 +1,28 @@
+module @jit_f attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
+  sdy.mesh @mesh = <["dp"=2, "tp"=4]> {stablehlo.mesh = {axes = [{name = "dp", size = 2 : i64}, {name = "tp", size = 4 : i64}]}}
+  func.func public @main(%arg0: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"dp"}, {}]>}, %arg1: tensor<32x64xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"tp"}]>}, %arg2: tensor<64x32xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"tp"}, {}]>}) -> (tensor<16x32xf32> {jax.result_info = "result"}) {
+    %0 = call @inner(%arg0, %arg1) : (tensor<16x32xf32>, tensor<32x64xf32>) -> tensor<16x64xf32>
+    %1 = call @outer_helper(%0) : (tensor<16x64xf32>) -> tensor<16x64xf32>
+    %2 = call @inner_0(%1, %arg2) : (tensor<16x64xf32>, tensor<64x32xf32>) -> tensor<16x32xf32>
+    return %2 : tensor<16x32xf32>
+  }
+  func.func private @inner(%arg0: tensor<16x32xf32>, %arg1: tensor<32x64xf32>) -> tensor<16x64xf32> {
+    %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (tensor<16x32xf32>, tensor<32x64xf32>) -> tensor<16x64xf32>
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %1 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<16x64xf32>
+    %2 = stablehlo.maximum %0, %1 : tensor<16x64xf32>
+    return %2 : tensor<16x64xf32>
+  }
+  func.func private @outer_helper(%arg0: tensor<16x64xf32>) -> tensor<16x64xf32> {
+    %0 = stablehlo.abs %arg0 : tensor<16x64xf32>
+    %1 = stablehlo.log_plus_one %0 : tensor<16x64xf32>
+    return %1 : tensor<16x64xf32>
+  }
+  func.func private @inner_0(%arg0: tensor<16x64xf32>, %arg1: tensor<64x32xf32>) -> tensor<16x32xf32> {
+    %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0], precision = [DEFAULT, DEFAULT] : (tensor<16x64xf32>, tensor<64x32xf32>) -> tensor<16x32xf32>
+    %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+    %1 = stablehlo.broadcast_in_dim %cst, dims = [] : (tensor<f32>) -> tensor<16x32xf32>
+    %2 = stablehlo.maximum %0, %1 : tensor<16x32xf32>
+    return %2 : tensor<16x32xf32>
+  }
+}
