@@ -82,13 +82,19 @@ class DenseElements:
     values: tuple[Any, ...]
     shape: tuple[int, ...] = ()
     hex: str | None = None
+    # A splat written as the element's bit pattern, MLIR style: `dense<0xFF800000>` (f32 -inf).
+    bits: str | None = None
 
     @property
     def is_splat(self) -> bool:
-        return self.hex is None and not self.shape and len(self.values) == 1
+        return self.hex is None and not self.shape and (len(self.values) == 1 or bool(self.bits))
 
     def to_numpy(self, shape: tuple[int, ...], dtype: str) -> np.ndarray:
         np_dtype = numpy_dtype(dtype)
+        if self.bits is not None:
+            if dtype.startswith(("f", "bf")):
+                return np.full(shape, hex_float_bits(self.bits, dtype), dtype=np_dtype)
+            return np.full(shape, int(self.bits, 16), dtype=np.uint64).astype(np_dtype)
         if self.hex is not None:
             raw = bytes.fromhex(self.hex[2:])
             arr = np.frombuffer(raw, dtype=np_dtype if dtype != "i1" else np.bool_)
@@ -105,6 +111,7 @@ class DenseElements:
         return (
             self.shape == other.shape
             and self.hex == other.hex
+            and self.bits == other.bits
             and len(self.values) == len(other.values)
             and all(_same_scalar(a, b) for a, b in zip(self.values, other.values))
         )
@@ -115,6 +122,8 @@ class DenseElements:
     def text(self) -> str:
         if self.hex is not None:
             return f'dense<"{self.hex}">'
+        if self.bits is not None:
+            return f"dense<{self.bits}>"
         if self.is_splat:
             return f"dense<{format_scalar(self.values[0])}>"
         return f"dense<{_nested_text(self.values, self.shape)}>"

@@ -252,7 +252,7 @@ class _Builder(lark.Transformer):
             return DenseElements(tuple(flat), shape)
         if isinstance(body, tuple) and body[0] == "hex":
             # A splat written as raw bits: keep the bits; they decode with the result type.
-            return DenseElements((), (), body[1])
+            return DenseElements((), (), None, body[1])
         return DenseElements((body,))
 
     def attr_entry(self, c):

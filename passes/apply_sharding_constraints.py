@@ -40,8 +40,13 @@ def _tail_of_chain(head: Operation) -> Operation | None:
     return tail
 
 
-def _position(op: Operation) -> dict[int, int]:
-    return {id(o): i for i, o in enumerate(op.parent)} if op.parent is not None else {}
+def _later_than(order: dict[int, int], head: Operation, after: int):
+    """Uses (other than `head` and returns) placed after position `after`."""
+
+    def test(use) -> bool:
+        return use.op is not head and use.op.name != "return" and order.get(id(use.op), -1) > after
+
+    return test
 
 
 def apply_constraints(module: Module) -> int:
@@ -54,15 +59,8 @@ def apply_constraints(module: Module) -> int:
             tail = _tail_of_chain(op)
             x = op.operand(0)
             if tail is not None:
-                after = order[id(tail)]
-                x.replace_uses_if(
-                    tail.result,
-                    lambda use, op=op, after=after: (
-                        use.op is not op
-                        and use.op.name != "return"
-                        and order.get(id(use.op), -1) > after
-                    ),
-                )
+                later = _later_than(order, op, order[id(tail)])
+                x.replace_uses_if(tail.result, later)
             mapping = op.result.mapping
             if x.mapping is not None or mapping is None or not mapping.is_fully_resolved:
                 continue

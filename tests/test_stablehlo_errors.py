@@ -1,0 +1,164 @@
+"""Importer error corpus: every bad input is a located ShardcError, never a traceback."""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+
+import pytest
+
+from compiler.stablehlo import import_stablehlo
+from ir.diagnostics import ShardcError
+
+DATA = Path(__file__).parent / "data" / "stablehlo"
+
+HEAD = 'sdy.mesh @mesh = <["dp"=2, "tp"=4]>\n'
+
+
+def _func(body: str, sig: str = "%arg0: tensor<8x16xf32>", res: str = "tensor<8x16xf32>") -> str:
+    return HEAD + f"func.func public @main({sig}) -> {res} {{\n{body}}}\n"
+
+
+# (name, text, line, col, message fragment)
+CASES = [
+    ("while", _func(
+        "  %0:1 = stablehlo.while(%iterArg = %arg0) : tensor<8x16xf32>\n"
+        "  cond {\n  } do {\n  }\n  return %0 : tensor<8x16xf32>\n"),
+     3, 10, "unsupported op 'stablehlo.while'"),
+    ("generic sort", _func(
+        '  %0 = "stablehlo.sort"(%arg0) <{dimension = 1 : i64}> ({\n'
+        "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+        "    %1 = stablehlo.compare LT, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+        "    stablehlo.return %1 : tensor<i1>\n"
+        "  }) : (tensor<8x16xf32>) -> tensor<8x16xf32>\n  return %0 : tensor<8x16xf32>\n"),
+     3, 8, "unsupported op 'stablehlo.sort'"),
+    ("custom_call", _func(
+        "  %0 = stablehlo.custom_call @foo(%arg0) : (tensor<8x16xf32>) -> tensor<8x16xf32>\n"
+        "  return %0 : tensor<8x16xf32>\n"),
+     3, 8, "unsupported op 'stablehlo.custom_call'"),
+    ("manual_computation", _func(
+        "  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}, {}]>] "
+        'out_shardings=[<@mesh, [{}, {}]>] manual_axes={"dp"} (%arg1: tensor<8x16xf32>) {\n'
+        "    sdy.return %arg1 : tensor<8x16xf32>\n  } : (tensor<8x16xf32>) -> tensor<8x16xf32>\n"
+        "  return %0 : tensor<8x16xf32>\n"),
+     3, 8, "unsupported op 'sdy.manual_computation'"),
+    ("variadic reduce", _func(
+        "  %c = stablehlo.constant dense<0.000000e+00> : tensor<f32>\n"
+        "  %0:2 = stablehlo.reduce(%arg0 init: %c), (%arg0 init: %c) across dimensions = [1] "
+        ": (tensor<8x16xf32>, tensor<8x16xf32>, tensor<f32>, tensor<f32>) -> "
+        "(tensor<8xf32>, tensor<8xf32>)\n"
+        "   reducer(%a: tensor<f32>, %b: tensor<f32>) (%c2: tensor<f32>, %d: tensor<f32>)  {\n"
+        "    stablehlo.return %a, %c2 : tensor<f32>, tensor<f32>\n  }\n"
+        "  return %arg0 : tensor<8x16xf32>\n"),
+     4, 10, "variadic reduce"),
+    ("reduce body with two ops", _func(
+        "  %c = stablehlo.constant dense<0.000000e+00> : tensor<f32>\n"
+        "  %0 = stablehlo.reduce(%arg0 init: %c) across dimensions = [1] "
+        ": (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>\n"
+        "   reducer(%a: tensor<f32>, %b: tensor<f32>)  {\n"
+        "    %1 = stablehlo.add %a, %b : tensor<f32>\n"
+        "    %2 = stablehlo.multiply %1, %b : tensor<f32>\n"
+        "    stablehlo.return %2 : tensor<f32>\n  }\n"
+        "  return %arg0 : tensor<8x16xf32>\n"),
+     4, 8, "only a region whose body is one"),
+    ("unknown mesh", _func(
+        "  %0 = sdy.sharding_constraint %arg0 <@nope, [{}, {}]> : tensor<8x16xf32>\n"
+        "  return %0 : tensor<8x16xf32>\n"),
+     3, 38, "unknown mesh @nope"),
+    ("unknown axis", _func(
+        "  return %arg0 : tensor<8x16xf32>\n",
+        sig='%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"pp"}, {}]>}'),
+     2, 49, "unknown axis 'pp'"),
+    ("axis used twice", _func(
+        "  return %arg0 : tensor<8x16xf32>\n",
+        sig='%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"dp"}, {"dp"}]>}'),
+     2, 49, "used twice"),
+    ("sharding rank", _func(
+        "  return %arg0 : tensor<8x16xf32>\n",
+        sig='%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"dp"}]>}'),
+     2, 31, "has 1 dims but the tensor"),
+    ("malformed sharding", _func(
+        "  return %arg0 : tensor<8x16xf32>\n",
+        sig='%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"dp" {}]>}'),
+     2, 49, "malformed sharding"),
+    ("per-value count", _func(
+        "  %0 = stablehlo.tanh %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}]>, "
+        "<@mesh, [{}, {}]>]>} : tensor<8x16xf32>\n  return %0 : tensor<8x16xf32>\n"),
+     3, 30, "2 shardings for 1 results"),
+    ("undefined value", _func(
+        "  %0 = stablehlo.tanh %nope : tensor<8x16xf32>\n  return %0 : tensor<8x16xf32>\n"),
+     3, 23, "undefined value %nope"),
+    ("signature type mismatch", _func(
+        "  %0 = stablehlo.reshape %arg0 : (tensor<4x16xf32>) -> tensor<128xf32>\n"
+        "  return %arg0 : tensor<8x16xf32>\n"),
+     3, 35, "operand 0 has type tensor<8x16xf32>"),
+    ("element-wise shape", _func(
+        "  %0 = stablehlo.add %arg0, %arg0 : tensor<8x8xf32>\n  return %0 : tensor<8x16xf32>\n"),
+     3, 37, "operand 0 has type"),
+    ("unsupported element type", _func(
+        "  %0 = stablehlo.convert %arg0 : (tensor<8x16xf32>) -> tensor<8x16xf8E4M3FN>\n"
+        "  return %arg0 : tensor<8x16xf32>\n"),
+     3, 56, "unsupported element type 'f8E4M3FN'"),
+    ("dynamic shape", _func("  return %arg0 : tensor<8x16xf32>\n",
+                            sig="%arg0: tensor<?x16xf32>"),
+     2, 31, "unsupported type 'tensor<?x16xf32>'"),
+    ("duplicate attribute", _func(
+        "  return %arg0 : tensor<8x16xf32>\n",
+        sig="%arg0: tensor<8x16xf32> {a.b = 1 : i32, a.b = 2 : i32}"),
+     2, 64, "attribute 'a.b' is given twice"),
+    ("multi-param all_to_all", HEAD + (
+        "func.func @f(%arg0: tensor<8x8x4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, "
+        '[{"dp"}, {"tp"}, {}, {}]>}) -> tensor<8x8x4x4xf32> {\n'
+        '  %0 = sdy.all_to_all [{"dp"}: 0->2, {"tp"}: 1->3] %arg0 out_sharding=<@mesh, '
+        '[{}, {}, {"dp"}, {"tp"}]> : tensor<8x8x4x4xf32>\n'
+        "  return %0 : tensor<8x8x4x4xf32>\n}\n"),
+     3, 8, "all_to_all with 2 parameters"),
+    ("missing callee", _func(
+        "  %0 = call @nope(%arg0) : (tensor<8x16xf32>) -> tensor<8x16xf32>\n"
+        "  return %0 : tensor<8x16xf32>\n"),
+     3, 3, "calls @nope, which is not defined"),
+    ("result count", _func(
+        "  %0:2 = stablehlo.tanh %arg0 : tensor<8x16xf32>\n  return %0#0 : tensor<8x16xf32>\n"),
+     3, 3, "defines 2 values but its type lists 1 result"),
+    ("return type", _func("  return %arg0 : tensor<8x8xf32>\n"),
+     3, 18, "operand 0 has type"),
+    ("bad dense", _func(
+        "  %0 = stablehlo.constant dense<[1, 2]> : tensor<3xi32>\n"
+        "  return %arg0 : tensor<8x16xf32>\n"),
+     3, 3, "dense literal has shape [2], result [3]"),
+    ("maximal mesh", 'sdy.mesh @m = #sdy.mesh<[], device_ids=[0]>\n', 1, 10, "unsupported mesh"),
+    ("syntax", _func("  %0 = stablehlo.tanh %arg0, : tensor<8x16xf32>\n"
+                     "  return %0 : tensor<8x16xf32>\n"),
+     3, 30, "unexpected ':'"),
+    ("truncated", _func("  %0 = stablehlo.tanh %arg0 : tensor<8x16xf32>\n")[:-3], 3, 47,
+     "unexpected end of input"),
+]
+
+
+@pytest.mark.parametrize(("text", "line", "col", "fragment"),
+                         [c[1:] for c in CASES], ids=[c[0] for c in CASES])
+def test_error_is_located(text: str, line: int, col: int, fragment: str):
+    with pytest.raises(ShardcError) as info:
+        import_stablehlo(text, "bad.mlir")
+    err = info.value
+    rendered = err.render()
+    assert fragment in err.message, rendered
+    assert err.loc is not None and (err.loc.line, err.loc.col) == (line, col), rendered
+    assert rendered.startswith(f"bad.mlir:{line}:{col}: error: ")
+
+
+def test_truncated_corpus_never_tracebacks():
+    text = (DATA / "extras/transformer_block.open.mlir").read_text()
+    for cut in range(0, len(text), max(len(text) // 150, 1)):
+        try:
+            import_stablehlo(text[:cut], "cut.mlir")
+        except ShardcError as e:
+            assert e.render().startswith(("cut.mlir:", "error:"))
+
+
+def test_garbled_corpus_never_tracebacks():
+    text = (DATA / "embedding_logits_xent.mlir").read_text()
+    for i in range(0, len(text), max(len(text) // 120, 1)):
+        for junk in ("}", "%", "<", '"', "x", "0"):
+            with contextlib.suppress(ShardcError):
+                import_stablehlo(text[:i] + junk + text[i + 1 :], "junk.mlir")
