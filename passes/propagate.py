@@ -105,14 +105,17 @@ register_alias("sdy-user-priority-propagate", "propagate")
 @register_pass("propagation-pipeline")
 @dataclass(frozen=True)
 class PropagationPipeline(Pass):
-    """Shardy's import steps then `propagate`: split constants, apply constraints, propagate."""
+    """Shardy's import steps then `propagate`: drop size-1 axes, split constants, apply
+    constraints, propagate."""
 
     strategy: str = "aggressive"
 
     def run(self, module: Module, ctx: PassContext) -> None:
         from passes.apply_sharding_constraints import apply_constraints
+        from passes.remove_size_one_axes import remove_size_one_axes
         from passes.split_constants import split_function
 
+        remove_size_one_axes(module)
         for func in module.functions.values():
             split_function(func)
         apply_constraints(module)

@@ -58,6 +58,30 @@ def identity_rule(shape: tuple[int, ...], num_operands: int = 1) -> OpShardingRu
     return OpShardingRule(tuple(shape), tuple(dims for _ in range(num_operands)), (dims,))
 
 
+def walk_order(module: Module) -> list[Operation]:
+    """Ops top-down, a callee's body right after its first call (as if inlined there, which is
+    the order Shardy visits a call's named computation in); uncalled functions last."""
+    out: list[Operation] = []
+    seen: set[str] = set()
+
+    def visit(func: Function) -> None:
+        seen.add(func.name)
+        for op in func.body:
+            out.append(op)
+            if op.name == "call":
+                callee = module.lookup_function(attr(op, "callee").name)
+                if callee is not None and callee.name not in seen:
+                    visit(callee)
+
+    for func in module.functions.values():
+        if not func.is_private and func.name not in seen:
+            visit(func)
+    for func in module.functions.values():
+        if func.name not in seen:
+            visit(func)
+    return out
+
+
 @dataclass
 class Edge:
     """A data-flow edge: `sources` and `target` always agree (a call argument or result)."""
@@ -145,7 +169,7 @@ class Driver:
     def run(self) -> None:
         module = self.state.module
         self._sync_func_results()
-        ops = list(module.walk())
+        ops = walk_order(module)
         for sweep in range(MAX_SWEEPS):
             self._stack = list(reversed(ops))
             self._queued = {id(op) for op in ops}
@@ -162,7 +186,7 @@ class Driver:
                     f"propagation did not converge after {MAX_SWEEPS} sweeps over the module "
                     f"({self.state.visits} op visits); this is a bug in shardc, please report it"
                 )
-            ops = list(module.walk())
+            ops = walk_order(module)
         self._sync_func_results()
 
     def _notify(self, op: Operation | None) -> None:

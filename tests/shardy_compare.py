@@ -1,0 +1,71 @@
+"""Compare shardc's propagation with Shardy's, value by value.
+
+Shardy's side is either a stored result (tests/data/stablehlo/extras/*.open.mlir: JAX's
+program after jaxlib's `sdy-propagation-pipeline` minus its closing and reshard steps) or a
+live run of jaxlib's passes. Constant sub-computations are left out of the comparison: both
+tools split them per user before propagating, but Shardy merges them again afterwards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ir.core import Module, Operation
+from ir.types import DistributedTensorType
+
+
+def _non_constant_ops(func) -> list[Operation]:
+    constant: set[int] = set()
+    out = []
+    for op in func.body:
+        derived = op.name in ("broadcast_in_dim", "reshape", "convert") and all(
+            v.defining_op is not None and id(v.defining_op) in constant for v in op.operands
+        )
+        scalar_bcast = op.name == "broadcast_in_dim" and op.operand(0).type.rank == 0
+        if op.name in ("constant", "iota") or derived or scalar_bcast:
+            constant.add(id(op))
+            continue
+        out.append(op)
+    return out
+
+
+@dataclass
+class Agreement:
+    compared: int = 0
+    equal: int = 0
+    differences: list[str] = field(default_factory=list)
+    structural: list[str] = field(default_factory=list)
+
+    def add(self, where: str, ours, theirs) -> None:
+        a = str(ours) if ours is not None else "<none>"
+        b = str(theirs) if theirs is not None else "<none>"
+        self.compared += 1
+        if a == b:
+            self.equal += 1
+        else:
+            self.differences.append(f"{where}: shardc {a} | shardy {b}")
+
+
+def compare_modules(ours: Module, theirs: Module, name: str = "") -> Agreement:
+    out = Agreement()
+    for fname, f in ours.functions.items():
+        g = theirs.functions.get(fname)
+        if g is None:
+            out.structural.append(f"{name}: @{fname} missing in Shardy's result")
+            continue
+        for i, (a, b) in enumerate(zip(f.args, g.args)):
+            out.add(f"{name}@{fname} arg {i}", a.mapping, b.mapping)
+        for i, (a, b) in enumerate(zip(f.result_types, g.result_types)):
+            ma = a.mapping if isinstance(a, DistributedTensorType) else None
+            mb = b.mapping if isinstance(b, DistributedTensorType) else None
+            out.add(f"{name}@{fname} result {i}", ma, mb)
+        fo, go = _non_constant_ops(f), _non_constant_ops(g)
+        names_a = [o.name for o in fo]
+        names_b = ["sharding_constraint" if o.name == "reshard" else o.name for o in go]
+        if names_a != names_b:
+            out.structural.append(f"{name}@{fname}: op sequences differ")
+            continue
+        for k, (a, b) in enumerate(zip(fo, go)):
+            for ra, rb in zip(a.results, b.results):
+                out.add(f"{name}@{fname} op {k} ({a.name})", ra.mapping, rb.mapping)
+    return out
