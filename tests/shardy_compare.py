@@ -14,10 +14,15 @@ from ir.core import Module, Operation
 from ir.types import DistributedTensorType
 
 
-def _non_constant_ops(func) -> list[Operation]:
+def _non_constant_ops(func, skip_dead: bool = False) -> list[Operation]:
+    from passes.propagation.driver import dead_ops
+
     constant: set[int] = set()
+    dead = dead_ops(func) if skip_dead else set()
     out = []
     for op in func.body:
+        if id(op) in dead:
+            continue
         derived = op.name in ("broadcast_in_dim", "reshape", "convert") and all(
             v.defining_op is not None and id(v.defining_op) in constant for v in op.operands
         )
@@ -59,7 +64,7 @@ def compare_modules(ours: Module, theirs: Module, name: str = "") -> Agreement:
             ma = a.mapping if isinstance(a, DistributedTensorType) else None
             mb = b.mapping if isinstance(b, DistributedTensorType) else None
             out.add(f"{name}@{fname} result {i}", ma, mb)
-        fo, go = _non_constant_ops(f), _non_constant_ops(g)
+        fo, go = _non_constant_ops(f, skip_dead=True), _non_constant_ops(g)
         names_a = [o.name for o in fo]
         names_b = ["sharding_constraint" if o.name == "reshard" else o.name for o in go]
         if names_a != names_b:
@@ -69,3 +74,27 @@ def compare_modules(ours: Module, theirs: Module, name: str = "") -> Agreement:
             for ra, rb in zip(a.results, b.results):
                 out.add(f"{name}@{fname} op {k} ({a.name})", ra.mapping, rb.mapping)
     return out
+
+
+def shardy_pipeline_until_propagation() -> str:
+    """jaxlib's `sdy-propagation-pipeline`, cut right after its propagation pass."""
+    from jax._src.interpreters import mlir as jmlir
+    from jax._src.lib.mlir import passmanager
+
+    with jmlir.make_ir_context():
+        text = str(passmanager.PassManager.parse("builtin.module(sdy-propagation-pipeline)"))
+    text = text.replace("sdy-save-module,", "").replace(",sdy-save-module", "")
+    start = text.index("sdy-user-priority-propagate")
+    end = text.index("}", start) + 1
+    return text[:end] + ")"
+
+
+def run_shardy(text: str, pipeline: str) -> str:
+    """Run jaxlib's Shardy passes on StableHLO+sdy text in-process."""
+    from jax._src.interpreters import mlir as jmlir
+    from jax._src.lib.mlir import ir, passmanager
+
+    with jmlir.make_ir_context():
+        module = ir.Module.parse(text)
+        passmanager.PassManager.parse(pipeline).run(module.operation)
+        return str(module)

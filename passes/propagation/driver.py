@@ -58,15 +58,37 @@ def identity_rule(shape: tuple[int, ...], num_operands: int = 1) -> OpShardingRu
     return OpShardingRule(tuple(shape), tuple(dims for _ in range(num_operands)), (dims,))
 
 
-def walk_order(module: Module) -> list[Operation]:
-    """Ops top-down, a callee's body right after its first call (as if inlined there, which is
-    the order Shardy visits a call's named computation in); uncalled functions last."""
+# Ops Shardy never erases as dead: they have effects or pin shardings.
+_NEVER_DEAD = ("return", "sharding_group", "sharding_constraint", "call", "custom_call")
+
+
+def can_be_dead(op: Operation) -> bool:
+    return op.name not in _NEVER_DEAD and bool(op.results)
+
+
+def dead_ops(func: Function) -> set[int]:
+    """Ops whose results nothing live uses (transitively): the ops propagation erases."""
+    dead: set[int] = set()
+    for op in reversed(func.body):
+        if not can_be_dead(op):
+            continue
+        if all(id(u.op) in dead for r in op.results for u in r.uses):
+            dead.add(id(op))
+    return dead
+
+
+def walk_order(module: Module, erased: set[int] | frozenset[int] = frozenset()) -> list[Operation]:
+    """Ops top-down (but `erased` ones), a callee's body right after its first call (as if
+    inlined there, which is the order Shardy visits a call's named computation in); uncalled
+    functions last."""
     out: list[Operation] = []
     seen: set[str] = set()
 
     def visit(func: Function) -> None:
         seen.add(func.name)
         for op in func.body:
+            if id(op) in erased:
+                continue
             out.append(op)
             if op.name == "call":
                 callee = module.lookup_function(attr(op, "callee").name)
@@ -103,6 +125,10 @@ class PropagationState:
     origins: OriginTracker | None = None
     no_rule: dict[str, Operation] = field(default_factory=dict)
     visits: int = 0
+    # Ops erased as dead so far. MLIR's rewrite driver (which runs Shardy's propagation)
+    # erases an op with no uses when it pops it from the worklist, so a dead op is gone for the
+    # ops after it, and its operands' uses drop; shardc keeps the op in the IR but replays that.
+    erased: set[int] = field(default_factory=set)
 
 
 def build_state(
@@ -125,6 +151,10 @@ def build_state(
             state.callers.setdefault(attr(op, "callee").name, []).append(op)
     _unify_groups(state)
     return state
+
+
+def live_uses(v: Value, erased: set[int]) -> int:
+    return sum(1 for u in v.uses if id(u.op) not in erased)
 
 
 def _unify_groups(state: PropagationState) -> None:
@@ -163,13 +193,14 @@ class Driver:
         self._stack: list[Operation] = []
         self._queued: set[int] = set()
         self._current: Operation | None = None
+        self._erased = state.erased
 
     # ----- the worklist ----------------------------------------------------------------------
 
     def run(self) -> None:
         module = self.state.module
         self._sync_func_results()
-        ops = walk_order(module)
+        ops = walk_order(module, self._erased)
         for sweep in range(MAX_SWEEPS):
             self._stack = list(reversed(ops))
             self._queued = {id(op) for op in ops}
@@ -177,6 +208,8 @@ class Driver:
             while self._stack:
                 op = self._stack.pop()
                 self._queued.discard(id(op))
+                if self._erase_if_dead(op):
+                    continue
                 if self._visit(op):
                     changed = True
             if not changed:
@@ -186,11 +219,31 @@ class Driver:
                     f"propagation did not converge after {MAX_SWEEPS} sweeps over the module "
                     f"({self.state.visits} op visits); this is a bug in shardc, please report it"
                 )
-            ops = walk_order(module)
+            ops = walk_order(module, self._erased)
         self._sync_func_results()
+
+    def _erase_if_dead(self, op: Operation) -> bool:
+        """MLIR's driver erases an op nothing uses any more, then revisits its operands'
+        defining ops that are left with at most one other user."""
+        if id(op) in self._erased:
+            return True
+        if not can_be_dead(op) or any(live_uses(r, self._erased) for r in op.results):
+            return False
+        self._erased.add(id(op))
+        for v in op.operands:
+            d = v.defining_op
+            if d is not None and id(d) not in self._erased:
+                others = {
+                    id(u.op) for u in v.uses if u.op is not op and id(u.op) not in self._erased
+                }
+                if len(others) <= 1:
+                    self._notify(d)
+        return True
 
     def _notify(self, op: Operation | None) -> None:
         if op is None or op is self._current or id(op) in self._queued:
+            return
+        if id(op) in self._erased:
             return
         self._queued.add(id(op))
         self._stack.append(op)

@@ -8,11 +8,18 @@ leave `replicated`; propagate again; then p2, and so on. A p0 decision is never 
 Op priorities (per user-priority round): the driver runs once per stage, each stage widening
 the set of (op, factor) pairs that may propagate (the union of the stage functions so far):
 
-  0. pass-through ops: element-wise ops, reshape, transpose and data-flow edges (calls);
-  1. pass-through factors of every op; `broadcast_in_dim` backward only;
-  2. every factor of every op.
+  0. pass-through ops (element-wise ops, reshape, transpose, sharding_constraint, call edges)
+     whose operands each have a single use;
+  1. pass-through ops, any number of uses;
+  2. pass-through factors of every op; `broadcast_in_dim` backward only;
+  3. every factor of every op; `broadcast_in_dim` backward only;
+  4. every factor of every op, both directions.
 
-Each stage is a full aggressive (or basic) propagation to a fixed point.
+Each stage is a full aggressive (or basic) propagation to a fixed point. This is the schedule
+of the Shardy in jaxlib 0.10.2, found by running it in-process (tests/test_shardy_live.py): the
+older three-stage schedule in Shardy's public history gives different answers, e.g. a
+constraint must win over a transpose whose operand has several uses
+(tests/filecheck/propagate.mlir, `@constraint_before_multi_use_transpose`).
 """
 
 from __future__ import annotations
@@ -24,7 +31,7 @@ from ir.core import Function, Module, Operation, Value
 from ir.mapping import DimSharding, NamedMapping
 from ir.ops import ELEMENTWISE, get_op_def
 from ir.types import DistributedTensorType
-from passes.propagation.driver import Driver, PropagationState
+from passes.propagation.driver import Driver, PropagationState, live_uses
 from passes.propagation.factor_propagation import PropagationDirection
 from passes.rules.rule import OpShardingRule
 
@@ -36,17 +43,37 @@ FORWARD = PropagationDirection.FORWARD
 StageFn = Callable[[Operation | None, OpShardingRule, int], PropagationDirection]
 
 
+def _is_pass_through_op(op: Operation | None) -> bool:
+    if op is None:  # a data-flow edge (call argument/result)
+        return True
+    op_def = get_op_def(op.name)
+    if op_def is not None and op_def.has(ELEMENTWISE):
+        return True
+    return op.name in PASS_THROUGH_OPS
+
+
+def _pass_through_single_use(
+    op: Operation | None, rule: OpShardingRule, factor: int, dead: set[int]
+) -> PropagationDirection:
+    if not _is_pass_through_op(op):
+        return NONE
+    if op is not None and any(live_uses(v, dead) != 1 for v in op.operands):
+        return NONE
+    return BOTH
+
+
 def _pass_through_ops(
     op: Operation | None, rule: OpShardingRule, factor: int
 ) -> PropagationDirection:
-    if op is None:  # a data-flow edge (call argument/result)
-        return BOTH
-    op_def = get_op_def(op.name)
-    if op_def is not None and op_def.has(ELEMENTWISE):
-        return BOTH
-    if op.name in ("reshape", "transpose"):
-        return BOTH
-    return NONE
+    return BOTH if _is_pass_through_op(op) else NONE
+
+
+def _any_broadcast_backward(
+    op: Operation | None, rule: OpShardingRule, factor: int
+) -> PropagationDirection:
+    if op is not None and op.name == "broadcast_in_dim":
+        return BACKWARD
+    return BOTH
 
 
 def _pass_through_factors(
@@ -63,16 +90,28 @@ def _any(op: Operation | None, rule: OpShardingRule, factor: int) -> Propagation
     return BOTH
 
 
-OP_PRIORITY_STAGES: tuple[StageFn, ...] = (_pass_through_ops, _pass_through_factors, _any)
+PASS_THROUGH_OPS = ("reshape", "transpose", "sharding_constraint")
+
+OP_PRIORITY_STAGES: tuple[Callable[..., PropagationDirection], ...] = (
+    _pass_through_single_use,
+    _pass_through_ops,
+    _pass_through_factors,
+    _any_broadcast_backward,
+    _any,
+)
 
 
-def stage_direction(stage: int) -> StageFn:
+def stage_direction(stage: int, dead: set[int] = frozenset()) -> StageFn:  # type: ignore[assignment]
+    """The union of stages 0..`stage`. Uses by `dead` ops (erased by Shardy) do not count."""
     fns = OP_PRIORITY_STAGES[: stage + 1]
 
     def direction(op: Operation | None, rule: OpShardingRule, factor: int) -> PropagationDirection:
         d = NONE
         for fn in fns:
-            d = d.union(fn(op, rule, factor))
+            if fn is _pass_through_single_use:
+                d = d.union(_pass_through_single_use(op, rule, factor, dead))
+            else:
+                d = d.union(fn(op, rule, factor))
             if d is BOTH:
                 break
         return d
@@ -85,7 +124,7 @@ def run_op_priority(state: PropagationState, op_priority: bool, label: str) -> N
         Driver(state, lambda op, rule, f: BOTH, label).run()
         return
     for stage in range(len(OP_PRIORITY_STAGES)):
-        Driver(state, stage_direction(stage), f"{label}op stage {stage}").run()
+        Driver(state, stage_direction(stage, state.erased), f"{label}op stage {stage}").run()
 
 
 # ----- user priorities -----------------------------------------------------------------------

@@ -228,3 +228,22 @@ func @main(%a: tensor<8x8xf32, <@m, [{"x"}, {"y"}]>>) -> tensor<8x8xf32> {
   %0 = call %a {callee = @relu} : tensor<8x8xf32>
   return %0
 }
+
+// -----
+
+// Op priorities: a sharding_constraint is a pass-through op whose operand has one use, so it
+// propagates (stage 0) before the transpose, whose operand has two uses (stage 1): "a2" is
+// already taken on dim 0 when the transpose forwards dim 1, which keeps only "a2":(1)2.
+// CHECK-LABEL: func @constraint_before_multi_use_transpose
+// CHECK: %[[T:.*]] = transpose %{{.*}} {permutation = [1, 0]} : tensor<8x2xf32, <@mesh, [{"a2":(2)2, ?}, {"a0":(1)2, "a2":(1)2, ?}]>>
+// CHECK-NEXT: sharding_constraint %[[T]] : tensor<8x2xf32, <@mesh, [{"a2":(2)2, ?}, {"a0":(1)2, "a2":(1)2, ?}]>>
+mesh @mesh = <["a0"=4, "a2"=4]>
+
+func @constraint_before_multi_use_transpose(%y: tensor<2x8xf32>) -> tensor<2x8xf32, <@mesh, [{"a0":(1)2, "a2", ?}, {}]>> {
+  %0 = constant {value = dense<0.0>} : tensor<f32>
+  %1 = reduce %y, %0 {dimensions = [0], kind = add} : tensor<8xf32>
+  %2 = broadcast_in_dim %1 {broadcast_dimensions = [1]} : tensor<2x8xf32>
+  %3 = transpose %2 {permutation = [1, 0]} : tensor<8x2xf32>
+  %4 = sharding_constraint %3 : tensor<8x2xf32, <@mesh, [{"a2":(2)2, ?}, {?}]>>
+  return %2
+}

@@ -2,7 +2,9 @@
 
 // Every decided axis names the annotation it came from and the op it travelled through.
 // CHECK: func @main(%{{.*}}: tensor<16x64xf32, <@m, [{"dp"}, {}]>> {shardc.origin = "{\"dp\" = input: 0}"}
-// CHECK: dot_general {{.*}}shardc.origin = "{\"dp\" = input: 0 via dot_general (priority 0, op stage 1), \"tp\" = input: 1 via dot_general (priority 0, op stage 1)}"
+// The constraint reaches the matmul first (stage 0: it and tanh are pass-through ops with a
+// single use), so "tp" on the matmul's result comes from the constraint, not from %w1.
+// CHECK: dot_general {{.*}}shardc.origin = "{\"dp\" = input: 0 via dot_general (priority 0, op stage 2), \"tp\" = constraint %c via tanh (priority 0, op stage 0)}"
 // CHECK: tanh {{.*}}shardc.origin = "{\"dp\" = input: 0 via tanh
 // CHECK: sharding_constraint {{.*}}\"tp\" = constraint %c}"
 mesh @m = <["dp"=2, "tp"=4]>

@@ -1,0 +1,161 @@
+"""The cost report: what every collective moves, and the peak live memory per device.
+
+    collective_report(module) -> {
+        "collectives": [{"kind", "axes", "global_shape", "local_shape", "dtype",
+                         "bytes_per_device", "ring_bytes_per_device", "group_size", "groups",
+                         "value", "function"}, ...],
+        "total_comm_bytes", "total_ring_bytes", "by_kind", "by_axis",
+        "peak_memory_bytes_per_device",
+    }
+
+The keys are CLI.md's (`shardc compile --report json` adds mesh, values, warnings and timings);
+the cost model and every field are documented in docs/cost.md. Per-collective numbers come from
+the planner's own step costs (`passes.collectives.steps`), so a plan's cost and the report agree.
+Pure: reads the module, changes nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from ir.core import Function, Module, Operation, Value
+from ir.diagnostics import VerifyError
+from ir.printer import Namer
+from ir.types import element_bytes, shard_shape
+from passes.collectives import CollectivePermute
+from passes.lower_collectives import op_step
+
+COLLECTIVES = frozenset(
+    {"all_gather", "all_slice", "all_to_all", "collective_permute", "all_reduce", "reduce_scatter"}
+)
+
+
+def local_bytes(v: Value) -> int:
+    """Bytes one device holds for `v`: its padded local shard (ceil(n/k) per split dim)."""
+    t = v.type
+    return math.prod(shard_shape(t.shape, t.mapping)) * element_bytes(t.dtype)
+
+
+def _permuted_axes(op: Operation) -> list[str]:
+    """The mesh axes whose place in the layout a collective_permute changes."""
+    src, dst = op.operand(0).mapping, op.result.mapping
+    assert src is not None and dst is not None
+    names: list[str] = []
+    for a, b in zip(src.dims, dst.dims, strict=True):
+        if a.axes != b.axes:
+            for ref in (*a.axes, *b.axes):
+                if ref.name not in names:
+                    names.append(ref.name)
+    order = src.mesh.axis_names
+    return sorted(names, key=order.index)
+
+
+def collective_entry(op: Operation, name: str) -> dict[str, Any]:
+    """One collective's report entry (CLI.md's fields, plus `function`)."""
+    v = op.operand(0)
+    assert v.mapping is not None, "collectives verify that their operand has a sharding"
+    step = op_step(op)
+    shape, dtype, mapping = v.type.shape, v.type.dtype, v.mapping
+    if not isinstance(step, CollectivePermute):
+        entry = step.report_entry(shape, dtype, mapping)
+    else:
+        # NOTE: `CollectivePermute.report_entry` asks its base for groups, which a permute does
+        # not have; its fields are assembled here, with (source, target) pairs as its groups.
+        entry = {
+            "kind": step.kind,
+            "axes": _permuted_axes(op),
+            "global_shape": list(shape),
+            "local_shape": list(shard_shape(shape, mapping)),
+            "dtype": dtype,
+            "bytes_per_device": step.bytes_per_device(shape, dtype, mapping),
+            "ring_bytes_per_device": step.ring_bytes(shape, dtype, mapping),
+            "group_size": 2,
+            "groups": [list(p) for p in step.pairs(mapping)],
+        }
+    entry["value"] = name
+    return entry
+
+
+def _axis_names(entry: dict[str, Any]) -> list[str]:
+    """Mesh axis names of an entry's axes (a sub-axis `x:(1)2` counts for `x`)."""
+    names: list[str] = []
+    for a in entry["axes"]:
+        name = a.split(":", 1)[0]
+        if name not in names:
+            names.append(name)
+    return names
+
+
+def collective_report(module: Module) -> dict[str, Any]:
+    """CLI.md's collective and memory keys for `module` (see the module docstring)."""
+    collectives: list[dict[str, Any]] = []
+    for func in module.functions.values():
+        namer = Namer(func)
+        for op in func.body:
+            if op.name in COLLECTIVES:
+                entry = collective_entry(op, namer(op.result))
+                entry["function"] = func.name
+                collectives.append(entry)
+    by_kind: dict[str, dict[str, int]] = {}
+    by_axis: dict[str, int] = {}
+    for e in collectives:
+        kind = by_kind.setdefault(e["kind"], {"count": 0, "bytes": 0})
+        kind["count"] += 1
+        kind["bytes"] += e["bytes_per_device"]
+        for name in _axis_names(e):
+            by_axis[name] = by_axis.get(name, 0) + e["bytes_per_device"]
+    main = _entry_function(module)
+    return {
+        "collectives": collectives,
+        "total_comm_bytes": sum(e["bytes_per_device"] for e in collectives),
+        "total_ring_bytes": sum(e["ring_bytes_per_device"] for e in collectives),
+        "by_kind": by_kind,
+        "by_axis": by_axis,
+        "peak_memory_bytes_per_device": 0 if main is None else peak_memory(module, main),
+    }
+
+
+def _entry_function(module: Module) -> Function | None:
+    if not module.functions:
+        return None
+    try:
+        return module.main
+    except VerifyError:  # only private functions: report the first one
+        return next(iter(module.functions.values()))
+
+
+def peak_memory(module: Module, func: Function, _memo: dict[str, int] | None = None) -> int:
+    """Peak over `func`'s ops of the bytes one device holds for live values.
+
+    Arguments are live from entry, a result from its op; a value dies after its last use
+    (returned values live to the end; an unused result dies at once). While an op runs its
+    operands and results are both live. A `call` adds the callee's own peak beyond its arguments.
+    """
+    memo = {} if _memo is None else _memo
+    if func.name in memo:
+        return memo[func.name]
+    memo[func.name] = 0  # recursion guard: a recursive call adds nothing more
+    ops = list(func.body)
+    last_use: dict[Value, int] = {}
+    for i, op in enumerate(ops):
+        for v in op.operands:
+            last_use[v] = i
+    live = sum(local_bytes(a) for a in func.args)
+    peak = live
+    live -= sum(local_bytes(a) for a in func.args if a not in last_use)
+    for i, op in enumerate(ops):
+        produced = sum(local_bytes(r) for r in op.results)
+        transient = produced
+        if op.name == "call":
+            callee = module.lookup_function(op.attr("callee").name)
+            if callee is not None:
+                inner = peak_memory(module, callee, memo) - sum(local_bytes(a) for a in callee.args)
+                transient = max(produced, inner)
+        peak = max(peak, live + transient)
+        live += produced
+        dead = {v for v in op.operands if last_use.get(v) == i}
+        dead.update(r for r in op.results if not r.uses)
+        live -= sum(local_bytes(v) for v in dead)
+    memo[func.name] = peak
+    return peak

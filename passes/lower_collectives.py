@@ -1,0 +1,196 @@
+"""`lower-collectives`: each `reshard` becomes the cheapest sequence of collectives.
+
+    shardc opt model.mlir -p insert-reshards,lower-collectives
+    shardc opt model.mlir -p 'lower-collectives{cost=bytes}'        # plan by buffer bytes
+    shardc opt model.mlir -p 'lower-collectives{planner=greedy}'    # the obvious plan
+
+    %1 = reshard %0 : tensor<16x64xf32, <@m, [{}, {"x"}]>>          # %0: [{"x"}, {}]
+  becomes
+    %1 = all_to_all %0 {axes = ["x"], src_dim = 0, tgt_dim = 1}
+         : tensor<16x64xf32, <@m, [{}, {"x"}]>>
+
+The plan comes from `passes.collectives.plan_reshard` (A* over layouts, ring-model bytes per
+device; SEMANTICS.md §5). Every emitted collective carries the sharding it produces in its result
+type, so the op verifiers check each step. A reshard whose operand is unreduced plans the
+reduction too (`all_reduce`, or `reduce_scatter` when the target shards a dim on those axes).
+
+A reshard the planner cannot express (different meshes, sub-axes without a common
+decomposition, or steps the IR's collective ops cannot spell) stays a `reshard` and is reported
+with `ctx.warn`; a reshard that asks for something impossible (creating unreduced axes) is a
+located `PassError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from ir.core import Module, Operation, Value
+from ir.diagnostics import PassError, ShardcError
+from ir.mapping import NamedMapping
+from ir.ops import verify_operation
+from ir.types import DistributedTensorType
+from passes.collectives import (
+    AllGather,
+    AllReduce,
+    AllSlice,
+    AllToAll,
+    CollectivePermute,
+    Plan,
+    ReduceScatter,
+    Step,
+    greedy_plan,
+    plan_reshard,
+)
+from passes.collectives.planner import COST_MODELS
+from passes.manager import Pass, PassContext, register_alias, register_pass
+
+PLANNERS = ("optimal", "greedy")
+
+
+def step_op(step: Step) -> tuple[str, dict[str, Any]]:
+    """The IR op name and attributes of one planned collective."""
+    if isinstance(step, AllGather):
+        return "all_gather", {"gathering_axes": step.gathering_axes}
+    if isinstance(step, AllSlice):
+        return "all_slice", {"slicing_axes": step.slicing_axes}
+    if isinstance(step, AllToAll):
+        return "all_to_all", {
+            "axes": step.axes,
+            "src_dim": step.src_dim,
+            "tgt_dim": step.tgt_dim,
+        }
+    if isinstance(step, CollectivePermute):
+        return "collective_permute", {}
+    if isinstance(step, AllReduce):
+        return "all_reduce", {"reduction_axes": step.reduction_axes}
+    if isinstance(step, ReduceScatter):
+        return "reduce_scatter", {"scatter_axes": step.reduce_scatter_axes}
+    raise AssertionError(f"unknown step {step!r}")
+
+
+def op_step(op: Operation) -> Step:
+    """The planner step an IR collective performs (inverse of `step_op`)."""
+    name = op.name
+    if name == "all_gather":
+        return AllGather(op.attr("gathering_axes"))
+    if name == "all_slice":
+        return AllSlice(op.attr("slicing_axes"))
+    if name == "all_to_all":
+        return AllToAll(op.attr("axes"), op.attr("src_dim"), op.attr("tgt_dim"))
+    if name == "collective_permute":
+        return CollectivePermute(op.result.mapping)
+    if name == "all_reduce":
+        return AllReduce(op.attr("reduction_axes"))
+    if name == "reduce_scatter":
+        return ReduceScatter(op.attr("scatter_axes"))
+    raise AssertionError(f"'{name}' is not a collective")
+
+
+@register_pass("lower-collectives")
+@dataclass(frozen=True)
+class LowerCollectives(Pass):
+    """Lower every reshard to its cheapest sequence of collectives (Shardy's
+    sdy-reshard-to-collectives)."""
+
+    cost: str = "ring"
+    planner: str = "optimal"
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        if self.cost not in COST_MODELS:
+            raise PassError(f"lower-collectives: cost must be one of {', '.join(COST_MODELS)}")
+        if self.planner not in PLANNERS:
+            raise PassError(f"lower-collectives: planner must be one of {', '.join(PLANNERS)}")
+        stats = ctx.data.setdefault(
+            "lower_collectives", {"reshards": 0, "collectives": 0, "kept": 0, "ring_bytes": 0}
+        )
+        for func in module.functions.values():
+            for op in list(func.body):
+                if op.name != "reshard" or op.parent is None:
+                    continue
+                plan = self.plan(op, ctx)
+                if plan is None:
+                    stats["kept"] += 1
+                    continue
+                if self.rewrite(op, plan, ctx):
+                    stats["reshards"] += 1
+                    stats["collectives"] += len(plan.steps)
+                    stats["ring_bytes"] += plan.ring_bytes
+                else:
+                    stats["kept"] += 1
+
+    def plan(self, op: Operation, ctx: PassContext) -> Plan | None:
+        v, dst = op.operand(0), op.result.mapping
+        src = v.mapping
+        if src is None:  # no mapping: replicated
+            src = NamedMapping.fully_replicated(dst.mesh, v.type.rank)
+            v.set_mapping(src)
+        if src.unreduced and dst.unreduced and src.unreduced_op != dst.unreduced_op:
+            raise PassError(
+                f"'reshard' of {_label(v)} turns unreduced {src.unreduced_op.value} partials into "
+                f"{dst.unreduced_op.value} partials; no collective does that",
+                op.loc,
+            )
+        missing = [a for a in dst.unreduced if a not in src.unreduced]
+        if missing:
+            raise PassError(
+                f"'reshard' of {_label(v)} to {dst} asks for unreduced axes its operand {src} "
+                "does not have; a reshard cannot create partial values",
+                op.loc,
+            )
+        planner = plan_reshard if self.planner == "optimal" else greedy_plan
+        try:
+            return planner(v.type.shape, v.type.dtype, src, dst, cost=self.cost)
+        except ShardcError as e:
+            ctx.warn(
+                f"'reshard' of {_label(v)} from {src} to {dst} is kept: the planner cannot "
+                f"express it ({e.message})",
+                op.loc,
+            )
+            return None
+
+    def rewrite(self, op: Operation, plan: Plan, ctx: PassContext) -> bool:
+        """Replace `op` by the plan's collectives; False (and a warning) if the IR's collective
+        ops cannot spell a step."""
+        source = op.operand(0)
+        if not plan.steps:
+            op.result.replace_all_uses_with(source)
+            op.erase()
+            return True
+        shape, dtype = source.type.shape, source.type.dtype
+        built: list[Operation] = []
+        value: Value = source
+        block = op.parent
+        assert block is not None
+        try:
+            for step, layout in zip(plan.steps, plan.layouts[1:], strict=True):
+                name, attrs = step_op(step)
+                result = DistributedTensorType(shape, dtype, layout)
+                new = block.insert_before(op, Operation(name, [value], [result], attrs, op.loc))
+                built.append(new)
+                verify_operation(new)
+                value = new.result
+        except ShardcError as e:
+            for new in reversed(built):
+                new.erase()
+            ctx.warn(
+                f"'reshard' of {_label(source)} is kept: step '{step.kind}' of its plan "
+                f"({', '.join(plan.kinds)}) cannot be written as an IR op ({e.message})",
+                op.loc,
+            )
+            return False
+        value.name_hint = op.result.name_hint
+        op.result.replace_all_uses_with(value)
+        op.erase()
+        return True
+
+
+def _label(v: Value) -> str:
+    if v.name_hint:
+        return f"%{v.name_hint}"
+    if v.is_argument:
+        return f"argument {v.index}"
+    return f"result {v.index} of '{v.owner.name}'"  # type: ignore[union-attr]
+
+
+register_alias("sdy-reshard-to-collectives", "lower-collectives")

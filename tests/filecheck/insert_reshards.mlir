@@ -1,0 +1,216 @@
+// insert-reshards: every op computes locally; data movement becomes explicit `reshard`s.
+// RUN: shardc opt %s -p insert-reshards --split-input-file | filecheck %s
+// RUN: shardc opt %s -p sdy-insert-explicit-reshards{enable-full-version=true} --split-input-file | filecheck %s
+
+// Megatron MLP: column- then row-parallel. Both dots compute locally; the second leaves its
+// result unreduced on "tp" and the only reshard is the reduction before the return.
+// CHECK-LABEL: func @megatron
+// CHECK-NEXT: %[[H:.*]] = dot_general %x, %w1 {{.*}} : tensor<16x256xf32, <@mesh, [{"dp"}, {"tp"}]>>
+// CHECK-NEXT: %[[A:.*]] = tanh %[[H]] : tensor<16x256xf32, <@mesh, [{"dp"}, {"tp"}]>>
+// CHECK-NEXT: %[[Y:.*]] = dot_general %[[A]], %w2 {{.*}} : tensor<16x64xf32, <@mesh, [{"dp"}, {}], unreduced={"tp"}>>
+// CHECK-NEXT: %[[R:.*]] = reshard %[[Y]] : tensor<16x64xf32, <@mesh, [{"dp"}, {}]>>
+// CHECK-NEXT: return %[[R]]
+mesh @mesh = <["dp"=2, "tp"=4]>
+func @megatron(%x: tensor<16x64xf32, <@mesh, [{"dp"}, {}]>>, %w1: tensor<64x256xf32, <@mesh, [{}, {"tp"}]>>, %w2: tensor<256x64xf32, <@mesh, [{"tp"}, {}]>>) -> tensor<16x64xf32, <@mesh, [{"dp"}, {}]>> {
+  %h = dot_general %x, %w1 {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<16x256xf32, <@mesh, [{"dp"}, {"tp"}]>>
+  %a = tanh %h : tensor<16x256xf32, <@mesh, [{"dp"}, {"tp"}]>>
+  %y = dot_general %a, %w2 {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<16x64xf32, <@mesh, [{"dp"}, {?}]>>
+  return %y
+}
+
+// -----
+
+// Data parallel + tensor parallel, already compatible: nothing to insert; open dims close.
+// CHECK-LABEL: func @dp_tp
+// CHECK-NEXT: %[[D:.*]] = dot_general %x, %w {{.*}} : tensor<16x256xf32, <@mesh, [{"dp"}, {"tp"}]>>
+// CHECK-NEXT: %[[B:.*]] = add %[[D]], %[[D]] : tensor<16x256xf32, <@mesh, [{"dp"}, {"tp"}]>>
+// CHECK-NEXT: return %[[B]]
+// CHECK-NOT: reshard
+mesh @mesh = <["dp"=2, "tp"=4]>
+func @dp_tp(%x: tensor<16x64xf32, <@mesh, [{"dp"}, {}]>>, %w: tensor<64x256xf32, <@mesh, [{}, {"tp"}]>>) -> tensor<16x256xf32, <@mesh, [{"dp"}, {"tp"}]>> {
+  %0 = dot_general %x, %w {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<16x256xf32, <@mesh, [{"dp", ?}, {"tp", ?}]>>
+  %1 = add %0, %0 : tensor<16x256xf32, <@mesh, [{"dp"}, {"tp"}]>>
+  return %1
+}
+
+// -----
+
+// Conflicting operand shardings: the factor the larger tensors agree on wins, so the smaller
+// operand %b is the one resharded.
+// CHECK-LABEL: func @conflict
+// CHECK-NEXT: %[[RB:.*]] = reshard %b : tensor<8x32xf32, <@m, [{}, {}]>>
+// CHECK-NEXT: %[[D:.*]] = dot_general %a, %[[RB]] {{.*}} : tensor<64x8xf32, <@m, [{"x"}, {}]>>
+// CHECK-NEXT: return %[[D]]
+mesh @m = <["x"=4, "y"=2]>
+func @conflict(%a: tensor<64x32xf32, <@m, [{"x"}, {}]>>, %b: tensor<8x32xf32, <@m, [{}, {"x"}]>>) -> tensor<64x8xf32, <@m, [{"x"}, {}]>> {
+  %0 = dot_general %a, %b {lhs_contracting_dims = [1], rhs_contracting_dims = [1]} : tensor<64x8xf32, <@m, [{"x"}, {}]>>
+  return %0
+}
+
+// -----
+
+// Element-wise ops with conflicting operands: the operand that disagrees with the result and
+// the other operand is resharded (an axis moving dims).
+// CHECK-LABEL: func @elementwise_conflict
+// CHECK-NEXT: %[[RB:.*]] = reshard %b : tensor<16x64xf32, <@m, [{"x"}, {}]>>
+// CHECK-NEXT: %[[S:.*]] = add %a, %[[RB]] : tensor<16x64xf32, <@m, [{"x"}, {}]>>
+// CHECK-NEXT: return %[[S]]
+mesh @m = <["x"=4, "y"=2]>
+func @elementwise_conflict(%a: tensor<16x64xf32, <@m, [{"x"}, {}]>>, %b: tensor<16x64xf32, <@m, [{}, {"x"}]>>) -> tensor<16x64xf32, <@m, [{"x"}, {}]>> {
+  %0 = add %a, %b : tensor<16x64xf32, <@m, [{"x"}, {}]>>
+  return %0
+}
+
+// -----
+
+// Shardy's dot_incompatible_same_non_contracting_dims_out_empty: k="y" (both operands) wins,
+// then j="x"; the lhs loses "x", the result is unreduced on "y".
+// CHECK-LABEL: func @dot_incompatible
+// CHECK-NEXT: %[[L:.*]] = reshard %arg0 : tensor<8x32xf32, <@m, [{}, {"y"}]>>
+// CHECK-NEXT: %[[D:.*]] = dot_general %[[L]], %arg1 {{.*}} : tensor<8x16xf32, <@m, [{}, {"x"}], unreduced={"y"}>>
+// CHECK-NEXT: %[[R:.*]] = reshard %[[D]] : tensor<8x16xf32, <@m, [{}, {}]>>
+// CHECK-NEXT: return %[[R]]
+mesh @m = <["x"=4, "y"=2]>
+func @dot_incompatible(%arg0: tensor<8x32xf32, <@m, [{"x"}, {"y"}]>>, %arg1: tensor<32x16xf32, <@m, [{"y"}, {"x"}]>>) -> tensor<8x16xf32, <@m, [{}, {}]>> {
+  %0 = dot_general %arg0, %arg1 {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<8x16xf32, <@m, [{}, {}]>>
+  return %0
+}
+
+// -----
+
+// One value used twice with two different layouts gets two reshards.
+// CHECK-LABEL: func @a_times_a
+// CHECK-NEXT: %[[L:.*]] = reshard %a : tensor<16x16xf32, <@m, [{"x"}, {}]>>
+// CHECK-NEXT: %[[R:.*]] = reshard %a : tensor<16x16xf32, <@m, [{}, {"y"}]>>
+// CHECK-NEXT: %[[D:.*]] = dot_general %[[L]], %[[R]] {{.*}} : tensor<16x16xf32, <@m, [{"x"}, {"y"}]>>
+// CHECK-NEXT: return %[[D]]
+mesh @m = <["x"=4, "y"=2]>
+func @a_times_a(%a: tensor<16x16xf32, <@m, [{"x"}, {"y"}]>>) -> tensor<16x16xf32, <@m, [{"x"}, {"y"}]>> {
+  %0 = dot_general %a, %a {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<16x16xf32, <@m, [{"x"}, {"y"}]>>
+  return %0
+}
+
+// -----
+
+// A sharded contracting dim whose result is wanted sharded on the same axis: the dot result
+// stays unreduced and the consumer reshards it directly (a reduce_scatter once lowered).
+// CHECK-LABEL: func @unreduced_to_sharded
+// CHECK-NEXT: %[[D:.*]] = dot_general %a, %b {{.*}} : tensor<8x16xf32, <@m, [{"x"}, {}], unreduced={"y"}>>
+// CHECK-NEXT: %[[R:.*]] = reshard %[[D]] : tensor<8x16xf32, <@m, [{"x"}, {"y"}]>>
+// CHECK-NEXT: %[[T:.*]] = tanh %[[R]] : tensor<8x16xf32, <@m, [{"x"}, {"y"}]>>
+// CHECK-NEXT: return %[[T]]
+mesh @m = <["x"=4, "y"=2]>
+func @unreduced_to_sharded(%a: tensor<8x32xf32, <@m, [{"x"}, {"y"}]>>, %b: tensor<32x16xf32, <@m, [{"y"}, {}]>>) -> tensor<8x16xf32, <@m, [{"x"}, {"y"}]>> {
+  %0 = dot_general %a, %b {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<8x16xf32, <@m, [{"x"}, {"y"}]>>
+  %1 = tanh %0 : tensor<8x16xf32, <@m, [{"x"}, {"y"}]>>
+  return %1
+}
+
+// -----
+
+// Two consumers that need the same reduced layout share one reshard.
+// CHECK-LABEL: func @shared_reduction
+// CHECK-NEXT: %[[D:.*]] = dot_general {{.*}} unreduced={"y"}>>
+// CHECK-NEXT: %[[R:.*]] = reshard %[[D]] : tensor<8x16xf32, <@m, [{"x"}, {}]>>
+// CHECK-NEXT: %[[T:.*]] = tanh %[[R]]
+// CHECK-NEXT: %[[S:.*]] = add %[[T]], %[[R]]
+// CHECK-NEXT: return %[[S]]
+mesh @m = <["x"=4, "y"=2]>
+func @shared_reduction(%a: tensor<8x32xf32, <@m, [{"x"}, {"y"}]>>, %b: tensor<32x16xf32, <@m, [{"y"}, {}]>>) -> tensor<8x16xf32, <@m, [{"x"}, {}]>> {
+  %0 = dot_general %a, %b {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<8x16xf32, <@m, [{"x"}, {}]>>
+  %1 = tanh %0 : tensor<8x16xf32, <@m, [{"x"}, {}]>>
+  %2 = add %1, %0 : tensor<8x16xf32, <@m, [{"x"}, {}]>>
+  return %2
+}
+
+// -----
+
+// Function results honour their declared shardings.
+// CHECK-LABEL: func @result_reshard
+// CHECK-NEXT: %[[T:.*]] = tanh %a : tensor<16x64xf32, <@m, [{"x"}, {}]>>
+// CHECK-NEXT: %[[R:.*]] = reshard %[[T]] : tensor<16x64xf32, <@m, [{}, {"x"}]>>
+// CHECK-NEXT: return %[[R]], %[[T]]
+mesh @m = <["x"=4, "y"=2]>
+func @result_reshard(%a: tensor<16x64xf32, <@m, [{"x"}, {}]>>) -> (tensor<16x64xf32, <@m, [{}, {"x"}]>>, tensor<16x64xf32, <@m, [{"x"}, {}]>>) {
+  %0 = tanh %a : tensor<16x64xf32, <@m, [{"x"}, {}]>>
+  return %0, %0
+}
+
+// -----
+
+// sharding_constraint becomes a reshard, or disappears when it changes nothing; sharding
+// groups and propagation barriers are dropped.
+// CHECK-LABEL: func @constraints
+// CHECK-NEXT: %[[C:.*]] = reshard %a : tensor<16x16xf32, <@m, [{"x"}, {"y"}]>>
+// CHECK-NEXT: %[[T:.*]] = tanh %[[C]] : tensor<16x16xf32, <@m, [{"x"}, {"y"}]>>
+// CHECK-NEXT: return %[[T]]
+mesh @m = <["x"=4, "y"=2]>
+func @constraints(%a: tensor<16x16xf32, <@m, [{"x"}, {}]>>) -> tensor<16x16xf32, <@m, [{"x"}, {"y"}]>> {
+  %0 = sharding_constraint %a : tensor<16x16xf32, <@m, [{"x"}, {"y"}]>>
+  %1 = sharding_constraint %0 : tensor<16x16xf32, <@m, [{"x"}, {"y"}]>>
+  sharding_group %1 {group_id = 0}
+  %2 = propagation_barrier %1 {allowed_direction = FORWARD} : tensor<16x16xf32, <@m, [{"x"}, {"y"}]>>
+  %3 = tanh %2 : tensor<16x16xf32, <@m, [{"x"}, {"y"}]>>
+  return %3
+}
+
+// -----
+
+// Permutation factors must be unsharded: a slice along a sharded dim gathers it first.
+// CHECK-LABEL: func @slice
+// CHECK-NEXT: %[[R:.*]] = reshard %a : tensor<16x8xf32, <@m, [{}, {"y"}]>>
+// CHECK-NEXT: %[[S:.*]] = slice %[[R]] {{.*}} : tensor<8x8xf32, <@m, [{}, {"y"}]>>
+// CHECK-NEXT: %[[B:.*]] = reshard %[[S]] : tensor<8x8xf32, <@m, [{"x"}, {"y"}]>>
+// CHECK-NEXT: return %[[B]]
+mesh @m = <["x"=4, "y"=2]>
+func @slice(%a: tensor<16x8xf32, <@m, [{"x"}, {"y"}]>>) -> tensor<8x8xf32, <@m, [{"x"}, {"y"}]>> {
+  %0 = slice %a {start_indices = [0, 0], limit_indices = [8, 8], strides = [1, 1]} : tensor<8x8xf32, <@m, [{"x"}, {"y"}]>>
+  return %0
+}
+
+// -----
+
+// Sub-axes: a reshape splits "x" across two dims; the result is then sharded further.
+// CHECK-LABEL: func @sub_axes
+// CHECK-NEXT: %[[R:.*]] = reshape %a : tensor<32xf32, <@m, [{"x"}]>>
+// CHECK-NEXT: %[[S:.*]] = reshard %[[R]] : tensor<32xf32, <@m, [{"x":(1)2}]>>
+// CHECK-NEXT: return %[[S]]
+mesh @m = <["x"=4, "y"=2]>
+func @sub_axes(%a: tensor<2x16xf32, <@m, [{"x":(1)2}, {"x":(2)2}]>>) -> tensor<32xf32, <@m, [{"x":(1)2}]>> {
+  %0 = reshape %a : tensor<32xf32, <@m, [{"x"}]>>
+  return %0
+}
+
+// -----
+
+// An op without a sharding rule computes on replicated operands and gives a replicated result.
+// CHECK-LABEL: func @no_rule
+// CHECK-NEXT: %[[R:.*]] = reshard %a : tensor<16xf32, <@m, [{}]>>
+// CHECK-NEXT: %[[C:.*]] = custom_call %[[R]] {{.*}} : tensor<16xf32, <@m, [{}]>>
+// CHECK-NEXT: %[[S:.*]] = reshard %[[C]] : tensor<16xf32, <@m, [{"x"}]>>
+// CHECK-NEXT: return %[[S]]
+mesh @m = <["x"=4, "y"=2]>
+func @no_rule(%a: tensor<16xf32, <@m, [{"x"}]>>) -> tensor<16xf32, <@m, [{"x"}]>> {
+  %0 = custom_call %a {call_target_name = "opaque"} : tensor<16xf32, <@m, [{"x"}]>>
+  return %0
+}
+
+// -----
+
+// Calls: operands are resharded to the callee's argument shardings; the call produces the
+// callee's result sharding and its users reshard from that.
+// CHECK-LABEL: func private @callee
+// CHECK-LABEL: func @caller
+// CHECK-NEXT: %[[A:.*]] = reshard %a : tensor<16xf32, <@m, [{"y"}]>>
+// CHECK-NEXT: %[[C:.*]] = call %[[A]] {callee = @callee} : tensor<16xf32, <@m, [{"y"}]>>
+// CHECK-NEXT: %[[R:.*]] = reshard %[[C]] : tensor<16xf32, <@m, [{"x"}]>>
+// CHECK-NEXT: return %[[R]]
+mesh @m = <["x"=4, "y"=2]>
+func private @callee(%v: tensor<16xf32, <@m, [{"y"}]>>) -> tensor<16xf32, <@m, [{"y"}]>> {
+  %0 = tanh %v : tensor<16xf32, <@m, [{"y"}]>>
+  return %0
+}
+func @caller(%a: tensor<16xf32, <@m, [{"x"}]>>) -> tensor<16xf32, <@m, [{"x"}]>> {
+  %0 = call %a {callee = @callee} : tensor<16xf32, <@m, [{"x"}]>>
+  return %0
+}
