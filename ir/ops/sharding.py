@@ -46,16 +46,49 @@ def _mappings(op: Operation) -> tuple[NamedMapping, NamedMapping]:
     return src, dst
 
 
-def _axes_per_dim(m: NamedMapping) -> list[tuple]:
-    return [d.axes for d in m.dims]
+# Axis lists are compared as "atoms": every (sub-)axis is cut at each boundary any ref of the
+# same axis uses, so `{"x"}` minus `"x":(2)2` is `{"x":(1)2}` on an axis of size 4.
+Atom = tuple[str, int, int]  # axis name, [lo, hi) as products of the more-major sizes
 
 
-def _expect(op: Operation, dims: list[tuple], unreduced: tuple, dst: NamedMapping) -> None:
-    got = _axes_per_dim(dst)
-    if got != [tuple(d) for d in dims] or tuple(dst.unreduced) != tuple(unreduced):
-        want = "[" + ", ".join("{" + axes_text(d) + "}" for d in dims) + "]"
-        if unreduced:
-            want += f" unreduced={{{axes_text(unreduced)}}}"
+def _cuts(mesh, groups) -> dict[str, set[int]]:
+    cuts: dict[str, set[int]] = {}
+    for refs in groups:
+        for r in refs:
+            lo, hi = r.interval(mesh)
+            cuts.setdefault(r.name, {1, mesh.axis_size(r.name)}).update((lo, hi))
+    return cuts
+
+
+def _atoms(refs, mesh, cuts) -> list[Atom]:
+    out: list[Atom] = []
+    for r in refs:
+        lo, hi = r.interval(mesh)
+        if lo == hi:  # an axis of size 1: one (empty) atom of its own
+            out.append((r.name, lo, hi))
+            continue
+        points = sorted(c for c in cuts[r.name] if lo <= c <= hi)
+        out.extend((r.name, a, b) for a, b in zip(points, points[1:]))
+    return out
+
+
+class _AtomView:
+    """One op's operand/result shardings and attribute axes, cut into comparable atoms."""
+
+    def __init__(self, src: NamedMapping, dst: NamedMapping, extra) -> None:
+        self.mesh = src.mesh
+        groups = [d.axes for d in src.dims] + [d.axes for d in dst.dims]
+        groups += [src.unreduced, dst.unreduced, *extra]
+        self.cuts = _cuts(self.mesh, groups)
+
+    def of(self, refs) -> list[Atom]:
+        return _atoms(refs, self.mesh, self.cuts)
+
+
+def _expect(op: Operation, view: _AtomView, dims, unreduced, dst: NamedMapping, want) -> None:
+    got = [view.of(d.axes) for d in dst.dims]
+    got_unreduced = sorted(view.of(dst.unreduced))
+    if got != dims or got_unreduced != sorted(unreduced):
         raise op_error(op, f"result sharding {dst} does not match what the op produces: {want}")
 
 
@@ -64,13 +97,14 @@ def _verify_all_gather(op: Operation) -> None:
     per_dim = attr(op, "gathering_axes")
     if len(per_dim) != src.rank:
         raise op_error(op, f"gathering_axes needs one entry per dim ({src.rank})")
+    view = _AtomView(src, dst, per_dim)
     dims = []
-    for d, (axes, gather) in enumerate(zip(_axes_per_dim(src), per_dim)):
-        k = len(gather)
-        if k and tuple(axes[len(axes) - k :]) != tuple(gather):
+    for d, (dim, gather) in enumerate(zip(src.dims, per_dim)):
+        have, drop = view.of(dim.axes), view.of(gather)
+        if drop and have[len(have) - len(drop) :] != drop:
             raise op_error(op, f"dim {d} is not sharded minor-most on {{{axes_text(gather)}}}")
-        dims.append(axes[: len(axes) - k])
-    _expect(op, dims, src.unreduced, dst)
+        dims.append(have[: len(have) - len(drop)])
+    _expect(op, view, dims, view.of(src.unreduced), dst, "the operand minus the gathered axes")
 
 
 def _verify_all_slice(op: Operation) -> None:
@@ -78,8 +112,9 @@ def _verify_all_slice(op: Operation) -> None:
     per_dim = attr(op, "slicing_axes")
     if len(per_dim) != src.rank:
         raise op_error(op, f"slicing_axes needs one entry per dim ({src.rank})")
-    dims = [tuple(axes) + tuple(s) for axes, s in zip(_axes_per_dim(src), per_dim)]
-    _expect(op, dims, src.unreduced, dst)
+    view = _AtomView(src, dst, per_dim)
+    dims = [view.of(dim.axes) + view.of(extra) for dim, extra in zip(src.dims, per_dim)]
+    _expect(op, view, dims, view.of(src.unreduced), dst, "the operand plus the sliced axes")
 
 
 def _verify_all_to_all(op: Operation) -> None:
@@ -88,13 +123,14 @@ def _verify_all_to_all(op: Operation) -> None:
     s, t = attr(op, "src_dim"), attr(op, "tgt_dim")
     if not (0 <= s < src.rank and 0 <= t < src.rank) or s == t:
         raise op_error(op, f"src_dim {s} and tgt_dim {t} must be distinct dims of rank {src.rank}")
-    dims = [tuple(a) for a in _axes_per_dim(src)]
-    k = len(axes)
-    if k == 0 or dims[s][len(dims[s]) - k :] != tuple(axes):
+    view = _AtomView(src, dst, [axes])
+    dims = [view.of(d.axes) for d in src.dims]
+    moved = view.of(axes)
+    if not moved or dims[s][len(dims[s]) - len(moved) :] != moved:
         raise op_error(op, f"dim {s} is not sharded minor-most on {{{axes_text(axes)}}}")
-    dims[s] = dims[s][: len(dims[s]) - k]
-    dims[t] = dims[t] + tuple(axes)
-    _expect(op, dims, src.unreduced, dst)
+    dims[s] = dims[s][: len(dims[s]) - len(moved)]
+    dims[t] = dims[t] + moved
+    _expect(op, view, dims, view.of(src.unreduced), dst, f"the axes moved from dim {s} to {t}")
 
 
 def _verify_collective_permute(op: Operation) -> None:
@@ -108,11 +144,13 @@ def _verify_collective_permute(op: Operation) -> None:
 def _verify_all_reduce(op: Operation) -> None:
     src, dst = _mappings(op)
     axes = attr(op, "reduction_axes")
-    missing = [a for a in axes if a not in src.unreduced]
-    if missing:
-        raise op_error(op, f"operand is not unreduced on {{{axes_text(missing)}}}")
-    remaining = tuple(a for a in src.unreduced if a not in axes)
-    _expect(op, _axes_per_dim(src), remaining, dst)
+    view = _AtomView(src, dst, [axes])
+    pending, reduced = view.of(src.unreduced), view.of(axes)
+    if any(a not in pending for a in reduced):
+        raise op_error(op, f"operand is not unreduced on {{{axes_text(axes)}}}")
+    remaining = [a for a in pending if a not in reduced]
+    dims = [view.of(d.axes) for d in src.dims]
+    _expect(op, view, dims, remaining, dst, "the operand with those axes reduced")
 
 
 def _verify_reduce_scatter(op: Operation) -> None:
@@ -120,13 +158,14 @@ def _verify_reduce_scatter(op: Operation) -> None:
     per_dim = attr(op, "scatter_axes")
     if len(per_dim) != src.rank:
         raise op_error(op, f"scatter_axes needs one entry per dim ({src.rank})")
-    flat = [a for d in per_dim for a in d]
-    missing = [a for a in flat if a not in src.unreduced]
-    if missing:
-        raise op_error(op, f"operand is not unreduced on {{{axes_text(missing)}}}")
-    remaining = tuple(a for a in src.unreduced if a not in flat)
-    dims = [tuple(axes) + tuple(s) for axes, s in zip(_axes_per_dim(src), per_dim)]
-    _expect(op, dims, remaining, dst)
+    view = _AtomView(src, dst, per_dim)
+    pending = view.of(src.unreduced)
+    scattered = [a for d in per_dim for a in view.of(d)]
+    if any(a not in pending for a in scattered):
+        raise op_error(op, "operand is not unreduced on the scattered axes")
+    remaining = [a for a in pending if a not in scattered]
+    dims = [view.of(d.axes) + view.of(extra) for d, extra in zip(src.dims, per_dim)]
+    _expect(op, view, dims, remaining, dst, "the operand reduced and scattered on those axes")
 
 
 register(

@@ -1,0 +1,117 @@
+// The spmd pass: global-view program -> per-device program (docs/spmd.md).
+// RUN: shardc opt %s -p spmd --split-input-file | filecheck %s
+// RUN: shardc opt %s -p spmd --split-input-file | shardc opt - --split-input-file | filecheck %s
+
+// Megatron on dp x tp: local shapes, one all_reduce over "tp" with its two device groups, and
+// the global shapes and shardings recorded on the function.
+// CHECK-LABEL: func @main(
+// CHECK-SAME: %[[X:.*]]: tensor<4x16xf32>, %[[W1:.*]]: tensor<16x8xf32>, %[[W2:.*]]: tensor<8x16xf32>) -> tensor<4x16xf32>
+// CHECK-SAME: attributes {mesh = @m, in_shapes = {{\[}}[8, 16], [16, 32], [32, 16]],
+// CHECK-SAME: in_shardings = [<@m, [{"dp"}, {}]>, <@m, [{}, {"tp"}]>, <@m, [{"tp"}, {}]>],
+// CHECK-SAME: out_shapes = {{\[}}[8, 16]], out_shardings = [<@m, [{"dp"}, {}]>]}
+// CHECK-NEXT: %[[H:.*]] = dot_general %[[X]], %[[W1]] {{.*}} : tensor<4x8xf32>
+// CHECK-NEXT: %[[T:.*]] = tanh %[[H]] : tensor<4x8xf32>
+// CHECK-NEXT: %[[P:.*]] = dot_general %[[T]], %[[W2]] {{.*}} : tensor<4x16xf32>
+// CHECK-NEXT: %[[R:.*]] = spmd.all_reduce %[[P]] {axes = ["tp"], kind = add, groups = {{\[}}[0, 1, 2, 3], [4, 5, 6, 7]]} : tensor<4x16xf32>
+// CHECK-NEXT: return %[[R]]
+mesh @m = <["dp"=2, "tp"=4]>
+
+func @main(%x: tensor<8x16xf32, <@m, [{"dp"}, {}]>>, %w1: tensor<16x32xf32, <@m, [{}, {"tp"}]>>, %w2: tensor<32x16xf32, <@m, [{"tp"}, {}]>>) -> tensor<8x16xf32, <@m, [{"dp"}, {}]>> {
+  %0 = dot_general %x, %w1 {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<8x32xf32, <@m, [{"dp"}, {"tp"}]>>
+  %1 = tanh %0 : tensor<8x32xf32, <@m, [{"dp"}, {"tp"}]>>
+  %2 = dot_general %1, %w2 {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<8x16xf32, <@m, [{"dp"}, {}], unreduced={"tp"}>>
+  %3 = all_reduce %2 {reduction_axes = ["tp"]} : tensor<8x16xf32, <@m, [{"dp"}, {}]>>
+  return %3
+}
+
+// -----
+
+// 10 over 4 (blocks of 3, the last holding 1): all_gather concatenates 12 rows and slices the
+// 10 real ones; all_slice and all_to_all pad the split dim (6 -> 8) to whole parts first.
+// CHECK: func @main(%[[A:.*]]: tensor<3x6xf32>) -> (tensor<10x2xf32>, tensor<10x2xf32>)
+// CHECK-NEXT: %[[G:.*]] = spmd.all_gather %[[A]] {axes = ["x"], dim = 0, groups = {{\[}}[0, 1, 2, 3]]} : tensor<12x6xf32>
+// CHECK-NEXT: %[[S:.*]] = slice %[[G]] {start_indices = [0, 0], limit_indices = [10, 6]} : tensor<10x6xf32>
+// CHECK-NEXT: %[[Z:.*]] = constant {value = dense<0.0>} : tensor<f32>
+// CHECK-NEXT: %[[P:.*]] = pad %[[S]], %[[Z]] {edge_padding_low = [0, 0], edge_padding_high = [0, 2]} : tensor<10x8xf32>
+// CHECK-NEXT: %[[SL:.*]] = spmd.all_slice %[[P]] {axes = ["x"], dim = 1, groups = {{\[}}[0, 1, 2, 3]]} : tensor<10x2xf32>
+// CHECK-NEXT: %[[P2:.*]] = pad %[[A]], %[[Z]] {{.*}} : tensor<3x8xf32>
+// CHECK-NEXT: %[[A2A:.*]] = spmd.all_to_all %[[P2]] {axes = ["x"], split_dim = 1, concat_dim = 0, groups = {{\[}}[0, 1, 2, 3]]} : tensor<12x2xf32>
+// CHECK-NEXT: %[[S2:.*]] = slice %[[A2A]] {start_indices = [0, 0], limit_indices = [10, 2]} : tensor<10x2xf32>
+// CHECK-NEXT: return %[[SL]], %[[S2]]
+mesh @m = <["x"=4]>
+
+func @main(%a: tensor<10x6xf32, <@m, [{"x"}, {}]>>) -> (tensor<10x6xf32, <@m, [{}, {"x"}]>>, tensor<10x6xf32, <@m, [{}, {"x"}]>>) {
+  %0 = all_gather %a {gathering_axes = [["x"], []]} : tensor<10x6xf32, <@m, [{}, {}]>>
+  %1 = all_slice %0 {slicing_axes = [[], ["x"]]} : tensor<10x6xf32, <@m, [{}, {"x"}]>>
+  %2 = all_to_all %a {axes = ["x"], src_dim = 0, tgt_dim = 1} : tensor<10x6xf32, <@m, [{}, {"x"}]>>
+  return %1, %2
+}
+
+// -----
+
+// An iota along a sharded dim counts from shard index * 3; the reduction masks the padding of
+// the uneven dim with its identity, and the non-identity init is applied by device 0 only.
+// CHECK: func @main(%[[A:.*]]: tensor<3x8xf32>) -> tensor<8xf32>
+// CHECK: %[[IO:.*]] = iota {iota_dimension = 0} : tensor<3x8xf32>
+// CHECK-NEXT: %[[IDX:.*]] = spmd.axis_index {axes = ["x"]} : tensor<i32>
+// CHECK-NEXT: %[[THREE:.*]] = constant {value = dense<3>} : tensor<i32>
+// CHECK-NEXT: %[[OFF:.*]] = multiply %[[IDX]], %[[THREE]] : tensor<i32>
+// CHECK-NEXT: %[[OFFF:.*]] = convert %[[OFF]] : tensor<f32>
+// CHECK-NEXT: %[[OFFB:.*]] = broadcast_in_dim %[[OFFF]] {broadcast_dimensions = []} : tensor<3x8xf32>
+// CHECK-NEXT: %[[GI:.*]] = add %[[IO]], %[[OFFB]] : tensor<3x8xf32>
+// CHECK-NEXT: %[[M:.*]] = multiply %[[A]], %[[GI]] : tensor<3x8xf32>
+// CHECK-NEXT: %[[TEN:.*]] = constant {value = dense<10>} : tensor<i32>
+// CHECK-NEXT: %[[LIM:.*]] = subtract %[[TEN]], %[[OFF]] : tensor<i32>
+// CHECK-NEXT: %[[ROW:.*]] = iota {iota_dimension = 0} : tensor<3x8xi32>
+// CHECK-NEXT: %[[LIMB:.*]] = broadcast_in_dim %[[LIM]] {{.*}} : tensor<3x8xi32>
+// CHECK-NEXT: %[[OK:.*]] = compare %[[ROW]], %[[LIMB]] {comparison_direction = LT} : tensor<3x8xi1>
+// CHECK-NEXT: %[[ZS:.*]] = constant {value = dense<0.0>} : tensor<3x8xf32>
+// CHECK-NEXT: %[[MASKED:.*]] = select %[[OK]], %[[M]], %[[ZS]] : tensor<3x8xf32>
+// CHECK: %[[FIRST:.*]] = compare %[[IDX]], %{{.*}} {comparison_direction = EQ} : tensor<i1>
+// CHECK: %[[INIT:.*]] = select %[[FIRST]], %{{.*}}, %{{.*}} : tensor<f32>
+// CHECK-NEXT: %[[SUM:.*]] = reduce %[[MASKED]], %[[INIT]] {dimensions = [0], kind = add} : tensor<8xf32>
+// CHECK-NEXT: %[[AR:.*]] = spmd.all_reduce %[[SUM]] {axes = ["x"], kind = add, groups = {{\[}}[0, 1, 2, 3]]} : tensor<8xf32>
+// CHECK-NEXT: return %[[AR]]
+mesh @m = <["x"=4]>
+
+func @main(%a: tensor<10x8xf32, <@m, [{"x"}, {}]>>) -> tensor<8xf32, <@m, [{}]>> {
+  %one = constant {value = dense<1.0>} : tensor<f32, <@m, []>>
+  %i = iota {iota_dimension = 0} : tensor<10x8xf32, <@m, [{"x"}, {}]>>
+  %0 = multiply %a, %i : tensor<10x8xf32, <@m, [{"x"}, {}]>>
+  %1 = reduce %0, %one {dimensions = [0], kind = add} : tensor<8xf32, <@m, [{}], unreduced={"x"}>>
+  %2 = all_reduce %1 {reduction_axes = ["x"]} : tensor<8xf32, <@m, [{}]>>
+  return %2
+}
+
+// -----
+
+// An uneven contracting dim is zeroed on both operands before the local dot; reduce_scatter pads
+// the scattered dim (6 -> 8) to whole parts.
+// CHECK: func @main(%[[A:.*]]: tensor<6x3xf32>, %[[B:.*]]: tensor<3x4xf32>) -> tensor<2x4xf32>
+// CHECK: %[[LA:.*]] = select %{{.*}}, %[[A]], %{{.*}} : tensor<6x3xf32>
+// CHECK: %[[LB:.*]] = select %{{.*}}, %[[B]], %{{.*}} : tensor<3x4xf32>
+// CHECK-NEXT: %[[D:.*]] = dot_general %[[LA]], %[[LB]] {{.*}} : tensor<6x4xf32>
+// CHECK: %[[P:.*]] = pad %[[D]], %{{.*}} {edge_padding_low = [0, 0], edge_padding_high = [2, 0]} : tensor<8x4xf32>
+// CHECK-NEXT: %[[RS:.*]] = spmd.reduce_scatter %[[P]] {axes = ["x"], dim = 0, groups = {{\[}}[0, 1, 2, 3]]} : tensor<2x4xf32>
+// CHECK-NEXT: return %[[RS]]
+mesh @m = <["x"=4]>
+
+func @main(%a: tensor<6x10xf32, <@m, [{}, {"x"}]>>, %b: tensor<10x4xf32, <@m, [{"x"}, {}]>>) -> tensor<6x4xf32, <@m, [{"x"}, {}]>> {
+  %0 = dot_general %a, %b {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<6x4xf32, <@m, [{}, {}], unreduced={"x"}>>
+  %1 = reduce_scatter %0 {scatter_axes = [["x"], []]} : tensor<6x4xf32, <@m, [{"x"}, {}]>>
+  return %1
+}
+
+// -----
+
+// collective_permute names [source, target] device ids (device_ids respected).
+// CHECK: func @main(%[[A:.*]]: tensor<2x2xf32>) -> tensor<2x2xf32>
+// CHECK-NEXT: %[[CP:.*]] = spmd.collective_permute %[[A]] {pairs = {{\[}}[3, 3], [0, 1], [1, 0], [2, 2]]} : tensor<2x2xf32>
+// CHECK-NEXT: return %[[CP]]
+mesh @m = <["x"=2, "y"=2], device_ids=[3, 1, 0, 2]>
+
+func @main(%a: tensor<4x4xf32, <@m, [{"x"}, {"y"}]>>) -> tensor<4x4xf32, <@m, [{"y"}, {"x"}]>> {
+  %0 = collective_permute %a : tensor<4x4xf32, <@m, [{"y"}, {"x"}]>>
+  return %0
+}
+
