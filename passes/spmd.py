@@ -507,11 +507,23 @@ def _lower_iota(low: _Lowering, op: Operation) -> None:
 # ----- ops that compute locally -----------------------------------------------------------------
 
 
+def _global_rule(low: _Lowering, op: Operation) -> OpShardingRule | None:
+    """The op's rule for its global shapes (operands may already be rewritten to local values):
+    asked of a detached probe whose operands carry the original global types."""
+    originals = [low.original(v) for v in op.operands]
+    if all(o is v for o, v in zip(originals, op.operands)):
+        return rule_for(op)
+    stubs = [Value(o.type, op, i) for i, o in enumerate(originals)]  # no use-list entries
+    probe = Operation(op.name, [], [r.type for r in op.results], dict(op.attributes), op.loc)
+    probe._operands = stubs  # read-only probe: never linked into a block
+    return rule_for(probe)
+
+
 def _lower_local(low: _Lowering, op: Operation) -> None:
     """Check the op computes locally under its sharding rule, then mask/adjust as it needs."""
     if op.name in ("call", "return"):
         return
-    rule = rule_for(op)
+    rule = _global_rule(low, op)
     if rule is None:
         for v in (*op.operands, *op.results):
             m = low.mapping(v)
@@ -580,7 +592,7 @@ def _check_local(low: _Lowering, op: Operation, rule: OpShardingRule) -> None:
             counts = [product(t.factors[f].axes, mesh) for f in factors]
             parts = [chunk(sizes[f], k) for f, k in zip(factors, counts)]
             last = max((i for i, k in enumerate(counts) if k > 1), default=-1)
-            if math.prod(parts) != local[d] or any(p != 1 for p in parts[:last]):
+            if math.prod(parts) != local[d] or any(p != 1 for p in parts[: max(last, 0)]):
                 raise fail(f"the shards of dim {d} of a {len(factors)}-factor dim are not blocks")
 
 

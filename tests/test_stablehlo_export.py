@@ -12,6 +12,7 @@ from compiler.stablehlo import ExportError, export_stablehlo, import_stablehlo
 from compiler.stablehlo.exporter import format_float
 from ir.attributes import DenseElements
 from ir.core import Function, Module, Operation
+from ir.ops import get_op_def
 from ir.mesh import DeviceMesh
 from ir.parser import parse_module
 from ir.types import DistributedTensorType
@@ -94,7 +95,21 @@ def _structure(module: Module) -> list:
             for j, r in enumerate(op.results):
                 index[id(r)] = (k, j)
             out.append((op.name, [index[id(v)] for v in op.operands],
-                        [r.type for r in op.results], op.attributes))
+                        [r.type for r in op.results], _explicit(op)))
+    return out
+
+
+def _explicit(op) -> dict:
+    """Attributes other than those equal to the op's default (StableHLO prints no defaults)."""
+    op_def = get_op_def(op.name)
+    specs = op_def.attrs if op_def is not None else {}
+    out = {
+        k: v for k, v in op.attributes.items()
+        if not (k in specs and not specs[k].required and v == specs[k].default)
+    }
+    if op.name == "constant":  # f32 literals are compared as the f32 values they denote
+        t = op.results[0].type
+        out["value"] = out["value"].to_numpy(t.shape, t.dtype).tobytes()
     return out
 
 

@@ -1,0 +1,128 @@
+"""`compile(module)`: the default pipeline, from annotated program to per-device program.
+
+    result = compile(module)        # propagate, reshards, collectives, canonicalize, spmd
+    result.module                   # global view: every value sharded, collectives explicit
+    result.spmd                              # the per-device program
+    result.report                            # CLI.md's JSON report as a dict
+    outputs = result.run(inputs, backend="numpy" | "jax")
+
+The global program is kept beside the SPMD one: the report reads collectives and values from
+it, and `--emit native|sdy` prints it.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from ir.core import Module
+from ir.diagnostics import ShardcError
+from ir.mesh import DeviceMesh
+from ir.parser import parse_module
+from ir.printer import print_module
+from ir.types import shard_shape
+from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
+
+DEFAULT_PIPELINE = (
+    "propagation-pipeline,close-shardings,insert-reshards,lower-collectives,canonicalize"
+)
+
+
+@dataclass
+class CompileOptions:
+    pipeline: str = DEFAULT_PIPELINE
+    strategy: str = "aggressive"
+    strict: bool = False
+    verify_each: bool = True
+
+
+@dataclass
+class CompileResult:
+    module: Module  # global view after the pipeline
+    spmd: Module  # the per-device program
+    context: PassContext
+    timings: dict[str, float] = field(default_factory=dict)
+    _report: dict[str, Any] | None = None
+
+    @property
+    def warnings(self) -> list[str]:
+        return [w.render() for w in self.context.warnings]
+
+    @property
+    def report(self) -> dict[str, Any]:
+        if self._report is None:
+            from compiler.report import build_report
+
+            self._report = build_report(self)
+        return self._report
+
+    def run(
+        self,
+        inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
+        backend: str = "numpy",
+    ) -> list[np.ndarray]:
+        """Run the per-device program on every device of the mesh; global arrays in and out."""
+        if backend == "numpy":
+            from compiler.executors.numpy_exec import NumpyExecutor
+
+            return NumpyExecutor(self.spmd).run(inputs)
+        if backend == "jax":
+            from compiler.executors.jax_exec import JaxExecutor
+
+            return JaxExecutor(self.spmd).run(inputs)
+        raise ShardcError(f"unknown backend '{backend}' (expected numpy or jax)")
+
+
+def clone(module: Module) -> Module:
+    """A deep copy (through the exact text round trip)."""
+    return parse_module(print_module(module), "<copy>")
+
+
+def compile(module: Module, options: CompileOptions | None = None) -> CompileResult:  # noqa: A001
+    """Run the default pipeline on a copy of `module`, then lower that to SPMD."""
+    options = options or CompileOptions()
+    load_all_passes()
+    ctx = PassContext(strict=options.strict, verify_each=options.verify_each)
+    start = time.perf_counter()
+    work = clone(module)
+    ctx.timings["copy"] = time.perf_counter() - start
+    pipeline = options.pipeline
+    if options.strategy != "aggressive":
+        pipeline = pipeline.replace(
+            "propagation-pipeline", f"propagation-pipeline{{strategy={options.strategy}}}"
+        )
+    PassManager(parse_pipeline(pipeline), verify_each=options.verify_each).run(work, ctx)
+    spmd = clone(work)
+    PassManager(parse_pipeline("spmd"), verify_each=options.verify_each).run(spmd, ctx)
+    return CompileResult(work, spmd, ctx, dict(ctx.timings))
+
+
+def local_shape(value) -> list[int]:
+    return list(shard_shape(value.type.shape, value.mapping))
+
+
+def with_mesh(text: str, axes: dict[str, int], filename: str = "<input>") -> Module:
+    """Parse native `text` with its (single) mesh's axis sizes replaced by `axes`, or with a
+    mesh `@mesh` of those axes added when the text declares none."""
+    module = parse_module(text, filename)
+    if not module.meshes:
+        mesh = DeviceMesh.create("mesh", axes)
+        return parse_module(f"mesh @mesh = {mesh.text()}\n\n" + text, filename)
+    if len(module.meshes) > 1:
+        raise ShardcError(
+            f"--mesh cannot choose between the {len(module.meshes)} meshes this module declares"
+        )
+    (old,) = module.meshes.values()
+    if set(old.axis_names) != set(axes):
+        raise ShardcError(
+            f"--mesh names axes {sorted(axes)}, but mesh @{old.name} has axes "
+            f"{list(old.axis_names)}; give a size for exactly those axes"
+        )
+    new = DeviceMesh.create(old.name, {a: axes[a] for a in old.axis_names})
+    printed = print_module(module)
+    before = f"mesh @{old.name} = {old.text()}"
+    return parse_module(printed.replace(before, f"mesh @{old.name} = {new.text()}", 1), filename)

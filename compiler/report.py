@@ -1,0 +1,105 @@
+"""The compile report: CLI.md's JSON object, and a readable text rendering of it.
+
+Keys may be added, never renamed (scripts rely on them): `mesh`, `collectives`,
+`total_comm_bytes`, `total_ring_bytes`, `by_kind`, `by_axis`, `peak_memory_bytes_per_device`,
+`values`, `warnings`, `timings_s`. Added here: `meshes` (every mesh, for multi-mesh modules),
+`propagation` (op visits and priority rounds) and `fallbacks` (ops without a sharding rule).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from ir.printer import Namer
+from ir.types import shard_shape
+from passes.cost import collective_report
+
+if TYPE_CHECKING:
+    from compiler.pipeline import CompileResult
+
+
+def _values(result: CompileResult) -> list[dict[str, Any]]:
+    origins = result.context.data.get("origins")
+    out = []
+    for func in result.module.functions.values():
+        name = Namer(func)
+        entries = [(a, "argument") for a in func.args]
+        entries += [(r, op.name) for op in func.body for r in op.results]
+        for v, op_name in entries:
+            m = v.mapping
+            entry: dict[str, Any] = {
+                "name": name(v),
+                "op": op_name,
+                "sharding": m.text() if m is not None else None,
+                "global_shape": list(v.type.shape),
+                "local_shape": list(shard_shape(v.type.shape, m)),
+                "dtype": v.type.dtype,
+                "origin": "",
+            }
+            if len(result.module.functions) > 1:
+                entry["function"] = func.name
+            if origins is not None:
+                entry["origin"] = origins.describe(v)
+            out.append(entry)
+    return out
+
+
+def build_report(result: CompileResult) -> dict[str, Any]:
+    module = result.module
+    meshes = {name: m.shape for name, m in module.meshes.items()}
+    report: dict[str, Any] = {"mesh": next(iter(meshes.values()), {}), "meshes": meshes}
+    report.update(collective_report(module))
+    report["values"] = _values(result)
+    report["warnings"] = result.warnings
+    report["fallbacks"] = sorted(set(result.context.data.get("fallbacks", [])))
+    report["propagation"] = result.context.data.get("propagation", {})
+    report["timings_s"] = {k: round(v, 6) for k, v in result.timings.items()}
+    return report
+
+
+def report_json(report: dict[str, Any]) -> str:
+    return json.dumps(report, indent=2) + "\n"
+
+
+def _bytes(n: int) -> str:
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024  # type: ignore[assignment]
+    return str(n)
+
+
+def report_text(report: dict[str, Any]) -> str:
+    """The report for people: mesh, collectives, totals, memory, warnings."""
+    mesh = ", ".join(f"{k}={v}" for k, v in report["mesh"].items()) or "(none)"
+    lines = [f"mesh: {mesh}", ""]
+    collectives = report["collectives"]
+    if collectives:
+        lines.append(f"collectives ({len(collectives)}):")
+        header = (
+            f"  {'value':>8}  {'kind':<19} {'axes':<14} {'local shape':<16} {'bytes/device':>13}"
+        )
+        lines.append(header)
+        for c in collectives:
+            axes = ",".join(c["axes"]) if isinstance(c["axes"], list) else str(c["axes"])
+            shape = "x".join(str(d) for d in c["local_shape"]) + c["dtype"]
+            lines.append(
+                f"  {c['value']:>8}  {c['kind']:<19} {axes:<14} {shape:<16} "
+                f"{_bytes(c['bytes_per_device']):>13}"
+            )
+    else:
+        lines.append("collectives: none (every op computes on local data)")
+    lines.append("")
+    lines.append(
+        f"total communication per device: {_bytes(report['total_comm_bytes'])} "
+        f"(ring model: {_bytes(report['total_ring_bytes'])})"
+    )
+    for kind, info in sorted(report["by_kind"].items()):
+        lines.append(f"  {kind:<19} x{info['count']:<4} {_bytes(info['bytes'])}")
+    for axis, n in sorted(report["by_axis"].items()):
+        lines.append(f"  over axis {axis!r}: {_bytes(n)}")
+    lines.append(f"peak live memory per device: {_bytes(report['peak_memory_bytes_per_device'])}")
+    for w in report["warnings"]:
+        lines.append(w)
+    return "\n".join(lines) + "\n"
