@@ -106,9 +106,10 @@ register_alias("sdy-user-priority-propagate", "propagate")
 @dataclass(frozen=True)
 class PropagationPipeline(Pass):
     """Shardy's import steps then `propagate`: drop size-1 axes, split constants, apply
-    constraints, propagate."""
+    constraints, propagate (and close every dim with `close=true`)."""
 
     strategy: str = "aggressive"
+    close: bool = False
 
     def run(self, module: Module, ctx: PassContext) -> None:
         from passes.apply_sharding_constraints import apply_constraints
@@ -120,3 +121,12 @@ class PropagationPipeline(Pass):
             split_function(func)
         apply_constraints(module)
         Propagate(strategy=self.strategy).run(module, ctx)
+        if self.close:
+            from passes.close_shardings import CloseShardings
+
+            CloseShardings().run(module, ctx)
+
+
+# Shardy's pipeline also closes every dim; its export steps (explicit reshards, constraints to
+# reshards) are `insert-reshards` here, which `shardc compile` runs. See docs/propagation.md.
+register_alias("sdy-propagation-pipeline", "propagation-pipeline", close="true")

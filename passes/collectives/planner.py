@@ -261,6 +261,13 @@ class _Problem:
 
 
 def _check_pair(shape: Shape, src: NamedMapping, dst: NamedMapping, cost: str) -> None:
+    for m in (src, dst):
+        for ref in (*m.used_axes(), *m.unreduced):
+            if ref.axis_size(m.mesh) == 1:
+                raise ShardingError(
+                    f"reshard uses mesh axis {ref} of size 1, which shards nothing; drop it "
+                    "(the remove-size-one-axes pass does) before lowering to collectives"
+                )
     if cost not in COST_MODELS:
         raise ShardingError(f"unknown cost model {cost!r} (expected one of {list(COST_MODELS)})")
     if src.mesh != dst.mesh:
