@@ -19,6 +19,8 @@ class ReduceOp(enum.Enum):
     MAX = "max"
     MIN = "min"
     PROD = "prod"
+    AND = "and"  # logical for booleans, bitwise for integers (StableHLO's reduce with `and`)
+    OR = "or"
 
     def combine(self, a: np.ndarray, b: np.ndarray) -> np.ndarray:
         """Element-wise combination of two partial results."""
@@ -28,6 +30,10 @@ class ReduceOp(enum.Enum):
             return np.maximum(a, b)
         if self is ReduceOp.MIN:
             return np.minimum(a, b)
+        if self is ReduceOp.AND:
+            return a & b
+        if self is ReduceOp.OR:
+            return a | b
         return a * b
 
     @classmethod

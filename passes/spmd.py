@@ -53,6 +53,8 @@ REDUCE_KIND = {
     ReduceOp.MAX: "maximum",
     ReduceOp.MIN: "minimum",
     ReduceOp.PROD: "multiply",
+    ReduceOp.AND: "and",
+    ReduceOp.OR: "or",
 }
 
 
@@ -81,8 +83,13 @@ def identity_value(kind: str, dtype: str) -> Any:
         return {"add": 0.0, "multiply": 1.0, "maximum": -math.inf, "minimum": math.inf}[kind]
     info = np.iinfo(np.dtype({"i": "int", "u": "uint"}[dtype[0]] + dtype.lstrip("ui")))
     return {
-        "add": 0, "or": 0, "xor": 0, "multiply": 1, "and": -1 if info.min < 0 else int(info.max),
-        "maximum": int(info.min), "minimum": int(info.max),
+        "add": 0,
+        "or": 0,
+        "xor": 0,
+        "multiply": 1,
+        "and": -1 if info.min < 0 else int(info.max),
+        "maximum": int(info.min),
+        "minimum": int(info.max),
     }[kind]
 
 
@@ -114,7 +121,8 @@ def _function_mesh(module: Module, func: Function) -> DeviceMesh | None:
         names = ", ".join(f"@{n}" for n in meshes)
         raise PassError(
             f"@{func.name} uses several meshes ({names}); the SPMD program runs on one mesh "
-            "per function", func.loc
+            "per function",
+            func.loc,
         )
     if meshes:
         return next(iter(meshes.values()))
@@ -208,8 +216,8 @@ class _Lowering:
     def valid(self, shape: tuple[int, ...], d: int, n: int, axes: tuple[AxisRef, ...]) -> Value:
         """i1 of `shape`: true where dim d's global index (shard index * local size + iota) < n.
 
-            %lim = subtract n, axis_index(axes) * shape[d]    ; real elements left in this shard
-            %ok = compare iota(d), broadcast(%lim) LT
+        %lim = subtract n, axis_index(axes) * shape[d]    ; real elements left in this shard
+        %ok = compare iota(d), broadcast(%lim) LT
         """
         key = ("valid", shape, d, n, axes)
         if key not in self.cache:
@@ -299,7 +307,8 @@ class _Lowering:
             if declared is not None and not same_layout(_closed(declared), layout):
                 raise PassError(
                     f"result {i} of @{func.name} is laid out as {layout} but declared "
-                    f"{declared}; run insert-reshards before spmd", func.loc
+                    f"{declared}; run insert-reshards before spmd",
+                    func.loc,
                 )
             out_shardings.append(layout)
         attrs["out_shapes"] = tuple(out_shapes)
@@ -455,7 +464,8 @@ def _lower_identity(low: _Lowering, op: Operation) -> None:
         if src is not None and dst is not None and not same_layout(_closed(src), _closed(dst)):
             raise PassError(
                 f"'{op.name}' op changes the layout from {src} to {dst}; run insert-reshards and "
-                "lower-collectives before spmd", op.loc
+                "lower-collectives before spmd",
+                op.loc,
             )
     low.replace(op, op.operand(0))
 
@@ -530,7 +540,8 @@ def _lower_local(low: _Lowering, op: Operation) -> None:
             if m is not None and not m.is_fully_replicated:
                 raise PassError(
                     f"'{op.name}' op has no sharding rule, so it must be replicated, but it "
-                    f"has sharding {m}", op.loc
+                    f"has sharding {m}",
+                    op.loc,
                 )
         return
     _check_local(low, op, rule)
@@ -663,13 +674,114 @@ def _fix_slice(low: _Lowering, op: Operation, rule: OpShardingRule) -> None:
 
 
 def _fix_gather(low: _Lowering, op: Operation, rule: OpShardingRule) -> None:
-    x = op.operand(0)
+    """Sharded offset dims gather the local slice. A sharded *indexed* dim (a collapsed dim the
+    rule makes a reduction factor, e.g. a vocab-parallel embedding table) gathers from the
+    local rows with indices shifted by the shard's start; rows owned by another device give
+    zeros, so the result is a partial sum (`unreduced`), completed by the all_reduce or
+    reduce_scatter that insert-reshards placed after it."""
+    x, indices = op.operands
     sizes = list(attr(op, "slice_sizes"))
+    collapsed = set(attr(op, "collapsed_slice_dims"))
+    full = low.global_shape(x)
     for d in range(len(sizes)):
-        if low.shards(x, d) > 1:
+        # A sharded dim the gather takes whole takes the whole local block; collapsed and
+        # batching dims keep their slice size 1.
+        if low.shards(x, d) > 1 and sizes[d] == full[d] and d not in collapsed:
             sizes[d] = low.local_shape(x)[d]
     op.attributes["slice_sizes"] = tuple(sizes)
-    _no_sharded_reduction(low, op, rule)
+    m = low.mapping(x)
+    sharded = [
+        (k, d)
+        for k, d in enumerate(attr(op, "start_index_map"))
+        if m is not None and m.num_shards(d) > 1 and d in collapsed
+    ]
+    if sharded:
+        _localize_gather_indices(low, op, sharded)
+
+
+def _localize_gather_indices(low: _Lowering, op: Operation, sharded: list[tuple[int, int]]) -> None:
+    x, indices = op.operands
+    m = low.mapping(x)
+    assert m is not None
+    ivd = attr(op, "index_vector_dim")
+    ishape, itype = low.local_shape(indices), indices.type.dtype
+    rank = len(ishape)
+    batch_shape = tuple(n for i, n in enumerate(ishape) if i != ivd)
+    components: list[Value] = []
+    width = 1 if ivd == rank else ishape[ivd]
+    for k in range(width):
+        if ivd == rank:
+            components.append(indices)
+            continue
+        start = tuple(k if i == ivd else 0 for i in range(rank))
+        limit = tuple(k + 1 if i == ivd else n for i, n in enumerate(ishape))
+        piece = low.emit(
+            "slice",
+            [indices],
+            {"start_indices": start, "limit_indices": limit},
+            tuple(1 if i == ivd else n for i, n in enumerate(ishape)),
+            itype,
+        )
+        components.append(low.emit("reshape", [piece], {}, batch_shape, itype))
+    valid: Value | None = None
+    for k, d in sharded:
+        n, chunk = low.global_shape(x)[d], low.local_shape(x)[d]
+        start = low.offset(m.dims[d].axes, chunk)  # i32: first global row this device holds
+        if itype != "i32":
+            start = low.emit("convert", [start], {}, (), itype)
+        rows = low.emit("subtract", [low.const(n, itype), start], {}, (), itype)
+        rows = low.emit("minimum", [rows, low.const(chunk, itype)], {}, (), itype)
+        b_start = low.emit(
+            "broadcast_in_dim", [start], {"broadcast_dimensions": ()}, batch_shape, itype
+        )
+        b_rows = low.emit(
+            "broadcast_in_dim", [rows], {"broadcast_dimensions": ()}, batch_shape, itype
+        )
+        local = low.emit("subtract", [components[k], b_start], {}, batch_shape, itype)
+        zero = low.emit(
+            "broadcast_in_dim",
+            [low.const(0, itype)],
+            {"broadcast_dimensions": ()},
+            batch_shape,
+            itype,
+        )
+        ge = low.emit(
+            "compare", [local, zero], {"comparison_direction": Keyword("GE")}, batch_shape, "i1"
+        )
+        lt = low.emit(
+            "compare", [local, b_rows], {"comparison_direction": Keyword("LT")}, batch_shape, "i1"
+        )
+        ok = low.emit("and", [ge, lt], {}, batch_shape, "i1")
+        valid = ok if valid is None else low.emit("and", [valid, ok], {}, batch_shape, "i1")
+        components[k] = local
+    if ivd == rank:
+        new_indices = components[0]
+    else:
+        parts = [
+            low.emit(
+                "reshape", [c], {}, tuple(1 if i == ivd else n for i, n in enumerate(ishape)), itype
+            )
+            for c in components
+        ]
+        new_indices = low.emit("concatenate", parts, {"dimension": ivd}, ishape, itype)
+    op.set_operand(1, new_indices)
+    # Zero the rows this device does not own: after the gather, select on the batch positions.
+    assert op.parent is not None and valid is not None
+    result = op.results[0]
+    out_shape, dtype = low.local_shape(result), result.type.dtype
+    offset_dims = set(attr(op, "offset_dims"))
+    batch_dims = tuple(i for i in range(len(out_shape)) if i not in offset_dims)
+    saved = low.anchor
+    low.anchor = op.next
+    mask = low.emit(
+        "broadcast_in_dim", [valid], {"broadcast_dimensions": batch_dims}, out_shape, "i1"
+    )
+    zeros = low.const(0, dtype, out_shape)
+    placeholder = low.emit("select", [mask, zeros, zeros], {}, out_shape, dtype)
+    result.replace_uses_if(placeholder, lambda use: use.op is not placeholder.defining_op)
+    placeholder.defining_op.set_operand(1, result)
+    low.replaced[id(placeholder)] = result
+    low.anchor = saved
 
 
 def _no_sharded_reduction(low: _Lowering, op: Operation, rule: OpShardingRule) -> None:
@@ -677,7 +789,8 @@ def _no_sharded_reduction(low: _Lowering, op: Operation, rule: OpShardingRule) -
         if m is not None and m.unreduced:
             raise PassError(
                 f"'{op.name}' op with a sharded reduction factor (unreduced result) is not "
-                "supported by spmd yet; replicate its indexed dims", op.loc
+                "supported by spmd yet; replicate its indexed dims",
+                op.loc,
             )
 
 
@@ -703,4 +816,3 @@ _LOCAL_FIXES = {
     "gather": _fix_gather,
     "scatter": _no_sharded_reduction,
 }
-

@@ -14,7 +14,7 @@ from compiler.cli import main as shardc
 from compiler.executors.numpy_exec import run_spmd
 from compiler.executors.reference import run_reference
 from compiler.models import MODELS
-from ir.diagnostics import PassError, ShardcError
+from ir.diagnostics import ShardcError
 from ir.parser import parse_module
 from ir.printer import print_module
 from passes.cost import collective_report
@@ -102,12 +102,7 @@ def test_model_matches_reference_on_the_mesh(name: str, preset: str):
     expected = run_reference(parse_module(print_module(module)), inputs)
     assert all(np.isfinite(e).all() for e in expected)
     _run(module, "propagation-pipeline,insert-reshards,lower-collectives,canonicalize")
-    try:
-        _run(module, "spmd")
-    except PassError as e:
-        if "not supported by spmd yet" in e.message:
-            pytest.xfail(e.message)
-        raise
+    _run(module, "spmd")
     got = run_spmd(module, inputs)
     for g, e in zip(got, expected, strict=True):
         np.testing.assert_allclose(g, e, rtol=1e-4, atol=1e-4)

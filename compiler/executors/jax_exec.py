@@ -40,7 +40,7 @@ from ir.placements import ReduceOp
 from ir.types import numpy_dtype, shard_shape
 
 _REDUCE_OP_KIND = {ReduceOp.SUM: "add", ReduceOp.MAX: "maximum", ReduceOp.MIN: "minimum",
-                   ReduceOp.PROD: "multiply"}
+                   ReduceOp.PROD: "multiply", ReduceOp.AND: "and", ReduceOp.OR: "or"}
 _WIDE = ("f64", "i64", "ui64")
 
 

@@ -48,7 +48,7 @@ _UFUNCS: dict[str, np.ufunc] = {
     "and": np.bitwise_and, "or": np.bitwise_or,
 }
 _REDUCE_OP_KIND = {ReduceOp.SUM: "add", ReduceOp.MAX: "maximum", ReduceOp.MIN: "minimum",
-                   ReduceOp.PROD: "multiply"}
+                   ReduceOp.PROD: "multiply", ReduceOp.AND: "and", ReduceOp.OR: "or"}
 
 
 def identity(kind: str, dtype: np.dtype) -> Any:
