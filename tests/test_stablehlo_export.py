@@ -12,8 +12,8 @@ from compiler.stablehlo import ExportError, export_stablehlo, import_stablehlo
 from compiler.stablehlo.exporter import format_float
 from ir.attributes import DenseElements
 from ir.core import Function, Module, Operation
-from ir.ops import get_op_def
 from ir.mesh import DeviceMesh
+from ir.ops import get_op_def
 from ir.parser import parse_module
 from ir.types import DistributedTensorType
 
