@@ -288,7 +288,29 @@ def _legalize(rule: OpShardingRule, axes: AxesPerFactor, mesh: DeviceMesh) -> Ax
                 if axes[f] and (fs.axes != axes[f] or fs.overflow):
                     axes[f] = ()
                     changed = True
+            for f in _uneven_in_merged_dims(tm, axes, rule, mesh):
+                axes[f] = ()
+                changed = True
     return axes
+
+
+def _uneven_in_merged_dims(
+    tm, axes: AxesPerFactor, rule: OpShardingRule, mesh: DeviceMesh
+) -> list[int]:
+    """Factors sharded unevenly inside a dim made of several factors (a reshape's merged dim).
+
+    Padding a factor in the middle of a merged dim would interleave padding with data, so the
+    dim's per-device blocks would not be the contiguous padded shards of the whole dim: such a
+    factor must divide evenly (or stay unsharded)."""
+    out = []
+    for dim in tm:
+        if sum(1 for f in dim if rule.factor_sizes[f] > 1) < 2:
+            continue
+        for f in dim:
+            count = _axes_size(axes[f], mesh) if axes[f] else 1
+            if count > 1 and rule.factor_sizes[f] % count:
+                out.append(f)
+    return out
 
 
 def choose_factor_axes(
@@ -309,7 +331,9 @@ def choose_factor_axes(
     projection = ShardingProjection.build(operands, results, rule, mesh)
     tensors = projection.tensors
     axes = _compatible(rule, tensors)
-    if axes is not None:
+    if axes is not None and not any(
+        _uneven_in_merged_dims(tm, axes, rule, mesh) for tm in rule.mappings
+    ):
         return axes
     non_scalar = [m for m in rule.mappings if m]
     if (
@@ -650,7 +674,10 @@ def _op_problems(module: Module, func: Function, op: Operation) -> list[str]:
     n = op.num_operands
     projection = ShardingProjection.build(mappings[:n], mappings[n:], rule, mesh)
     common: dict[int, tuple[AxisRef, ...]] = {}
-    for t_index, t in enumerate(projection.tensors):
+    for t_index, (t, tm) in enumerate(zip(projection.tensors, rule.mappings)):
+        per_factor = [t.factors[f].axes if f in t.factors else () for f in range(rule.num_factors)]
+        for f in _uneven_in_merged_dims(tm, per_factor, rule, mesh):
+            out.append(f"tensor {t_index} shards factor {f} unevenly inside a merged dim")
         for f, fs in t.factors.items():
             if fs.overflow:
                 out.append(f"tensor {t_index} has overflow axes {axes_text(fs.overflow)}")
