@@ -98,3 +98,24 @@ def run_shardy(text: str, pipeline: str) -> str:
         module = ir.Module.parse(text)
         passmanager.PassManager.parse(pipeline).run(module.operation)
         return str(module)
+
+
+def importable_corpus() -> list[str]:
+    """Names of the stored JAX programs (tests/data/stablehlo/<name>.mlir) shardc imports."""
+    from pathlib import Path
+
+    from compiler.stablehlo import import_stablehlo
+    from ir.diagnostics import ShardcError
+
+    data = Path(__file__).parent / "data" / "stablehlo"
+    names = []
+    for path in sorted(data.glob("*.mlir")):
+        name = path.name[: -len(".mlir")]
+        if "." in name:
+            continue
+        try:
+            import_stablehlo(path.read_text(), str(path))
+        except ShardcError:
+            continue
+        names.append(name)
+    return names

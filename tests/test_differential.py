@@ -13,6 +13,7 @@ from compiler.pipeline import compile, with_mesh
 from ir.parser import parse_module
 from ir.printer import print_module
 from tests.programs import modules
+from tests.shardy_compare import importable_corpus
 
 
 def random_inputs(module, seed: int = 0) -> list[np.ndarray]:
@@ -77,27 +78,7 @@ def test_random_programs_run_like_the_reference(module) -> None:
     check(parse_module(print_module(module)))
 
 
-def _corpus_cases() -> list[str]:
-    from pathlib import Path
-
-    from compiler.stablehlo import import_stablehlo
-    from ir.diagnostics import ShardcError
-
-    data = Path(__file__).parent / "data" / "stablehlo"
-    names = []
-    for path in sorted(data.glob("*.mlir")):
-        name = path.name[: -len(".mlir")]
-        if "." in name:
-            continue
-        try:
-            import_stablehlo(path.read_text(), str(path))
-        except ShardcError:
-            continue
-        names.append(name)
-    return names
-
-
-@pytest.mark.parametrize("name", _corpus_cases())
+@pytest.mark.parametrize("name", importable_corpus())
 def test_jax_programs_compile_and_run_like_the_reference(name: str) -> None:
     """Every JAX program shardc imports compiles and runs sharded to the unsharded result."""
     from pathlib import Path

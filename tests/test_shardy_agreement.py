@@ -12,28 +12,13 @@ from pathlib import Path
 import pytest
 
 from compiler.stablehlo import import_stablehlo
-from ir.diagnostics import ShardcError
 from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
-from tests.shardy_compare import compare_modules
+from tests.shardy_compare import compare_modules, importable_corpus
 
 DATA = Path(__file__).parent / "data" / "stablehlo"
 
 
-def importable_cases() -> list[str]:
-    names = []
-    for path in sorted(DATA.glob("*.mlir")):
-        name = path.name[: -len(".mlir")]
-        if "." in name or not (DATA / "extras" / f"{name}.open.mlir").exists():
-            continue
-        try:
-            import_stablehlo(path.read_text(), str(path))
-        except ShardcError:
-            continue
-        names.append(name)
-    return names
-
-
-CASES = importable_cases()
+CASES = [n for n in importable_corpus() if (DATA / "extras" / f"{n}.open.mlir").exists()]
 
 
 def test_enough_cases_import() -> None:
