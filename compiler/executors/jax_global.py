@@ -1,0 +1,251 @@
+"""The GLOBAL (unsharded) program as a JAX function, for `jax.jit` with shardings of one's own.
+
+    f = global_function(module)                        # f(*arrays) -> tuple of arrays
+    ys = f(x, w1, w2)                                  # eager, or under jax.jit
+    jitted, mesh, ins, outs = jit_global(result.module)   # jit with the module's shardings
+
+Every op is its `jax.lax` / `jax.numpy` counterpart on the whole (logical) tensor, with the
+reference interpreter's semantics (`reference.py`, `kernels.py`): sharding ops and collectives
+are the identity on data (a global program's value is the logical tensor), `reduce` combines
+its init value once, `gather` clamps its start indices, `scatter` drops windows that do not fit.
+This is the JAX/XLA side of the benchmarks: XLA's own SPMD partitioner shards `f` given the
+argument and result shardings, so shardc's sharding decisions can be compared with XLA's on the
+same program. With `mesh=` (a `jax.sharding.Mesh`), `sharding_constraint` and `reshard` become
+`jax.lax.with_sharding_constraint` to the op's closed sharding; without it they are the identity.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from compiler.executors.jax_exec import _JAX_OPS, import_jax
+from ir.core import Function, Module, Operation
+from ir.diagnostics import ExecutionError
+from ir.ops.registry import attr
+from ir.types import numpy_dtype
+
+__all__ = ["global_function", "jit_global"]
+
+# Data-movement ops of a global program: the identity on the logical tensor.
+_IDENTITY = frozenset(
+    {
+        "propagation_barrier",
+        "all_gather",
+        "all_slice",
+        "all_to_all",
+        "collective_permute",
+        "all_reduce",
+        "reduce_scatter",
+    }
+)
+_CONSTRAINTS = frozenset({"sharding_constraint", "reshard"})
+
+
+def global_function(
+    module: Module, function: str = "main", *, mesh: Any = None
+) -> Callable[..., tuple[Any, ...]]:
+    """`@function` of the global program as `f(*arrays) -> tuple` of JAX arrays (traceable).
+
+    `mesh`: a `jax.sharding.Mesh` (e.g. `mesh_to_jax(module.meshes["mesh"])`) to keep the
+    program's `sharding_constraint` / `reshard` ops as `with_sharding_constraint`.
+    """
+    jax = import_jax()
+    func = module.lookup_function(function)
+    if func is None:
+        known = ", ".join(f"@{n}" for n in module.functions) or "none"
+        raise ExecutionError(f"module has no function @{function} (functions: {known})")
+    translator = _Translator(jax, module, mesh)
+
+    def f(*args: Any) -> tuple[Any, ...]:
+        if len(args) != len(func.args):
+            raise ExecutionError(
+                f"@{func.name} takes {len(func.args)} arguments, got {len(args)}", func.loc
+            )
+        return translator.call(func, args)
+
+    f.__name__ = function
+    return f
+
+
+def jit_global(
+    module: Module, function: str = "main", *, mesh: Any = None
+) -> tuple[Any, Any, tuple[Any, ...], tuple[Any, ...]]:
+    """`(jitted, mesh, in_shardings, out_shardings)`: `global_function` under `jax.jit` with the
+    module's argument and result shardings as `NamedSharding`s on `mesh` (default:
+    `mesh_to_jax` of the module's one mesh). The shardings must be closed (compile first)."""
+    jax = import_jax()
+    from compiler.jax_api import mesh_to_jax, to_jax_shardings  # noqa: PLC0415 - needs JAX
+
+    if mesh is None:
+        if len(module.meshes) != 1:
+            raise ExecutionError(
+                f"jit_global needs mesh= for a module with {len(module.meshes)} meshes"
+            )
+        (device_mesh,) = module.meshes.values()
+        mesh = mesh_to_jax(device_mesh)
+    ins, outs = to_jax_shardings(module, mesh, function)
+    f = global_function(module, function, mesh=mesh)
+    return jax.jit(f, in_shardings=ins, out_shardings=outs), mesh, ins, outs
+
+
+class _Translator:
+    """Traces a global function op by op; `call` recurses into callees."""
+
+    def __init__(self, jax: Any, module: Module, mesh: Any):
+        self.jax = jax
+        self.module = module
+        self.mesh = mesh
+
+    def call(self, func: Function, args: Sequence[Any]) -> tuple[Any, ...]:
+        env: dict[int, Any] = {id(a): x for a, x in zip(func.args, args)}
+        for op in func.body:
+            xs = [env[id(v)] for v in op.operands]
+            if op.name == "return":
+                return tuple(xs)
+            try:
+                out = self._op(op, xs)
+            except ExecutionError:
+                raise
+            except Exception as e:
+                raise ExecutionError(
+                    f"'{op.name}' op failed in the JAX global translator: "
+                    f"{type(e).__name__}: {e}", op.loc
+                ) from e
+            if len(op.results) == 1:
+                env[id(op.results[0])] = out
+            else:
+                for r, v in zip(op.results, out, strict=True):
+                    env[id(r)] = v
+        raise ExecutionError(f"function @{func.name} has no return", func.loc)
+
+    def _op(self, op: Operation, xs: list[Any]) -> Any:
+        name = op.name
+        if name in _IDENTITY:
+            return xs[0]
+        if name in _CONSTRAINTS:
+            return self._constraint(op, xs[0])
+        if name == "sharding_group":
+            return ()
+        if name == "call":
+            callee = self.module.lookup_function(attr(op, "callee").name)
+            if callee is None:
+                raise ExecutionError("'call' op calls a function not in the module", op.loc)
+            out = self.call(callee, xs)
+            return out[0] if len(op.results) == 1 else out
+        fn = _GLOBAL_OPS.get(name)
+        if fn is None:
+            raise ExecutionError(f"no JAX translation of op '{name}'", op.loc)
+        return fn(op, *xs)
+
+    def _constraint(self, op: Operation, x: Any) -> Any:
+        mapping = op.results[0].mapping
+        if self.mesh is None or mapping is None or not mapping.is_fully_resolved:
+            return x
+        from compiler.jax_api import _named_sharding  # noqa: PLC0415 - needs JAX
+
+        sharding = _named_sharding(mapping, self.mesh, f"'{op.name}' op")
+        return self.jax.lax.with_sharding_constraint(x, sharding)
+
+
+# ----- ops the SPMD executor's table lacks or treats differently ---------------------------------
+
+
+def _lax() -> Any:
+    from jax import lax  # noqa: PLC0415 - optional dependency
+
+    return lax
+
+
+def _total_order_key(x: Any) -> Any:
+    """Signed integers ordering floats as TOTALORDER (-NaN < -inf < -0 < +0 < NaN)."""
+    lax = _lax()
+    itype = np.dtype(f"i{np.dtype(x.dtype).itemsize}")
+    bits = lax.bitcast_convert_type(x, itype)
+    mask = np.array(np.iinfo(itype).max, dtype=itype)
+    return lax.select(bits < 0, lax.bitwise_xor(bits, lax.full_like(bits, mask)), bits)
+
+
+def _compare(op: Operation, a: Any, b: Any) -> Any:
+    lax = _lax()
+    compare_type = attr(op, "compare_type")
+    kind = compare_type.word if compare_type is not None else None
+    dtype = np.dtype(a.dtype)
+    if kind == "TOTALORDER" and dtype.kind in "fV":
+        a, b = _total_order_key(a), _total_order_key(b)
+    elif kind == "UNSIGNED" and dtype.kind == "i":
+        utype = np.dtype(f"u{dtype.itemsize}")
+        a, b = lax.bitcast_convert_type(a, utype), lax.bitcast_convert_type(b, utype)
+    elif kind == "SIGNED" and dtype.kind == "u":
+        itype = np.dtype(f"i{dtype.itemsize}")
+        a, b = lax.bitcast_convert_type(a, itype), lax.bitcast_convert_type(b, itype)
+    fn = {"EQ": lax.eq, "NE": lax.ne, "GE": lax.ge, "GT": lax.gt, "LE": lax.le, "LT": lax.lt}
+    return fn[attr(op, "comparison_direction").word](a, b)
+
+
+def _indices_last(indices: Any, index_vector_dim: int) -> tuple[Any, Callable[[int], int]]:
+    """Indices with the index vector as the last dim (what `jax.lax` wants), and the map from
+    an indices dim (other than the index vector dim) to its new number."""
+    rank = indices.ndim
+    if index_vector_dim == rank:
+        return indices[..., None], lambda d: d
+    moved = _lax().transpose(
+        indices, [d for d in range(rank) if d != index_vector_dim] + [index_vector_dim]
+    )
+    return moved, lambda d: d if d < index_vector_dim else d - 1
+
+
+def _gather(op: Operation, operand: Any, indices: Any) -> Any:
+    lax = _lax()
+    indices, renumber = _indices_last(indices, attr(op, "index_vector_dim"))
+    dims = lax.GatherDimensionNumbers(
+        offset_dims=tuple(attr(op, "offset_dims")),
+        collapsed_slice_dims=tuple(attr(op, "collapsed_slice_dims")),
+        start_index_map=tuple(attr(op, "start_index_map")),
+        operand_batching_dims=tuple(attr(op, "operand_batching_dims")),
+        start_indices_batching_dims=tuple(
+            renumber(d) for d in attr(op, "start_indices_batching_dims")
+        ),
+    )
+    return lax.gather(
+        operand, indices, dims, tuple(attr(op, "slice_sizes")),
+        mode=lax.GatherScatterMode.CLIP,
+    )
+
+
+def _scatter(op: Operation, operand: Any, indices: Any, updates: Any) -> Any:
+    lax = _lax()
+    indices, renumber = _indices_last(indices, attr(op, "index_vector_dim"))
+    dims = lax.ScatterDimensionNumbers(
+        update_window_dims=tuple(attr(op, "update_window_dims")),
+        inserted_window_dims=tuple(attr(op, "inserted_window_dims")),
+        scatter_dims_to_operand_dims=tuple(attr(op, "scatter_dims_to_operand_dims")),
+        operand_batching_dims=tuple(attr(op, "input_batching_dims")),
+        scatter_indices_batching_dims=tuple(
+            renumber(d) for d in attr(op, "scatter_indices_batching_dims")
+        ),
+    )
+    fn = {
+        "replace": lax.scatter, "add": lax.scatter_add, "multiply": lax.scatter_mul,
+        "maximum": lax.scatter_max, "minimum": lax.scatter_min,
+    }[attr(op, "kind").word]
+    return fn(operand, indices, updates, dims, mode=lax.GatherScatterMode.FILL_OR_DROP)
+
+
+def _convert(op: Operation, x: Any) -> Any:
+    lax = _lax()
+    dtype = numpy_dtype(op.results[0].type.dtype)
+    if dtype == np.bool_ and np.dtype(x.dtype) != np.bool_:
+        return lax.ne(x, lax.full_like(x, 0))  # StableHLO: convert to i1 is x != 0
+    return lax.convert_element_type(x, dtype)
+
+
+_GLOBAL_OPS: dict[str, Callable[..., Any]] = {
+    **_JAX_OPS,
+    "compare": _compare,
+    "convert": _convert,
+    "gather": _gather,
+    "scatter": _scatter,
+}
