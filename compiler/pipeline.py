@@ -78,8 +78,8 @@ class CompileResult:
 
 
 def clone(module: Module) -> Module:
-    """A deep copy (through the exact text round trip)."""
-    return parse_module(print_module(module), "<copy>")
+    """A deep copy of the module."""
+    return module.clone()
 
 
 def compile(module: Module, options: CompileOptions | None = None) -> CompileResult:  # noqa: A001

@@ -387,3 +387,33 @@ class Module:
     def walk(self) -> Iterator[Operation]:
         for f in self.functions.values():
             yield from f.body
+
+    def clone(self) -> Module:
+        """A deep copy: new functions, ops and values (attributes and types are immutable and
+        shared)."""
+        new = Module()
+        new.meshes = dict(self.meshes)
+        new.mesh_locs = dict(self.mesh_locs)
+        new.attributes = dict(self.attributes)
+        for f in self.functions.values():
+            g = Function(
+                f.name,
+                [a.type for a in f.args],
+                list(f.result_types),
+                visibility=f.visibility,
+                loc=f.loc,
+                arg_names=[a.name_hint for a in f.args],
+            )
+            g.loc_written = f.loc_written
+            g.arg_attrs = [dict(a) for a in f.arg_attrs]
+            g.res_attrs = [dict(a) for a in f.res_attrs]
+            g.attributes = dict(f.attributes)
+            values: dict[int, Value] = {id(a): b for a, b in zip(f.args, g.args)}
+            for op in f.body:
+                copy = op.clone([values[id(v)] for v in op.operands])
+                for old, fresh in zip(op.results, copy.results):
+                    fresh.name_hint = old.name_hint
+                    values[id(old)] = fresh
+                g.body.append(copy)
+            new.add_function(g)
+        return new

@@ -113,3 +113,15 @@ def test_random_modules_round_trip(module) -> None:
     assert [(o.name, o.attributes, [r.type for r in o.results]) for o in a_ops] == [
         (o.name, o.attributes, [r.type for r in o.results]) for o in b_ops
     ]
+
+
+def test_clone_is_deep_and_prints_the_same() -> None:
+    b, x, w, h, t, s = small_program()
+    copy = b.module.clone()
+    assert print_module(copy) == print_module(b.module)
+    copied = list(copy.walk())
+    assert all(a is not o for a, o in zip(copied, b.module.walk()))
+    copied[1].attributes["shardc.note"] = "changed"
+    assert "shardc.note" not in print_module(b.module)
+    assert [u.op.name for u in copy.main.args[0].uses] == ["dot_general"]
+    assert x.uses and copy.main.args[0] is not x
