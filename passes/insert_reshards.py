@@ -127,6 +127,10 @@ def mapping_from_factors(
     )
 
 
+# Ops without operands that compute any (reduced) sharding of their result locally.
+_LOCALLY_SHARDABLE_SOURCES = ("constant", "iota")
+
+
 def _compatible(rule: OpShardingRule, tensors: list[TensorFactorShardings]) -> AxesPerFactor | None:
     """The common factor shardings if every tensor already agrees (Shardy's
     `getCompatibleFactorShardings`, plus: permutation factors unsharded, no overflow, and no
@@ -485,7 +489,15 @@ class _FunctionRewriter:
             self.produce(r, produced)
 
     def visit_without_rule(self, op: Operation) -> None:
-        """No rule: compute on replicated operands and produce replicated results."""
+        """No rule: compute on replicated operands and produce replicated results. Ops with
+        no operands (constant, iota) make any closed, reduced sharding locally: each device
+        builds only its block (the spmd pass offsets an iota and cuts a constant)."""
+        if op.name in _LOCALLY_SHARDABLE_SOURCES:
+            for r in op.results:
+                m = r.mapping
+                if m is not None:
+                    self.produce(r, m.replace(unreduced=()) if m.unreduced else m)
+            return
         for i, v in enumerate(op.operands):
             mapping = v.mapping
             if mapping is not None:
@@ -654,6 +666,12 @@ def _op_problems(module: Module, func: Function, op: Operation) -> list[str]:
     rule = rule_for(op)
     values = [*op.operands, *op.results]
     if rule is None:
+        if op.name in _LOCALLY_SHARDABLE_SOURCES:
+            return [
+                f"result is unreduced ({v.mapping})"
+                for v in values
+                if v.mapping and v.mapping.unreduced
+            ]
         for v in values:
             if v.mapping is not None and not v.mapping.is_fully_replicated:
                 out.append(f"has no sharding rule but {_label(v)} is {v.mapping}")
