@@ -14,13 +14,22 @@ j with call result j (identity rules), so shardings flow both ways through priva
 Members of a `sharding_group` always share one sharding. A `propagation_barrier` lets shardings
 through only in its allowed direction.
 
-The direction along every factor comes from a `DirectionFn(op, factor)`: the op-priority stages
+The direction along every factor comes from a `DirectionFn(op, rule)`: the op-priority stages
 and user priorities (priorities.py) are just different direction functions and initial shardings.
+
+Cost: a transformer stack is visited ~7 times per op over the five stages, and most visits
+change nothing. So what propagation reads from an op and that never changes during it (its
+rule, whether it is element-wise, its tensor sizes) is computed once per op and run (`OpInfo`),
+visits with nothing sharded or nothing allowed to move return at once, and the outcome of
+factor propagation, a pure function of (OpInfo, directions, shardings), is memoised per run:
+a model's layers repeat the same ops with the same shardings, so most visits are a lookup
+(benchmarks/propagation.py).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import functools
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ir.core import Function, Module, Operation, Value
@@ -34,9 +43,11 @@ from passes.propagation.strategies import PropagationStrategy
 from passes.rules.registry import rule_for as registered_rule
 from passes.rules.rule import OpShardingRule, parse_rule
 
-DirectionFn = Callable[[Operation | None, OpShardingRule, int], PropagationDirection]
+# The direction of every factor of `rule` at an op (None: a call's data-flow edge).
+DirectionFn = Callable[[Operation | None, OpShardingRule], Sequence[PropagationDirection]]
 
 BOTH = PropagationDirection.BOTH
+NONE = PropagationDirection.NONE
 MAX_SWEEPS = 10
 
 
@@ -52,6 +63,7 @@ def rule_for(op: Operation) -> OpShardingRule | None:
     return registered_rule(op)
 
 
+@functools.lru_cache(maxsize=1 << 10)
 def identity_rule(shape: tuple[int, ...], num_operands: int = 1) -> OpShardingRule:
     """`([i, j])->([i, j])`: each dim its own pass-through factor."""
     dims = tuple((d,) for d in range(len(shape)))
@@ -112,6 +124,27 @@ class Edge:
     target: Value
 
 
+class OpInfo:
+    """What propagation reads from an op that does not change while it runs: its rule, whether
+    it is element-wise, and its tensor sizes (operands then results; the aggressive strategy
+    ranks them). Interned per run (`PropagationState.info`): equal infos are one object, so an
+    info hashes by identity, cheaply, inside the memo key of `Driver._propagate`."""
+
+    __slots__ = ("rule", "elementwise", "tensor_sizes")
+
+    def __init__(
+        self, rule: OpShardingRule | None, elementwise: bool, tensor_sizes: tuple[int, ...]
+    ):
+        self.rule = rule
+        self.elementwise = elementwise
+        self.tensor_sizes = tensor_sizes
+
+
+# What one propagation through an op decided: the new mapping of each operand and each result,
+# None where it does not change.
+Outcome = tuple[tuple[NamedMapping | None, ...], tuple[NamedMapping | None, ...]]
+
+
 @dataclass
 class PropagationState:
     """Everything the driver needs that does not change between stages."""
@@ -129,6 +162,33 @@ class PropagationState:
     # erases an op with no uses when it pops it from the worklist, so a dead op is gone for the
     # ops after it, and its operands' uses drop; shardc keeps the op in the IR but replays that.
     erased: set[int] = field(default_factory=set)
+    # id(op) -> its OpInfo, filled on first visit (ops outlive the state, so ids are stable).
+    op_infos: dict[int, OpInfo] = field(default_factory=dict)
+    interned_infos: dict[tuple, OpInfo] = field(default_factory=dict)
+    # Memo of factor propagation: (OpInfo, directions, operand mappings, result mappings) ->
+    # Outcome. Propagation through an op is a pure function of these, and a model's layers
+    # repeat the same ops with the same shardings, so most visits are a lookup.
+    outcomes: dict[tuple, Outcome] = field(default_factory=dict)
+
+    def info(self, op: Operation) -> OpInfo:
+        info = self.op_infos.get(id(op))
+        if info is None:
+            op_def = get_op_def(op.name)
+            sizes = tuple(v.type.num_elements for v in op.operands) + tuple(
+                v.type.num_elements for v in op.results
+            )
+            elementwise = op_def is not None and op_def.has(ELEMENTWISE)
+            info = self.op_infos[id(op)] = self.interned_info(rule_for(op), elementwise, sizes)
+        return info
+
+    def interned_info(
+        self, rule: OpShardingRule | None, elementwise: bool, tensor_sizes: tuple[int, ...]
+    ) -> OpInfo:
+        key = (rule, elementwise, tensor_sizes)
+        info = self.interned_infos.get(key)
+        if info is None:
+            info = self.interned_infos[key] = OpInfo(rule, elementwise, tensor_sizes)
+        return info
 
 
 def build_state(
@@ -155,6 +215,15 @@ def build_state(
 
 def live_uses(v: Value, erased: set[int]) -> int:
     return sum(1 for u in v.uses if id(u.op) not in erased)
+
+
+def all_uses_erased(op: Operation, erased: set[int]) -> bool:
+    """Nothing but `erased` ops uses any result of `op` (a plain loop: it runs on every visit)."""
+    for r in op.results:
+        for u in r.uses:
+            if id(u.op) not in erased:
+                return False
+    return True
 
 
 def _unify_groups(state: PropagationState) -> None:
@@ -227,7 +296,7 @@ class Driver:
         defining ops that are left with at most one other user."""
         if id(op) in self._erased:
             return True
-        if not can_be_dead(op) or any(live_uses(r, self._erased) for r in op.results):
+        if not can_be_dead(op) or not all_uses_erased(op, self._erased):
             return False
         self._erased.add(id(op))
         for v in op.operands:
@@ -294,19 +363,21 @@ class Driver:
                 return False
             if name == "call":
                 return self._visit_call(op)
-            rule = rule_for(op)
+            info = self.state.info(op)
+            rule = info.rule
             if rule is None:
                 self.state.no_rule.setdefault(name, op)
                 return False
+            if all(r.mapping is None for r in op.results) and all(
+                v.mapping is None for v in op.operands
+            ):
+                return False  # nothing sharded yet: nothing to propagate
             if name == "propagation_barrier":
                 allowed = PropagationDirection[attr(op, "allowed_direction").word]
-                return self._propagate(
-                    op, list(op.operands), list(op.results), rule, lambda f: allowed
-                )
-            direction = self.direction
-            return self._propagate(
-                op, list(op.operands), list(op.results), rule, lambda f: direction(op, rule, f)
-            )
+                directions: Sequence[PropagationDirection] = (allowed,) * rule.num_factors
+            else:
+                directions = self.direction(op, rule)
+            return self._propagate(op, op.operands, op.results, info, directions)
         finally:
             self._current = None
 
@@ -325,47 +396,65 @@ class Driver:
 
     def _edge(self, op: Operation, source: Value, target: Value) -> bool:
         rule = identity_rule(source.type.shape)
-        direction = self.direction
-        return self._propagate(op, [source], [target], rule, lambda f: direction(None, rule, f))
+        size = source.type.num_elements
+        info = self.state.interned_info(rule, False, (size, size))
+        return self._propagate(op, [source], [target], info, self.direction(None, rule))
 
     def _propagate(
         self,
         op: Operation,
-        operands: list[Value],
-        results: list[Value],
-        rule: OpShardingRule,
-        direction: Callable[[int], PropagationDirection],
+        operands: Sequence[Value],
+        results: Sequence[Value],
+        info: OpInfo,
+        directions: Sequence[PropagationDirection],
     ) -> bool:
-        in_ops = [_mapping(v) for v in operands]
-        in_res = [_mapping(v) for v in results]
-        op_def = get_op_def(op.name)
-        elementwise = op_def is not None and op_def.has(ELEMENTWISE)
-        sizes = tuple(v.type.num_elements for v in operands) + tuple(
-            v.type.num_elements for v in results
-        )
+        if all(d is NONE for d in directions):
+            return False  # nothing may drive propagation through this op in this stage
+        in_ops = tuple(_mapping(v) for v in operands)
+        in_res = tuple(_mapping(v) for v in results)
+        key = (info, tuple(directions), in_ops, in_res)
+        outcome = self.state.outcomes.get(key)
+        if outcome is None:
+            outcome = self.state.outcomes[key] = self._outcome(op, in_ops, in_res, info, directions)
+        new_ops, new_res = outcome
+        if all(new is None for new in new_ops + new_res):
+            return False
+        for v, new in zip(results, new_res):
+            if new is not None:
+                self._set(v, new, op)
+        for v, new in zip(operands, new_ops):
+            if new is not None:
+                self._set(v, new, op)
+        return True
+
+    def _outcome(
+        self,
+        op: Operation,
+        in_ops: tuple[NamedMapping | None, ...],
+        in_res: tuple[NamedMapping | None, ...],
+        info: OpInfo,
+        directions: Sequence[PropagationDirection],
+    ) -> Outcome:
         try:
             new_ops, new_res = propagate_shardings(
                 in_ops,
                 in_res,
-                rule,
-                direction=direction,
+                info.rule,  # type: ignore[arg-type]
+                direction=directions,
                 strategy=self.state.strategy,
-                elementwise=elementwise,
+                elementwise=info.elementwise,
                 conservative=self.state.conservative,
-                tensor_sizes=sizes,
+                tensor_sizes=info.tensor_sizes,
             )
         except ShardcError as e:
             raise e.with_location(op.loc) from None
-        changed = False
-        for v, old, new in zip(results, in_res, new_res):
-            if new is not None and new is not old and new != old:
-                self._set(v, new, op)
-                changed = True
-        for v, old, new in zip(operands, in_ops, new_ops):
-            if new is not None and new is not old and new != old:
-                self._set(v, new, op)
-                changed = True
-        return changed
+
+        def changes(old: Sequence, new: Sequence) -> tuple[NamedMapping | None, ...]:
+            return tuple(
+                n if n is not None and n is not o and n != o else None for o, n in zip(old, new)
+            )
+
+        return changes(in_ops, new_ops), changes(in_res, new_res)
 
     # ----- function results ---------------------------------------------------------------------
 

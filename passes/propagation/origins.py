@@ -34,6 +34,16 @@ class OriginTracker:
         self.by_value: dict[int, dict[str, Origin]] = {}
         self.values: dict[int, Value] = {}
         self.results: dict[tuple[str, int], dict[str, Origin]] = {}
+        self._interned: dict[tuple[str, str, str], Origin] = {}
+
+    def _origin(self, source: str, via: str = "", stage: str = "") -> Origin:
+        """One shared `Origin` per distinct (source, via, stage): most values share a few, and
+        fewer long-lived objects keep Python's garbage collector from rescanning large graphs."""
+        key = (source, via, stage)
+        origin = self._interned.get(key)
+        if origin is None:
+            origin = self._interned[key] = Origin(source, via, stage)
+        return origin
 
     def seed(self, module: Module, label) -> None:
         """Record the user's annotations as sources; `label(value)` names them."""
@@ -46,7 +56,7 @@ class OriginTracker:
                 m = t.mapping if isinstance(t, DistributedTensorType) else None
                 if m is not None:
                     self.results[(func.name, i)] = {
-                        str(a): Origin(f"output: {i}") for a in m.used_axes()
+                        str(a): self._origin(f"output: {i}") for a in m.used_axes()
                     }
             for op in func.body:
                 for r in op.results:
@@ -57,7 +67,7 @@ class OriginTracker:
         if m is None:
             return
         self.values[id(v)] = v
-        self.by_value[id(v)] = {str(a): Origin(name) for a in m.used_axes()}
+        self.by_value[id(v)] = {str(a): self._origin(name) for a in m.used_axes()}
 
     def _find(self, axis: str, name: str, op: Operation | None, exclude: Value) -> Origin | None:
         if op is None:
@@ -92,14 +102,14 @@ class OriginTracker:
                 continue
             source = self._find(key, ref.name, via, v)
             label = source.source if source is not None else "propagation"
-            known[key] = Origin(label, via.name if via is not None else "", stage)
+            known[key] = self._origin(label, via.name if via is not None else "", stage)
 
     def copy(self, member: Value, source: Value, via: Operation | None, stage: str) -> None:
         src = self.by_value.get(id(source), {})
         self.values[id(member)] = member
         known = self.by_value.setdefault(id(member), {})
         for key, origin in src.items():
-            known.setdefault(key, Origin(origin.source, "sharding_group", stage))
+            known.setdefault(key, self._origin(origin.source, "sharding_group", stage))
 
     def record_result(self, func: Function, index: int, old, new: NamedMapping, v: Value) -> None:
         known = self.results.setdefault((func.name, index), {})
@@ -108,7 +118,7 @@ class OriginTracker:
             key = str(ref)
             if key not in known:
                 origin = src.get(key)
-                known[key] = Origin(origin.source if origin else "propagation", "return")
+                known[key] = self._origin(origin.source if origin else "propagation", "return")
 
     def describe(self, v: Value) -> str:
         """`{"dp" = input: 0, "tp" = input: 1 via dot_general (priority 0, stage 2)}`."""

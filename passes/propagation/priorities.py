@@ -6,13 +6,13 @@ rest. After propagating, the p1 dims are restored (as written, minus the priorit
 leave `replicated`; propagate again; then p2, and so on. A p0 decision is never undone by p1.
 
 Op priorities (per user-priority round): the driver runs once per stage, each stage widening
-the set of (op, factor) pairs that may propagate (the union of the stage functions so far):
+the set of (op, factor) pairs that may propagate (each stage allows what the earlier ones did):
 
   0. pass-through ops (element-wise ops, reshape, transpose, sharding_constraint, call edges)
      whose operands each have a single use;
   1. pass-through ops, any number of uses;
-  2. pass-through factors of every op; `broadcast_in_dim` backward only;
-  3. every factor of every op; `broadcast_in_dim` backward only;
+  2. also the pass-through factors of every other op; `broadcast_in_dim` backward only;
+  3. also every factor of every op; `broadcast_in_dim` backward only;
   4. every factor of every op, both directions.
 
 Each stage is a full aggressive (or basic) propagation to a fixed point. This is the schedule
@@ -38,9 +38,11 @@ from passes.rules.rule import OpShardingRule
 NONE = PropagationDirection.NONE
 BOTH = PropagationDirection.BOTH
 BACKWARD = PropagationDirection.BACKWARD
-FORWARD = PropagationDirection.FORWARD
 
-StageFn = Callable[[Operation | None, OpShardingRule, int], PropagationDirection]
+StageFn = Callable[[Operation | None, OpShardingRule], tuple[PropagationDirection, ...]]
+
+PASS_THROUGH_OPS = ("reshape", "transpose", "sharding_constraint")
+NUM_STAGES = 5
 
 
 def _is_pass_through_op(op: Operation | None) -> bool:
@@ -52,78 +54,39 @@ def _is_pass_through_op(op: Operation | None) -> bool:
     return op.name in PASS_THROUGH_OPS
 
 
-def _pass_through_single_use(
-    op: Operation | None, rule: OpShardingRule, factor: int, dead: set[int]
-) -> PropagationDirection:
-    if not _is_pass_through_op(op):
-        return NONE
-    if op is not None and any(live_uses(v, dead) != 1 for v in op.operands):
-        return NONE
-    return BOTH
-
-
-def _pass_through_ops(
-    op: Operation | None, rule: OpShardingRule, factor: int
-) -> PropagationDirection:
-    return BOTH if _is_pass_through_op(op) else NONE
-
-
-def _any_broadcast_backward(
-    op: Operation | None, rule: OpShardingRule, factor: int
-) -> PropagationDirection:
-    if op is not None and op.name == "broadcast_in_dim":
-        return BACKWARD
-    return BOTH
-
-
-def _pass_through_factors(
-    op: Operation | None, rule: OpShardingRule, factor: int
-) -> PropagationDirection:
-    if not rule.is_pass_through(factor):
-        return NONE
-    if op is not None and op.name == "broadcast_in_dim":
-        return BACKWARD
-    return BOTH
-
-
-def _any(op: Operation | None, rule: OpShardingRule, factor: int) -> PropagationDirection:
-    return BOTH
-
-
-PASS_THROUGH_OPS = ("reshape", "transpose", "sharding_constraint")
-
-OP_PRIORITY_STAGES: tuple[Callable[..., PropagationDirection], ...] = (
-    _pass_through_single_use,
-    _pass_through_ops,
-    _pass_through_factors,
-    _any_broadcast_backward,
-    _any,
-)
+def _single_use_operands(op: Operation | None, dead: set[int]) -> bool:
+    return op is None or all(live_uses(v, dead) == 1 for v in op.operands)
 
 
 def stage_direction(stage: int, dead: set[int] = frozenset()) -> StageFn:  # type: ignore[assignment]
-    """The union of stages 0..`stage`. Uses by `dead` ops (erased by Shardy) do not count."""
-    fns = OP_PRIORITY_STAGES[: stage + 1]
+    """The directions op-priority stage `stage` allows (see the module docstring). Uses by
+    `dead` ops (erased by Shardy) do not count."""
 
-    def direction(op: Operation | None, rule: OpShardingRule, factor: int) -> PropagationDirection:
-        d = NONE
-        for fn in fns:
-            if fn is _pass_through_single_use:
-                d = d.union(_pass_through_single_use(op, rule, factor, dead))
-            else:
-                d = d.union(fn(op, rule, factor))
-            if d is BOTH:
-                break
-        return d
+    def direction(op: Operation | None, rule: OpShardingRule) -> tuple[PropagationDirection, ...]:
+        n = rule.num_factors
+        if _is_pass_through_op(op) and (stage >= 1 or _single_use_operands(op, dead)):
+            return (BOTH,) * n
+        if stage <= 1:
+            return (NONE,) * n
+        along = BACKWARD if op is not None and op.name == "broadcast_in_dim" else BOTH
+        if stage == 2:
+            return tuple(along if rule.is_pass_through(f) else NONE for f in range(n))
+        if stage == 3:
+            return (along,) * n
+        return (BOTH,) * n
 
     return direction
 
 
+def _any(op: Operation | None, rule: OpShardingRule) -> tuple[PropagationDirection, ...]:
+    return (BOTH,) * rule.num_factors
+
+
 def run_op_priority(state: PropagationState, op_priority: bool, label: str) -> None:
     if not op_priority:
-        Driver(state, lambda op, rule, f: BOTH, label).run()
+        Driver(state, _any, label).run()
         return
-    for stage in range(len(OP_PRIORITY_STAGES)):
+    for stage in range(NUM_STAGES):
         Driver(state, stage_direction(stage, state.erased), f"{label}op stage {stage}").run()
 
 
