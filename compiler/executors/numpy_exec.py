@@ -26,7 +26,8 @@ from typing import Any
 import numpy as np
 
 import passes.spmd_ops  # noqa: F401 - registers the spmd.* ops
-from compiler.executors.kernels import KERNELS, LOW_FLOATS, is_float_dtype
+from compiler.executors.dtypes import LOW_FLOATS, is_float_dtype
+from compiler.executors.kernels import KERNELS
 from ir.core import Function, Module, Operation
 from ir.diagnostics import ExecutionError, ShardcError
 from ir.mapping import NamedMapping

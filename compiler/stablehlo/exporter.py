@@ -17,7 +17,7 @@ import math
 import struct
 from typing import Any
 
-from compiler.stablehlo.importer import (
+from compiler.stablehlo.attributes import (
     MESH_ATTRS_PREFIX,
     SDY_CONSTANT_MARKER,
     round_to_dtype,

@@ -1,0 +1,283 @@
+"""Decoding MLIR attribute and type text that the grammar keeps as single tokens.
+
+    dense<[1.0, 2.0]> : tensor<2xf32>               -> DenseElements((1.0, 2.0), (2,))
+    #sdy.sharding<@mesh, [{"dp"}, {}]>              -> ShardingText(...).parse()
+    #stablehlo.gather<offset_dims = [1], ...>       -> {"offset_dims": (1,), ...}
+    array<i64: 1, 0>                                -> (1, 0)
+
+Floats are rounded to their element type as MLIR does (`round_to_dtype`), so the exporter prints
+back what MLIR would. The attribute names shardc adds to carry StableHLO facts through the native
+IR (`MESH_ATTRS_PREFIX`, `SDY_CONSTANT_MARKER`) live here, shared by importer and exporter.
+"""
+
+from __future__ import annotations
+
+import functools
+import math
+import re
+from collections.abc import Callable
+from typing import Any
+
+from compiler.stablehlo.records import AttrRec
+from ir.attributes import DenseElements, hex_float_bits
+from ir.mapping import DimSharding
+from ir.mesh import AxisRef
+from ir.types import DTYPES
+
+# Module attribute that keeps a mesh's trailing attribute dict (`{stablehlo.mesh = {...}}`)
+# verbatim, keyed by mesh name: `shardc.mesh_attrs.<mesh>`. The exporter writes it back.
+MESH_ATTRS_PREFIX = "shardc.mesh_attrs."
+# Marks a native `constant` that was spelled `sdy.constant` (Shardy's unfoldable constant).
+SDY_CONSTANT_MARKER = "sdy.constant"
+
+
+def unescape(token: str) -> str:
+    """A quoted MLIR string token -> its text (`\\n`, `\\t`, `\\"`, `\\\\`, `\\XX` hex escapes)."""
+    body = token[1:-1]
+    if "\\" not in body:
+        return body
+    out, i = [], 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt in "nt\"\\":
+                out.append({"n": "\n", "t": "\t", '"': '"', "\\": "\\"}[nxt])
+                i += 2
+            elif i + 2 < len(body) and re.match(r"[0-9a-fA-F]{2}", body[i + 1 : i + 3]):
+                out.append(chr(int(body[i + 1 : i + 3], 16)))
+                i += 3
+            else:
+                out.append(nxt)
+                i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
+# ----- small decoders -------------------------------------------------------------------------
+
+_TENSOR_RE = re.compile(r"tensor<((?:\d+x)*)([a-zA-Z_][\w]*)>")
+
+
+@functools.lru_cache(maxsize=4096)
+def tensor_type_text(text: str) -> tuple[tuple[int, ...], str] | str:
+    """`tensor<8x16xf32>` -> ((8, 16), "f32"); an error message string when not supported."""
+    m = _TENSOR_RE.fullmatch(text)
+    if m is None:
+        return f"unsupported type '{text}' (shardc needs static shapes and no encoding)"
+    dims, dtype = m.groups()
+    if dtype not in DTYPES:
+        return f"unsupported element type '{dtype}' in '{text}'"
+    return tuple(int(d) for d in dims.split("x")[:-1]), dtype
+
+
+_FLOAT_FORMATS = {  # precision (with the implicit bit), min normal exponent, max exponent
+    "f16": (11, -14, 15), "bf16": (8, -126, 127), "f32": (24, -126, 127), "f64": (53, -1022, 1023),
+}
+
+
+def round_to_dtype(x: float, dtype: str) -> float:
+    """The nearest `dtype` value to the float64 `x` (round half to even), as a Python float."""
+    if dtype == "f64" or x == 0 or not math.isfinite(x):
+        return x
+    p, emin, emax = _FLOAT_FORMATS[dtype]
+    e = math.frexp(abs(x))[1] - 1
+    digits = p - max(emin - e, 0)
+    scale = digits - 1 - e
+    y = math.ldexp(round(math.ldexp(abs(x), scale)), -scale)
+    if y >= math.ldexp(1.0, emax + 1):
+        y = math.inf
+    return math.copysign(y, x)
+
+
+_DENSE_TOKEN = re.compile(r'\s*(?:(\[)|(\])|(,)|("(?:[^"\\]|\\.)*")|([^\s,\[\]]+))')
+
+
+def _dense_scalar(text: str, dtype: str) -> Any:
+    if dtype == "i1":
+        if text in ("true", "false"):
+            return text == "true"
+        if text in ("0", "1"):
+            return text == "1"
+        raise ValueError(text)
+    if dtype.startswith(("i", "ui")):
+        return int(text, 0)
+    if text.startswith(("0x", "0X")):
+        return hex_float_bits(text, dtype)
+    return round_to_dtype(float(text), dtype)
+
+
+def parse_dense(text: str, dtype: str) -> DenseElements:
+    """`dense<...>` for elements of `dtype`: splat, nested list or hex string."""
+    body = text[len("dense<") : -1].strip()
+    if body.startswith('"'):
+        return DenseElements((), (), unescape(body))
+    if not body.startswith("["):
+        return DenseElements((_dense_scalar(body, dtype),))
+    stack: list[list] = []
+    root: list | None = None
+    for m in _DENSE_TOKEN.finditer(body):
+        if m.group(1):
+            new: list = []
+            if stack:
+                stack[-1].append(new)
+            else:
+                root = new
+            stack.append(new)
+        elif m.group(2):
+            stack.pop()
+        elif m.group(5) or m.group(4):
+            stack[-1].append(_dense_scalar(m.group(5) or m.group(4), dtype))
+    shape, flat = _flatten(root if root is not None else [])
+    return DenseElements(tuple(flat), shape)
+
+
+def _flatten(nested: list) -> tuple[tuple[int, ...], list]:
+    if not isinstance(nested, list):
+        return (), [nested]
+    if not nested:
+        return (0,), []
+    shapes, flat = set(), []
+    for item in nested:
+        s, f = _flatten(item)
+        shapes.add(s)
+        flat.extend(f)
+    if len(shapes) != 1:
+        raise ValueError("dense literal is ragged")
+    return (len(nested), *shapes.pop()), flat
+
+
+
+# ----- shardings ------------------------------------------------------------------------------
+
+_SHARDING_TOKEN = re.compile(
+    r'\s*(?:(@[\w$.\-]+)|("(?:[^"\\]|\\.)*")|(p\d+)|(\d+)|([A-Za-z_]\w*)|(\S))'
+)
+SHARDING_BODY = re.compile(r'<@(?:[^<>"]|"(?:[^"\\]|\\.)*")*>')
+
+
+class ShardingText:
+    """Recursive descent over Shardy's `<@mesh, [{"x", ?}p1, {}], replicated={"y"}>`."""
+
+    def __init__(self, text: str):
+        self.toks = [m for m in _SHARDING_TOKEN.finditer(text)]
+        self.i = 0
+        self.text = text
+
+    def peek(self) -> str:
+        return self.toks[self.i].group(0).strip() if self.i < len(self.toks) else ""
+
+    def take(self, want: str | None = None) -> re.Match:
+        if self.i >= len(self.toks):
+            raise ValueError(f"unexpected end of sharding {self.text!r}")
+        m = self.toks[self.i]
+        if want is not None and m.group(0).strip() != want:
+            raise ValueError(f"expected '{want}' in sharding {self.text!r}, got {m.group(0)!r}")
+        self.i += 1
+        return m
+
+    def axis(self) -> AxisRef:
+        m = self.take()
+        if not m.group(2):
+            raise ValueError(f"expected an axis name in sharding {self.text!r}")
+        name = unescape(m.group(2))
+        if self.peek() != ":":
+            return AxisRef(name)
+        self.take(":")
+        self.take("(")
+        pre = int(self.take().group(0))
+        self.take(")")
+        return AxisRef(name, pre, int(self.take().group(0)))
+
+    def items(self, open_: str, close: str, item: Callable[[], Any]) -> list[Any]:
+        """`open_ item, item, ... close`, each item read by `item()`."""
+        self.take(open_)
+        out = []
+        while self.peek() != close:
+            out.append(item())
+            if self.peek() == ",":
+                self.take(",")
+        self.take(close)
+        return out
+
+    def axis_set(self) -> tuple[AxisRef, ...]:
+        return tuple(self.items("{", "}", self.axis))
+
+    def dim(self) -> DimSharding:
+        self.take("{")
+        axes: list[AxisRef] = []
+        closed = True
+        while self.peek() != "}":
+            if self.peek() == "?":
+                self.take("?")
+                closed = False
+            else:
+                axes.append(self.axis())
+            if self.peek() == ",":
+                self.take(",")
+        self.take("}")
+        prio = None
+        if self.i < len(self.toks) and self.toks[self.i].group(3):
+            prio = int(self.take().group(3)[1:])
+        return DimSharding(tuple(axes), closed, prio)
+
+    def parse(self) -> tuple[str, list[DimSharding], dict[str, tuple[AxisRef, ...]]]:
+        self.take("<")
+        m = self.take()
+        if not m.group(1):
+            raise ValueError(
+                f"sharding {self.text!r} must name a mesh declared with sdy.mesh "
+                "(inline meshes are not supported)"
+            )
+        mesh = m.group(1)[1:]
+        self.take(",")
+        dims = self.items("[", "]", self.dim)
+        extras: dict[str, tuple[AxisRef, ...]] = {}
+        while self.peek() == ",":
+            self.take(",")
+            key = self.take().group(0).strip()
+            if key not in ("replicated", "unreduced"):
+                raise ValueError(f"unknown sharding field '{key}' in {self.text!r}")
+            self.take("=")
+            extras[key] = self.axis_set()
+        self.take(">")
+        if self.i != len(self.toks):
+            raise ValueError(f"unexpected text after sharding {self.text!r}")
+        return mesh, dims, extras
+
+
+# ----- #stablehlo attributes and properties ---------------------------------------------------
+
+
+def props_ints(attr: AttrRec | None) -> tuple[int, ...] | None:
+    if attr is None:
+        return None
+    if attr.kind == "array":
+        body = attr.value[attr.value.index(":") + 1 : -1] if ":" in attr.value else ""
+        return tuple(int(x) for x in body.split(",") if x.strip())
+    if attr.kind == "list":
+        return tuple(int(x.value) for x in attr.value)
+    raise ValueError("expected an integer array")
+
+
+def dialect_fields(text: str) -> dict[str, Any]:
+    """`#stablehlo.gather<offset_dims = [2], index_vector_dim = 2>` -> {name: ints or int}."""
+    out: dict[str, Any] = {}
+    for key, arr, num in re.findall(r"(\w+)\s*=\s*(?:\[([^\]]*)\]|(-?\d+))", text):
+        if num:
+            out[key] = int(num)
+        else:
+            out[key] = tuple(int(x) for x in arr.split(",") if x.strip())
+    return out
+
+
+def enum_word(attr: AttrRec | None) -> str | None:
+    """`#stablehlo<comparison_direction GT>` -> "GT"."""
+    if attr is None:
+        return None
+    m = re.fullmatch(r"#\w+<\w+\s+(\w+)>", attr.value or "")
+    if m is None:
+        raise ValueError(f"expected an enum attribute, got {attr.value!r}")
+    return m.group(1)
