@@ -51,3 +51,17 @@ def check(module) -> None:
 @given(modules(max_ops=12))
 def test_random_programs_match_shardy(module) -> None:
     check(module)
+
+
+DIVERGENCES = sorted((__import__("pathlib").Path(__file__).parent / "data" / "divergences").glob("*.mlir"))
+
+
+@pytest.mark.parametrize("path", DIVERGENCES, ids=[p.name for p in DIVERGENCES])
+@pytest.mark.xfail(
+    strict=True,
+    reason="known divergence found by random testing (about 1 program in several thousand): "
+    "a transpose between a sub-axis operand sharding and a prioritised result sharding; "
+    "see docs/propagation.md",
+)
+def test_known_divergences(path) -> None:
+    check(parse_module(path.read_text(), str(path)))
