@@ -11,6 +11,7 @@ propagation with no priorities; `sdy-op-priority-propagate` adds the op-priority
 
 from __future__ import annotations
 
+import gc
 from dataclasses import dataclass
 
 from ir.attributes import format_string
@@ -48,6 +49,18 @@ class Propagate(Pass):
             raise PassError(
                 f"unknown propagation strategy '{self.strategy}' (expected aggressive or basic)"
             ) from None
+        # Propagation builds many small long-lived objects; Python's full garbage collections
+        # over them made the time per op grow with program size; what they would find is
+        # collected once collection is back on.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            self._run(module, ctx, strategy)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _run(self, module: Module, ctx: PassContext, strategy) -> None:
         origins = OriginTracker()
         origins.seed(module, annotation_label)
         state = build_state(module, strategy, conservative=self.conservative, origins=origins)

@@ -411,7 +411,7 @@ PRINTER_CASES = {
         "    return %arg0 : tensor<8xf32>\n  }\n}\n",
         "exporter: `func.func @main` (no visibility written) prints back as `func.func public "
         "@main`; MLIR prints the keyword only when sym_visibility was written "
-        "(compiler/stablehlo/importer.py:975 defaults to 'public', exporter.py:561 always "
+        "(compiler/stablehlo/importer.py, declare_function, defaults to 'public', exporter.py:561 always "
         "prints it)",
     ),
     "nested_dictionary_order": (
@@ -420,7 +420,7 @@ PRINTER_CASES = {
         '    %0 = stablehlo.negate %arg0 {mhlo.frontend_attributes = {b = "1", a = "2"}} : '
         "tensor<8xf32>\n    return %0 : tensor<8xf32>\n  }\n}\n",
         "exporter: a dictionary inside a kept attribute is printed verbatim ({b = ..., a = ...}); "
-        "MLIR sorts every DictionaryAttr by key, nested ones too (importer.py:849 keeps the "
+        "MLIR sorts every DictionaryAttr by key, nested ones too (importer.py, split_attrs, keeps the "
         "text slice as an OpaqueAttr, exporter.py:201 prints it as is)",
     ),
 }
