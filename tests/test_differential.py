@@ -103,3 +103,26 @@ def test_jax_programs_compile_and_run_like_the_reference(name: str) -> None:
         g64, w64 = np.asarray(g, np.float64), np.asarray(w, np.float64)
         scale = max(float(np.max(np.abs(w64))), 1.0) if w64.size else 1.0
         np.testing.assert_allclose(g64, w64, rtol=0, atol=tol * scale)
+
+
+EXAMPLES = sorted((__import__("pathlib").Path(__file__).parent.parent / "examples").glob("*.mlir"))
+
+
+@pytest.mark.parametrize("path", EXAMPLES, ids=[p.name for p in EXAMPLES])
+def test_every_example_runs_on_both_backends(path) -> None:
+    """`shardc run EXAMPLE --check` on numpy and on JAX (8 CPU devices): both equal the reference."""
+    pytest.importorskip("jax")
+    from ir.types import is_float, numpy_dtype
+
+    module = parse_module(path.read_text(), str(path))
+    rng = np.random.default_rng(0)
+    inputs = [
+        rng.standard_normal(a.type.shape).astype(numpy_dtype(a.type.dtype))
+        if is_float(a.type.dtype)
+        else rng.integers(0, 4, a.type.shape).astype(numpy_dtype(a.type.dtype))
+        for a in module.main.args
+    ]
+    expected = run_reference(module, inputs)
+    result = compile(module)
+    assert_close(result.run(inputs, backend="numpy"), expected)
+    assert_close(result.run(inputs, backend="jax"), expected)

@@ -173,7 +173,7 @@ class JaxExecutor:
             return out[0] if len(op.results) == 1 else out
         if name.startswith("spmd."):
             return self._collective(op, xs)
-        fn = _JAX_OPS.get(name)
+        fn = _local_ops().get(name)
         if fn is None:
             raise ExecutionError(f"the JAX backend has no translation of '{name}' yet", op.loc)
         return fn(op, *xs)
@@ -355,6 +355,14 @@ def _pad(op: Operation, x: Any, value: Any) -> Any:
 def _slice(op: Operation, x: Any) -> Any:
     strides = attr(op, "strides")
     return _lax().slice(x, attr(op, "start_indices"), attr(op, "limit_indices"), strides)
+
+
+def _local_ops() -> dict[str, Callable[..., Any]]:
+    """Per-device ops: the same translations as the global-program JAX function (jax_global.py
+    adds gather, scatter and the exact compare/convert semantics to `_JAX_OPS`)."""
+    from compiler.executors.jax_global import _GLOBAL_OPS
+
+    return _GLOBAL_OPS
 
 
 _JAX_OPS: dict[str, Callable[..., Any]] = {
