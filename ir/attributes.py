@@ -156,6 +156,22 @@ def _nested_text(values: tuple[Any, ...], shape: tuple[int, ...]) -> str:
     return "[" + ", ".join(parts) + "]"
 
 
+def flatten_nested(nested: list) -> tuple[tuple[int, ...], list]:
+    """`[[1, 2], [3, 4]]` -> `((2, 2), [1, 2, 3, 4])`; ValueError if rows differ in length."""
+    if not isinstance(nested, list):
+        return (), [nested]
+    if not nested:
+        return (0,), []
+    shapes, flat = set(), []
+    for item in nested:
+        s, f = flatten_nested(item)
+        shapes.add(s)
+        flat.extend(f)
+    if len(shapes) != 1:
+        raise ValueError("dense literal is ragged: every row must have the same length")
+    return (len(nested), *shapes.pop()), flat
+
+
 def dense_from_numpy(array: np.ndarray) -> DenseElements:
     """A `DenseElements` holding `array` (splat when every element is equal)."""
     flat = array.reshape(-1)

@@ -14,7 +14,7 @@ from typing import Any
 import lark
 from lark import Token
 
-from ir.attributes import DenseElements, Keyword, OpaqueAttr, Symbol
+from ir.attributes import DenseElements, Keyword, OpaqueAttr, Symbol, flatten_nested
 from ir.core import Function, Module, Operation, Value
 from ir.diagnostics import Location, ParseError, ShardcError
 from ir.mapping import DimSharding, NamedMapping
@@ -248,7 +248,10 @@ class _Builder(lark.Transformer):
         if isinstance(body, tuple) and body[0] == "hexstr":
             return DenseElements((), (), body[1])
         if isinstance(body, list):
-            shape, flat = _flatten(body)
+            try:
+                shape, flat = flatten_nested(body)
+            except ValueError as e:
+                raise ParseError(str(e)) from None
             return DenseElements(tuple(flat), shape)
         if isinstance(body, tuple) and body[0] == "hex":
             # A splat written as raw bits: keep the bits; they decode with the result type.
@@ -383,22 +386,6 @@ class _Builder(lark.Transformer):
 
     def start(self, c):
         return self.module
-
-
-def _flatten(nested: list) -> tuple[tuple[int, ...], list]:
-    if not isinstance(nested, list):
-        return (), [nested]
-    if not nested:
-        return (0,), []
-    shapes, flat = set(), []
-    for item in nested:
-        s, f = _flatten(item)
-        shapes.add(s)
-        flat.extend(f)
-    if len(shapes) != 1:
-        raise ParseError("dense literal is ragged: every row must have the same length")
-    inner = shapes.pop()
-    return (len(nested), *inner), flat
 
 
 def _describe_expected(expected: set[str]) -> str:

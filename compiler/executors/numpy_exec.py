@@ -28,6 +28,7 @@ import numpy as np
 import passes.spmd_ops  # noqa: F401 - registers the spmd.* ops
 from compiler.executors.dtypes import LOW_FLOATS, is_float_dtype
 from compiler.executors.kernels import KERNELS
+from compiler.executors.reference import order_inputs
 from ir.core import Function, Module, Operation
 from ir.diagnostics import ExecutionError, ShardcError
 from ir.mapping import NamedMapping
@@ -278,22 +279,7 @@ def check_inputs(
 ) -> list[np.ndarray]:
     """Global input arrays in argument order, checked against the recorded global shapes."""
     names = [a.name_hint or f"arg{i}" for i, a in enumerate(func.args)]
-    if isinstance(inputs, Mapping):
-        given = {k.removeprefix("%"): v for k, v in inputs.items()}
-        missing = [n for n in names if n not in given]
-        unknown = [k for k in given if k not in names]
-        if missing or unknown:
-            raise ExecutionError(
-                f"@{func.name} takes {', '.join('%' + n for n in names)}; missing "
-                f"{missing or 'none'}, unknown {unknown or 'none'}", func.loc
-            )
-        values = [given[n] for n in names]
-    else:
-        values = list(inputs)
-        if len(values) != len(names):
-            raise ExecutionError(
-                f"@{func.name} takes {len(names)} inputs, got {len(values)}", func.loc
-            )
+    values = order_inputs(func, inputs)
     out = []
     for name, arg, shape, value in zip(names, func.args, sig.in_shapes, values):
         array = np.asarray(value)

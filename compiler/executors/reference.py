@@ -261,7 +261,9 @@ def _assign_frees(steps: list[_Step], returns: tuple[int, ...]) -> None:
         steps[n].free = tuple(slots)
 
 
-def _check_inputs(func: Function, inputs: Sequence[Any] | Mapping[str, Any]) -> list[np.ndarray]:
+def order_inputs(func: Function, inputs: Sequence[Any] | Mapping[str, Any]) -> list[Any]:
+    """The inputs in argument order: a sequence as given, or a mapping by argument name (with
+    or without `%`). Raises a located `ExecutionError` for a wrong count or name."""
     names = [a.name_hint or f"arg{i}" for i, a in enumerate(func.args)]
     if isinstance(inputs, Mapping):
         given = {k.removeprefix("%"): v for k, v in inputs.items()}
@@ -285,6 +287,12 @@ def _check_inputs(func: Function, inputs: Sequence[Any] | Mapping[str, Any]) -> 
                 f"@{func.name} takes {len(func.args)} inputs "
                 f"({', '.join('%' + n for n in names)}), got {len(values)}", func.loc
             )
+    return values
+
+
+def _check_inputs(func: Function, inputs: Sequence[Any] | Mapping[str, Any]) -> list[np.ndarray]:
+    names = [a.name_hint or f"arg{i}" for i, a in enumerate(func.args)]
+    values = order_inputs(func, inputs)
     arrays = []
     for i, (arg, name, value) in enumerate(zip(func.args, names, values)):
         t = arg.type

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from compiler.stablehlo.records import AttrRec
-from ir.attributes import DenseElements, hex_float_bits
+from ir.attributes import DenseElements, flatten_nested, hex_float_bits
 from ir.mapping import DimSharding
 from ir.mesh import AxisRef
 from ir.types import DTYPES
@@ -130,24 +130,8 @@ def parse_dense(text: str, dtype: str) -> DenseElements:
             stack.pop()
         elif m.group(5) or m.group(4):
             stack[-1].append(_dense_scalar(m.group(5) or m.group(4), dtype))
-    shape, flat = _flatten(root if root is not None else [])
+    shape, flat = flatten_nested(root if root is not None else [])
     return DenseElements(tuple(flat), shape)
-
-
-def _flatten(nested: list) -> tuple[tuple[int, ...], list]:
-    if not isinstance(nested, list):
-        return (), [nested]
-    if not nested:
-        return (0,), []
-    shapes, flat = set(), []
-    for item in nested:
-        s, f = _flatten(item)
-        shapes.add(s)
-        flat.extend(f)
-    if len(shapes) != 1:
-        raise ValueError("dense literal is ragged")
-    return (len(nested), *shapes.pop()), flat
-
 
 
 # ----- shardings ------------------------------------------------------------------------------
