@@ -61,6 +61,31 @@ def format_string(s: str) -> str:
     return f'"{out}"'
 
 
+def unescape(token: str) -> str:
+    """A quoted MLIR string token -> its text (`\\n`, `\\t`, `\\"`, `\\\\`, `\\XX` hex escapes)."""
+    body = token[1:-1]
+    if "\\" not in body:
+        return body
+    out, i = [], 0
+    while i < len(body):
+        ch = body[i]
+        if ch == "\\" and i + 1 < len(body):
+            nxt = body[i + 1]
+            if nxt in "nt\"\\":
+                out.append({"n": "\n", "t": "\t", '"': '"', "\\": "\\"}[nxt])
+                i += 2
+            elif i + 2 < len(body) and re.match(r"[0-9a-fA-F]{2}", body[i + 1 : i + 3]):
+                out.append(chr(int(body[i + 1 : i + 3], 16)))
+                i += 3
+            else:
+                out.append(nxt)
+                i += 2
+        else:
+            out.append(ch)
+            i += 1
+    return "".join(out)
+
+
 def format_float(x: float) -> str:
     """Shortest text that reads back to the same float64."""
     if math.isnan(x):

@@ -83,6 +83,15 @@ class Value:
             if predicate(use):
                 use.op.set_operand(use.index, other)
 
+    @property
+    def label(self) -> str:
+        """How messages name it: `%x`, `argument 0`, `result 1 of 'dot_general'`."""
+        if self.name_hint:
+            return f"%{self.name_hint}"
+        if self.is_argument:
+            return f"argument {self.index}"
+        return f"result {self.index} of '{self.owner.name}'"  # type: ignore[union-attr]
+
     def __repr__(self) -> str:
         return f"<Value %{self.name_hint or '?'}: {self.type}>"
 

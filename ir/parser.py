@@ -14,7 +14,14 @@ from typing import Any
 import lark
 from lark import Token
 
-from ir.attributes import DenseElements, Keyword, OpaqueAttr, Symbol, flatten_nested
+from ir.attributes import (
+    DenseElements,
+    Keyword,
+    OpaqueAttr,
+    Symbol,
+    flatten_nested,
+    unescape,
+)
 from ir.core import Function, Module, Operation, Value
 from ir.diagnostics import Location, ParseError, ShardcError
 from ir.mapping import DimSharding, NamedMapping
@@ -36,23 +43,6 @@ def _parser() -> lark.Lark:
         maybe_placeholders=True,
         propagate_positions=True,
     )
-
-
-def _unescape(token: str) -> str:
-    body = token[1:-1]
-    if "\\" not in body:
-        return body
-    out, i = [], 0
-    while i < len(body):
-        c = body[i]
-        if c == "\\" and i + 1 < len(body):
-            nxt = body[i + 1]
-            out.append({"n": "\n", "t": "\t", '"': '"', "\\": "\\"}.get(nxt, nxt))
-            i += 2
-        else:
-            out.append(c)
-            i += 1
-    return "".join(out)
 
 
 def _int(token: Token) -> int:
@@ -86,7 +76,7 @@ class _Builder(lark.Transformer):
     # ----- meshes --------------------------------------------------------------------------
 
     def mesh_axis(self, c):
-        return (_unescape(c[0]), _int(c[1]), c[0])
+        return (unescape(c[0]), _int(c[1]), c[0])
 
     def device_ids(self, c):
         return tuple(_int(t) for t in c if t is not None)
@@ -113,7 +103,7 @@ class _Builder(lark.Transformer):
     # ----- types and shardings ----------------------------------------------------------------
 
     def axis_ref(self, c):
-        name = _unescape(c[0])
+        name = unescape(c[0])
         if c[1] is None:
             return AxisRef(name)
         return AxisRef(name, _int(c[1]), _int(c[2]))
@@ -148,7 +138,7 @@ class _Builder(lark.Transformer):
             ) from None
 
     def memory_kind(self, c):
-        return ("memory_kind", _unescape(c[0]))
+        return ("memory_kind", unescape(c[0]))
 
     def mapping(self, c):
         sym = c[0]
@@ -194,7 +184,7 @@ class _Builder(lark.Transformer):
         return float(str(c[0]))
 
     def string_value(self, c):
-        return _unescape(c[0])
+        return unescape(c[0])
 
     def true_value(self, c):
         return True
@@ -212,7 +202,7 @@ class _Builder(lark.Transformer):
         return tuple(v for v in c if v is not None) if c != [None] else ()
 
     def sub_axis(self, c):
-        return AxisRef(_unescape(c[0]), _int(c[1]), _int(c[2]))
+        return AxisRef(unescape(c[0]), _int(c[1]), _int(c[2]))
 
     def mapping_value(self, c):
         return c[0]
@@ -221,7 +211,7 @@ class _Builder(lark.Transformer):
         return OpaqueAttr(str(c[0]))
 
     def opaque_value(self, c):
-        return OpaqueAttr(_unescape(c[0]))
+        return OpaqueAttr(unescape(c[0]))
 
     def dense_scalar(self, c):
         tok = c[0]
@@ -241,7 +231,7 @@ class _Builder(lark.Transformer):
         return [v for v in c if v is not None] if c != [None] else []
 
     def dense_hex(self, c):
-        return ("hexstr", _unescape(c[0]))
+        return ("hexstr", unescape(c[0]))
 
     def dense_value(self, c):
         body = c[0]
@@ -271,7 +261,7 @@ class _Builder(lark.Transformer):
         return out, (entries[0][2] if entries else None)
 
     def loc(self, c):
-        file = _unescape(c[0])
+        file = unescape(c[0])
         if c[1] is None:
             return Location(file, 0, 0)
         return Location(file, _int(c[1]), _int(c[2]))

@@ -87,14 +87,6 @@ def _axes_size(axes: Sequence[AxisRef], mesh: DeviceMesh) -> int:
     return math.prod(a.axis_size(mesh) for a in axes)
 
 
-def _label(v: Value) -> str:
-    if v.name_hint:
-        return f"%{v.name_hint}"
-    if v.is_argument:
-        return f"argument {v.index}"
-    return f"result {v.index} of '{v.owner.name}'"  # type: ignore[union-attr]
-
-
 def reduce_op_of(op: Operation) -> ReduceOp:
     """How the partial results of `op`'s sharded reduction factors combine."""
     if op.name == "reduce":
@@ -548,7 +540,7 @@ class _FunctionRewriter:
             return replicated(mesh, v.type.rank)
         if mapping.mesh != mesh:
             raise PassError(
-                f"'{op.name}' op mixes meshes @{mapping.mesh.name} ({_label(v)}) and "
+                f"'{op.name}' op mixes meshes @{mapping.mesh.name} ({v.label}) and "
                 f"@{mesh.name}; shardc cannot move data between meshes, so put the op's sharded "
                 "values on one mesh",
                 op.loc,
@@ -580,7 +572,7 @@ class _FunctionRewriter:
         missing = [a for a in target.unreduced if a not in source.unreduced]
         if missing:
             raise PassError(
-                f"'{op.name}' op needs {_label(v)} unreduced on {{{axes_text(missing)}}}, but it "
+                f"'{op.name}' op needs {v.label} unreduced on {{{axes_text(missing)}}}, but it "
                 f"is {source}; a reshard cannot create partial values (drop the unreduced axes "
                 "from the declared sharding)",
                 op.loc,
@@ -674,7 +666,7 @@ def _op_problems(module: Module, func: Function, op: Operation) -> list[str]:
             ]
         for v in values:
             if v.mapping is not None and not v.mapping.is_fully_replicated:
-                out.append(f"has no sharding rule but {_label(v)} is {v.mapping}")
+                out.append(f"has no sharding rule but {v.label} is {v.mapping}")
         return out
     meshes = {v.mapping.mesh for v in values if v.mapping is not None}
     sharded = {v.mapping.mesh for v in values if v.mapping and not v.mapping.is_fully_replicated}
@@ -715,7 +707,7 @@ def _op_problems(module: Module, func: Function, op: Operation) -> list[str]:
     for r, m in zip(op.results, mappings[n:], strict=True):
         if tuple(m.unreduced) != tuple(reduction):
             out.append(
-                f"{_label(r)} is unreduced on {{{axes_text(m.unreduced)}}}, but its sharded "
+                f"{r.label} is unreduced on {{{axes_text(m.unreduced)}}}, but its sharded "
                 f"reduction factors give {{{axes_text(reduction)}}}"
             )
     return out

@@ -127,14 +127,14 @@ class LowerCollectives(Pass):
             v.set_mapping(src)
         if src.unreduced and dst.unreduced and src.unreduced_op != dst.unreduced_op:
             raise PassError(
-                f"'reshard' of {_label(v)} turns unreduced {src.unreduced_op.value} partials into "
+                f"'reshard' of {v.label} turns unreduced {src.unreduced_op.value} partials into "
                 f"{dst.unreduced_op.value} partials; no collective does that",
                 op.loc,
             )
         missing = [a for a in dst.unreduced if a not in src.unreduced]
         if missing:
             raise PassError(
-                f"'reshard' of {_label(v)} to {dst} asks for unreduced axes its operand {src} "
+                f"'reshard' of {v.label} to {dst} asks for unreduced axes its operand {src} "
                 "does not have; a reshard cannot create partial values",
                 op.loc,
             )
@@ -143,7 +143,7 @@ class LowerCollectives(Pass):
             return planner(v.type.shape, v.type.dtype, src, dst, cost=self.cost)
         except ShardcError as e:
             ctx.warn(
-                f"'reshard' of {_label(v)} from {src} to {dst} is kept: the planner cannot "
+                f"'reshard' of {v.label} from {src} to {dst} is kept: the planner cannot "
                 f"express it ({e.message})",
                 op.loc,
             )
@@ -174,7 +174,7 @@ class LowerCollectives(Pass):
             for new in reversed(built):
                 new.erase()
             ctx.warn(
-                f"'reshard' of {_label(source)} is kept: step '{step.kind}' of its plan "
+                f"'reshard' of {source.label} is kept: step '{step.kind}' of its plan "
                 f"({', '.join(plan.kinds)}) cannot be written as an IR op ({e.message})",
                 op.loc,
             )
@@ -183,14 +183,6 @@ class LowerCollectives(Pass):
         op.result.replace_all_uses_with(value)
         op.erase()
         return True
-
-
-def _label(v: Value) -> str:
-    if v.name_hint:
-        return f"%{v.name_hint}"
-    if v.is_argument:
-        return f"argument {v.index}"
-    return f"result {v.index} of '{v.owner.name}'"  # type: ignore[union-attr]
 
 
 register_alias("sdy-reshard-to-collectives", "lower-collectives")

@@ -19,7 +19,7 @@ from collections.abc import Callable
 from typing import Any
 
 from compiler.stablehlo.records import AttrRec
-from ir.attributes import DenseElements, flatten_nested, hex_float_bits
+from ir.attributes import DenseElements, flatten_nested, hex_float_bits, unescape
 from ir.mapping import DimSharding
 from ir.mesh import AxisRef
 from ir.types import DTYPES
@@ -29,31 +29,6 @@ from ir.types import DTYPES
 MESH_ATTRS_PREFIX = "shardc.mesh_attrs."
 # Marks a native `constant` that was spelled `sdy.constant` (Shardy's unfoldable constant).
 SDY_CONSTANT_MARKER = "sdy.constant"
-
-
-def unescape(token: str) -> str:
-    """A quoted MLIR string token -> its text (`\\n`, `\\t`, `\\"`, `\\\\`, `\\XX` hex escapes)."""
-    body = token[1:-1]
-    if "\\" not in body:
-        return body
-    out, i = [], 0
-    while i < len(body):
-        ch = body[i]
-        if ch == "\\" and i + 1 < len(body):
-            nxt = body[i + 1]
-            if nxt in "nt\"\\":
-                out.append({"n": "\n", "t": "\t", '"': '"', "\\": "\\"}[nxt])
-                i += 2
-            elif i + 2 < len(body) and re.match(r"[0-9a-fA-F]{2}", body[i + 1 : i + 3]):
-                out.append(chr(int(body[i + 1 : i + 3], 16)))
-                i += 3
-            else:
-                out.append(nxt)
-                i += 2
-        else:
-            out.append(ch)
-            i += 1
-    return "".join(out)
 
 
 # ----- small decoders -------------------------------------------------------------------------
