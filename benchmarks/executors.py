@@ -49,13 +49,12 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from docs_section import read_section, write_section  # noqa: E402
+
 from compiler.models import MODELS  # noqa: E402
 from compiler.pipeline import compile  # noqa: E402
 from ir.core import Module  # noqa: E402
 from ir.types import numpy_dtype  # noqa: E402
-
-DOCS = ROOT / "docs" / "benchmarks.md"
-BEGIN, END = "<!-- executors:begin -->", "<!-- executors:end -->"
 
 
 @dataclass(frozen=True)
@@ -358,24 +357,14 @@ def docs_section(step_table: str, first_table: str, command: str, notes: str) ->
 
 def write_docs(body: str) -> None:
     """Replace (or add) the executors section of docs/benchmarks.md; other sections untouched."""
-    section = f"{BEGIN}\n{body.rstrip()}\n{END}"
-    text = DOCS.read_text() if DOCS.exists() else "# Benchmarks\n"
-    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section, text)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    DOCS.write_text(text)
+    write_section("executors", body)
 
 
 def existing_notes() -> str | None:
     """The notes after the tables in the executors section of the docs (analysis written by a
     person, kept when the numbers are regenerated): everything from `### Notes` on."""
-    if not DOCS.exists():
-        return None
-    m = re.search(re.escape(BEGIN) + r".*?(### Notes\n.*?)\n" + re.escape(END),
-                  DOCS.read_text(), re.S)
-    return m.group(1) if m else None
+    m = re.search(r"(### Notes\n.*)", read_section("executors") or "", re.S)
+    return m.group(1).rstrip("\n") if m else None
 
 
 def main(argv: list[str] | None = None) -> None:

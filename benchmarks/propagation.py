@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
-import re
 import sys
 import time
 from collections.abc import Callable
@@ -40,12 +39,11 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from docs_section import write_section  # noqa: E402
+
 from ir.builder import Builder, MeshHandle  # noqa: E402
 from ir.core import Module, Value  # noqa: E402
 from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline  # noqa: E402
-
-DOCS = ROOT / "docs" / "benchmarks.md"
-BEGIN, END = "<!-- propagation:begin -->", "<!-- propagation:end -->"
 
 # Small shapes: propagation time depends on the op count, not on tensor sizes.
 BATCH, SEQ, MODEL, HEADS, HEAD_DIM, HIDDEN = 8, 16, 64, 4, 16, 256
@@ -283,7 +281,6 @@ def write_docs(table: str, command: str) -> None:
     """Replace (or add) the propagation section of docs/benchmarks.md."""
     section = "\n".join(
         [
-            BEGIN,
             "## Propagation",
             "",
             "shardc's `propagation-pipeline` against jaxlib's in-process `sdy-propagation-pipeline`"
@@ -298,16 +295,9 @@ def write_docs(table: str, command: str) -> None:
             f"Command: `{command}`",
             "",
             table,
-            END,
         ]
     )
-    text = DOCS.read_text() if DOCS.exists() else "# Benchmarks\n"
-    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section, text)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    DOCS.write_text(text)
+    write_section("propagation", section)
 
 
 def main(argv: list[str] | None = None) -> None:

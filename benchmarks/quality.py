@@ -42,6 +42,8 @@ import numpy as np  # noqa: E402
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from docs_section import read_section, write_section  # noqa: E402
+
 from compiler.models import MODELS  # noqa: E402
 from compiler.pipeline import DEFAULT_PIPELINE, CompileOptions, clone, compile  # noqa: E402
 from ir.core import Module  # noqa: E402
@@ -49,9 +51,6 @@ from ir.diagnostics import ShardcError  # noqa: E402
 from ir.types import numpy_dtype  # noqa: E402
 from passes.cost import collective_report  # noqa: E402
 from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline  # noqa: E402
-
-DOCS = ROOT / "docs" / "benchmarks.md"
-BEGIN, END = "<!-- quality:begin -->", "<!-- quality:end -->"
 
 # ----- XLA's collectives, from the compiled HLO text ----------------------------------------------
 
@@ -409,14 +408,7 @@ def markdown(cases: list[Case]) -> str:
 
 def write_docs(section_body: str) -> None:
     """Replace (or add) the quality section of docs/benchmarks.md; other sections untouched."""
-    section = f"{BEGIN}\n{section_body.rstrip()}\n{END}"
-    text = DOCS.read_text() if DOCS.exists() else "# Benchmarks\n"
-    pattern = re.compile(re.escape(BEGIN) + ".*?" + re.escape(END), re.S)
-    if pattern.search(text):
-        text = pattern.sub(lambda _: section, text)
-    else:
-        text = text.rstrip("\n") + "\n\n" + section + "\n"
-    DOCS.write_text(text)
+    write_section("quality", section_body)
 
 
 def docs_section(table: str, command: str, findings: str) -> str:
@@ -464,11 +456,8 @@ def default_findings(cases: list[Case]) -> str:
 def existing_findings() -> str | None:
     """The Findings list of the quality section already in docs/benchmarks.md (kept when the
     table is regenerated, since it is analysis written by a person)."""
-    if not DOCS.exists():
-        return None
-    m = re.search(re.escape(BEGIN) + r".*?### Findings\n\n(.*?)\n" + re.escape(END),
-                  DOCS.read_text(), re.S)
-    return m.group(1) if m else None
+    m = re.search(r"### Findings\n\n(.*)", read_section("quality") or "", re.S)
+    return m.group(1).rstrip("\n") if m else None
 
 
 # Larger sizes for the presets whose best plan depends on the ratio of activations to weights.
