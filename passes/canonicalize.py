@@ -15,21 +15,14 @@ from dataclasses import dataclass
 from ir.core import Module, Operation, Value
 from ir.diagnostics import ShardcError
 from ir.mesh import AxisRef
-from ir.ops import verify_operation
+from ir.ops import GLOBAL_COLLECTIVES, verify_operation
 from ir.types import DistributedTensorType
 from passes.collectives.steps import same_layout
 from passes.manager import Pass, PassContext, register_pass
 
 Rewrite = Callable[[Operation], bool]
 ANY = "*"
-COLLECTIVES = (
-    "all_gather",
-    "all_slice",
-    "all_to_all",
-    "collective_permute",
-    "all_reduce",
-    "reduce_scatter",
-)
+COLLECTIVES = GLOBAL_COLLECTIVES
 # Ops that must stay even when nothing uses their results.
 SIDE_EFFECTS = frozenset({"return", "custom_call", "sharding_group"})
 

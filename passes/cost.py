@@ -21,14 +21,13 @@ from typing import Any
 
 from ir.core import Function, Module, Operation, Value
 from ir.diagnostics import VerifyError
+from ir.ops import GLOBAL_COLLECTIVES
 from ir.printer import Namer
 from ir.types import element_bytes, shard_shape
 from passes.collectives import CollectivePermute
 from passes.lower_collectives import op_step
 
-COLLECTIVES = frozenset(
-    {"all_gather", "all_slice", "all_to_all", "collective_permute", "all_reduce", "reduce_scatter"}
-)
+COLLECTIVES = frozenset(GLOBAL_COLLECTIVES)
 
 
 def local_bytes(v: Value) -> int:

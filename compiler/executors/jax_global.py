@@ -24,23 +24,14 @@ import numpy as np
 from compiler.executors.jax_exec import _JAX_OPS, import_jax
 from ir.core import Function, Module, Operation
 from ir.diagnostics import ExecutionError
+from ir.ops import GLOBAL_COLLECTIVES
 from ir.ops.registry import attr
 from ir.types import numpy_dtype
 
 __all__ = ["global_function", "jit_global"]
 
 # Data-movement ops of a global program: the identity on the logical tensor.
-_IDENTITY = frozenset(
-    {
-        "propagation_barrier",
-        "all_gather",
-        "all_slice",
-        "all_to_all",
-        "collective_permute",
-        "all_reduce",
-        "reduce_scatter",
-    }
-)
+_IDENTITY = frozenset({"propagation_barrier", *GLOBAL_COLLECTIVES})
 _CONSTRAINTS = frozenset({"sharding_constraint", "reshard"})
 
 

@@ -16,10 +16,12 @@ from ir.ops.registry import (
     infer_result_types,
     verify_operation,
 )
+from ir.ops.sharding import GLOBAL_COLLECTIVES
 
 __all__ = [
     "COLLECTIVE",
     "ELEMENTWISE",
+    "GLOBAL_COLLECTIVES",
     "NO_RESULTS",
     "OPS",
     "SHARDING",

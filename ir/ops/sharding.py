@@ -196,6 +196,16 @@ register(
 )
 
 _C = frozenset({COLLECTIVE})
+
+# The six global-view collectives, in the order docs and reports list them.
+GLOBAL_COLLECTIVES = (
+    "all_gather",
+    "all_slice",
+    "all_to_all",
+    "collective_permute",
+    "all_reduce",
+    "reduce_scatter",
+)
 register(
     OpDef(
         "all_gather",
