@@ -332,6 +332,8 @@ class Function:
         ]
         self.result_types: list[TensorType] = list(result_types)
         self.visibility = visibility
+        # False when the text left the visibility out (MLIR then prints no keyword either).
+        self.visibility_written = True
         self.loc = loc
         self.loc_written = False
         self.body = Block(self)
@@ -414,6 +416,7 @@ class Module:
                 arg_names=[a.name_hint for a in f.args],
             )
             g.loc_written = f.loc_written
+            g.visibility_written = f.visibility_written
             g.arg_attrs = [dict(a) for a in f.arg_attrs]
             g.res_attrs = [dict(a) for a in f.res_attrs]
             g.attributes = dict(f.attributes)

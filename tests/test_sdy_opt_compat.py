@@ -403,34 +403,27 @@ def test_every_program_imports_and_round_trips() -> None:
         assert run_shardy(text, "builtin.module()") == text, name
 
 
-# Printer differences: text both tools read, where shardc's exporter prints it differently.
+# Printer forms that once differed: text both tools read must print back identically.
 PRINTER_CASES = {
+    # `func.func @main` (no visibility written) prints back without the keyword.
     "implicit_public": (
         "module @m {\n  sdy.mesh @mesh = <[\"x\"=2]>\n"
         "  func.func @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
-        "    return %arg0 : tensor<8xf32>\n  }\n}\n",
-        "exporter: `func.func @main` (no visibility written) prints back as `func.func public "
-        "@main`; MLIR prints the keyword only when sym_visibility was written "
-        "(compiler/stablehlo/importer.py, declare_function, defaults to 'public', exporter.py:561 always "
-        "prints it)",
+        "    return %arg0 : tensor<8xf32>\n  }\n}\n"
     ),
+    # MLIR sorts every DictionaryAttr by key, nested ones too.
     "nested_dictionary_order": (
         "module @m {\n  sdy.mesh @mesh = <[\"x\"=2]>\n"
         "  func.func public @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {\n"
-        '    %0 = stablehlo.negate %arg0 {mhlo.frontend_attributes = {b = "1", a = "2"}} : '
-        "tensor<8xf32>\n    return %0 : tensor<8xf32>\n  }\n}\n",
-        "exporter: a dictionary inside a kept attribute is printed verbatim ({b = ..., a = ...}); "
-        "MLIR sorts every DictionaryAttr by key, nested ones too (importer.py, split_attrs, keeps the "
-        "text slice as an OpaqueAttr, exporter.py:201 prints it as is)",
+        '    %0 = stablehlo.negate %arg0 {mhlo.frontend_attributes = {b = "1", a = {d, c = [{z = 1 : i64, y = 2 : i64}]}}} : '
+        "tensor<8xf32>\n    return %0 : tensor<8xf32>\n  }\n}\n"
     ),
 }
-
 
 @pytest.mark.parametrize(
     "text",
     [
-        pytest.param(text, id=name, marks=pytest.mark.xfail(reason=reason, strict=True))
-        for name, (text, reason) in PRINTER_CASES.items()
+        pytest.param(text, id=name) for name, text in PRINTER_CASES.items()
     ],
 )
 def test_printer_forms(text: str) -> None:

@@ -22,6 +22,12 @@ from compiler.stablehlo.attributes import (
     SDY_CONSTANT_MARKER,
     round_to_dtype,
 )
+from compiler.stablehlo.export_regions import (
+    OWN_ATTRS,
+    REGION_OPS,
+    RegionPrinter,
+    region_only_functions,
+)
 from ir.attributes import DenseElements, Keyword, OpaqueAttr, Symbol
 from ir.core import Function, Module, Operation, Value
 from ir.diagnostics import Location, ShardcError
@@ -243,27 +249,59 @@ def attr_dict(attrs: dict[str, Any]) -> str:
 
 
 class _Names:
-    """MLIR's SSA naming for one function: `%argN`, `%N` per op, `%cst`/`%c` for constants."""
+    """MLIR's SSA naming: `%argN`, `%N` per op, `%cst`/`%c` for constants, one scope per region.
 
-    def __init__(self, func: Function):
+    As MLIR's `SSANameState`: a function's (or region's) own values are numbered first; each
+    nested region then starts from the counters as they stand after its whole parent level, so
+    sibling regions reuse numbers; a region sees its ancestors' names (for uniquing) but not its
+    siblings'. A region is an outlined function here: `region()` names one use of it, with its
+    block arguments named `block_names` (else `%argN`) and its captured arguments named as the
+    outer values they are bound to.
+    """
+
+    def __init__(self, func: Function, parent: _Names | None = None,
+                 block_names: list[str] | None = None, captured: list[Value] = (),
+                 num_block_args: int | None = None):
+        self.parent = parent
         self.names: dict[int, str] = {}
         self.used: set[str] = set()
-        self.conflict = 0
-        self.next_value = 0
-        for i, a in enumerate(func.args):
-            self.names[id(a)] = f"arg{i}"
-        self.next_arg = len(func.args)
+        if parent is None:
+            self.conflict = self.next_value = self.next_arg = 0
+        else:
+            self.conflict, self.next_value, self.next_arg = (
+                parent.conflict, parent.next_value, parent.next_arg)
+        n_block = len(func.args) - len(captured) if num_block_args is None else num_block_args
+        for i, a in enumerate(func.args[:n_block]):
+            if block_names is not None:
+                self.names[id(a)] = self.unique(block_names[i])
+            else:
+                self.names[id(a)] = f"arg{self.next_arg}"
+                self.next_arg += 1
+        for a, outer in zip(func.args[n_block:], captured):
+            self.names[id(a)] = parent(outer)[1:]
         for op in func.body:
             self.number(op)
 
+    def region(self, func: Function, block_names: list[str] | None = None,
+               captured: list[Value] = ()) -> _Names:
+        return _Names(func, self, block_names, captured)
+
+    def _taken(self, name: str) -> bool:
+        scope: _Names | None = self
+        while scope is not None:
+            if name in scope.used:
+                return True
+            scope = scope.parent
+        return False
+
     def unique(self, base: str) -> str:
-        if base not in self.used:
+        if not self._taken(base):
             self.used.add(base)
             return base
         while True:
             probe = f"{base}_{self.conflict}"
             self.conflict += 1
-            if probe not in self.used:
+            if not self._taken(probe):
                 self.used.add(probe)
                 return probe
 
@@ -291,10 +329,13 @@ class _Names:
         return f"%{self.names[id(op.results[0])].split('#')[0]}:{len(op.results)} = "
 
     def __call__(self, v: Value) -> str:
-        name = self.names.get(id(v))
-        if name is None:
-            raise ExportError(f"value {v!r} is used before it is defined")
-        return "%" + name
+        scope: _Names | None = self
+        while scope is not None:
+            name = scope.names.get(id(v))
+            if name is not None:
+                return "%" + name
+            scope = scope.parent
+        raise ExportError(f"value {v!r} is used before it is defined")
 
 
 # ----- ops ----------------------------------------------------------------------------------------
@@ -339,7 +380,7 @@ def _mapping_of(v: Value, op: Operation) -> NamedMapping:
     return mapping
 
 
-class _Printer:
+class _Printer(RegionPrinter):
     def __init__(self, module: Module, debug_info: bool):
         self.module = module
         self.debug_info = debug_info
@@ -348,8 +389,9 @@ class _Printer:
     def discardable(self, op: Operation) -> dict[str, Any]:
         op_def = OPS.get(op.name)
         known = op_def.attrs if op_def is not None else {}
+        own = OWN_ATTRS if op.name in REGION_OPS or op.name == "spmd.all_reduce" else ()
         out = {k: v for k, v in op.attributes.items()
-               if k not in known and k != SDY_CONSTANT_MARKER}
+               if k not in known and k != SDY_CONSTANT_MARKER and k not in own}
         return out
 
     def op_attrs(self, op: Operation, with_sharding: bool = True) -> str:
@@ -376,6 +418,9 @@ class _Printer:
 
     def op_text(self, op: Operation, n: _Names, indent: str) -> list[str]:
         name = op.name
+        region = self.region_text(op, n, indent)
+        if region is not None:
+            return region
         head = n.group(op)
         args = ", ".join(n(v) for v in op.operands)
         a = self.op_attrs
@@ -388,7 +433,9 @@ class _Printer:
             text += f" : {types}" if types else ""
         elif name == "call":
             callee = op.attributes["callee"].name
-            text = f"call @{callee}({args}){a(op)} : {_functional(op)}"
+            # func's ops drop their dialect prefix only directly inside a func.func.
+            prefix = "func." if n.parent is not None else ""
+            text = f"{prefix}call @{callee}({args}){a(op)} : {_functional(op)}"
         elif name == "constant":
             dialect = "sdy" if op.attributes.get(SDY_CONSTANT_MARKER) else "stablehlo"
             r = op.results[0]
@@ -558,7 +605,8 @@ class _Printer:
                 all_attrs["sdy.sharding"] = OpaqueAttr(f"#sdy.sharding{mapping.text()}")
             any_attrs = any_attrs or bool(all_attrs)
             results.append(_ty(t) + (" " + attr_dict(all_attrs) if all_attrs else ""))
-        header = f"  func.func {func.visibility} @{func.name}({', '.join(args)})"
+        visibility = f"{func.visibility} " if func.visibility_written else ""
+        header = f"  func.func {visibility}@{func.name}({', '.join(args)})"
         if len(results) == 1 and not any_attrs:
             header += f" -> {results[0]}"
         elif results:
@@ -585,8 +633,10 @@ class _Printer:
             if isinstance(extra, OpaqueAttr):
                 line += " " + extra.text
             self.lines.append(line)
+        inlined = region_only_functions(module)
         for func in module.functions.values():
-            self.function(func)
+            if func.name not in inlined:
+                self.function(func)
         self.lines.append("}")
         return "\n".join(self.lines) + "\n"
 

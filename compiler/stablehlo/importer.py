@@ -82,7 +82,19 @@ class ModuleBuilder:
     def opaque(self, attr: AttrRec | None) -> OpaqueAttr:
         if attr is None:
             return OpaqueAttr("unit")
-        return OpaqueAttr(self.text[attr.start : attr.end])
+        return OpaqueAttr(self.attr_text(attr))
+
+    def attr_text(self, attr: AttrRec) -> str:
+        """The attribute's source text, with every nested dictionary sorted by key as MLIR's
+        DictionaryAttr keeps it."""
+        if attr.kind == "dict" and attr.value is not None:
+            entries = sorted(attr.value, key=lambda e: e[0])
+            return "{" + ", ".join(
+                text if value is None else f"{text} = {self.attr_text(value)}"
+                for _, value, text in entries) + "}"
+        if attr.kind == "list" and any(v.kind in ("dict", "list") for v in attr.value):
+            return "[" + ", ".join(self.attr_text(v) for v in attr.value) + "]"
+        return self.text[attr.start : attr.end]
 
     def tensor(self, tok: Token, mapping: NamedMapping | None = None) -> DistributedTensorType:
         parsed = tensor_type_text(str(tok))
@@ -184,7 +196,7 @@ class ModuleBuilder:
             raise self.fail(e.message, m.name, type(e)) from None
         if m.attrs is not None and m.attrs.entries:
             text = "{" + ", ".join(
-                key if v is None else f"{key} = {self.text[v.start:v.end]}"
+                key if v is None else f"{key} = {self.attr_text(v)}"
                 for key, v in m.attrs.entries.items()
             ) + "}"
             self.module.attributes[MESH_ATTRS_PREFIX + name] = OpaqueAttr(text)
@@ -210,6 +222,7 @@ class ModuleBuilder:
             name, arg_types, res_types, visibility=visibility, loc=self.where(f.tok),
             arg_names=[str(a.tok)[1:] for a in f.args],
         )
+        func.visibility_written = f.visibility is not None
         func.arg_attrs = arg_attrs
         func.res_attrs = res_attrs
         if f.attrs is not None:
@@ -241,15 +254,42 @@ class FunctionBuilder:
         self.b = b
         self.func = func
         self.scope: dict[str, Value | tuple[Value, ...]] = {}
+        # The mesh of the sdy.manual_computation whose body this is (regions.py), else None.
+        self.manual_mesh = None
+        self.tok: Token | None = None
 
     def build(self, f: FuncRec) -> None:
         for a, value in zip(f.args, self.func.args):
-            name = str(a.tok)[1:]
-            if name in self.scope:
-                raise self.b.fail(f"argument %{name} is declared twice", a.tok)
-            self.scope[name] = value
+            self.define(str(a.tok)[1:], value, a.tok)
         for rec in f.ops:
             self.add(rec)
+
+    def define(self, name: str, value: Value, tok: Token) -> None:
+        if name in self.scope:
+            raise self.b.fail(f"argument %{name} is declared twice", tok)
+        self.scope[name] = value
+
+    def scope_value(self, name: str, region) -> Value:
+        """The value a region captures as `name` or `name#i` (regions.py)."""
+        base, _, index = name.partition("#")
+        found = self.scope.get(base)
+        if isinstance(found, tuple):
+            found = found[int(index or 0)] if int(index or 0) < len(found) else None
+        if found is None:
+            tok = region.ops[0].tok if region.ops else self.tok
+            raise self.b.fail(f"use of undefined value %{name}", tok)
+        return found
+
+    def capture(self, name: str, value: Value, outer) -> None:
+        """Make the captured `name` (`name#i`) resolve to `value` (an outlined function's
+        argument); `outer` is what the enclosing scope binds the base name to."""
+        base, _, index = name.partition("#")
+        if isinstance(outer, tuple):
+            slots = list(self.scope.get(base) or (None,) * len(outer))
+            slots[int(index or 0)] = value
+            self.scope[base] = tuple(slots)
+        else:
+            self.scope[base] = value
 
     def lookup(self, tok: Token) -> Value:
         text = str(tok)[1:]
@@ -259,7 +299,7 @@ class FunctionBuilder:
             raise self.b.fail(f"use of undefined value %{name}", tok)
         if isinstance(found, tuple):
             i = int(index) if index else 0
-            if i >= len(found):
+            if i >= len(found) or found[i] is None:
                 raise self.b.fail(f"%{name} has {len(found)} results; #{i} does not exist", tok)
             return found[i]
         if index and index != "0":
@@ -269,6 +309,7 @@ class FunctionBuilder:
     def add(self, rec: OpRec) -> None:
         b = self.b
         first = rec.results[0][0] if rec.results else rec.tok
+        self.tok = rec.tok
         operands = [self.lookup(t) for t in rec.operands]
         try:
             name, attrs, result_toks, mappings = CONVERTERS[rec.form](self, rec, operands)

@@ -23,6 +23,13 @@ from compiler.stablehlo.attributes import (
     unescape,
 )
 from compiler.stablehlo.records import AttrRec, OpRec
+from compiler.stablehlo.regions import (
+    REGION_OPS,
+    convert_manual,
+    convert_reduce_body,
+    convert_while,
+    generic_region_op,
+)
 from ir.attributes import Keyword, Symbol
 from ir.core import Value
 from ir.diagnostics import ShardcError
@@ -55,6 +62,7 @@ SUPPORTED_OPS: frozenset[str] = frozenset(
         "constant", "iota", "broadcast_in_dim", "transpose", "reverse", "concatenate",
         "dot_general", "reduce", "compare", "slice", "pad", "gather", "scatter", "return",
     )}
+    | REGION_OPS | {"sdy.manual_computation"}
     | {"func.call", "call", "func.return", "return", "sdy.return", "sdy.constant", "sdy.mesh",
        "sdy.sharding_constraint", "sdy.reshard", "sdy.sharding_group", "sdy.propagation_barrier",
        "sdy.all_gather", "sdy.all_slice", "sdy.all_to_all", "sdy.collective_permute",
@@ -64,13 +72,10 @@ SUPPORTED_OPS: frozenset[str] = frozenset(
 GENERIC_NOT_SUPPORTED = {"sdy.all_gather", "sdy.all_slice", "sdy.all_to_all",
                          "sdy.collective_permute", "sdy.all_reduce", "sdy.reduce_scatter",
                          "sdy.sharding_group", "sdy.propagation_barrier", "sdy.mesh",
-                         "func.func", "sdy.return"}
+                         "func.func", "sdy.return", "sdy.manual_computation"}
 
 _WHY_UNSUPPORTED = {
-    "stablehlo.while": "loops (lax.scan, lax.fori_loop, lax.while_loop) have regions",
-    "stablehlo.case": "conditionals (lax.cond, lax.switch) have regions",
-    "stablehlo.if": "conditionals have regions",
-    "sdy.manual_computation": "shard_map regions are not representable",
+    "stablehlo.if": "stablehlo.if does not import (JAX emits stablehlo.case)",
     "sdy.named_computation": "named computations have regions",
 }
 
@@ -148,11 +153,9 @@ def _dot_general(fb, rec, operands):
 
 
 def _reduce(fb, rec, operands):
-    if rec.extra["num_inputs"] != 1:
-        raise ValueError(
-            f"variadic reduce ({rec.extra['num_inputs']} inputs, e.g. argmax/argmin) does not "
-            "import; shardc's reduce takes one input and one init value"
-        )
+    applies = rec.extra["applies"]
+    if applies is None and not _single_op_region(fb, rec):
+        return convert_reduce_body(fb, rec, operands, rec.extra["dims"])
     applies = rec.extra["applies"]
     if applies is not None:
         kind = str(applies).partition(".")[2]
@@ -162,6 +165,18 @@ def _reduce(fb, rec, operands):
         kind = fb.region_kind(rec, rec.regions[0], allow_replace=False)
     attrs = {"dimensions": rec.extra["dims"], "kind": Keyword(kind)}
     return "reduce", attrs, fb.results_of(rec, operands), None
+
+
+def _single_op_region(fb, rec) -> bool:
+    """Whether `rec` has one input and its region is one binary op (a `kind` reduce)."""
+    if len(rec.operands) != 2 or len(rec.regions) != 1:
+        return False
+    try:
+        fb.region_kind(rec, rec.regions[0], allow_replace=False)
+    except ValueError:
+        return False
+    return True
+
 
 
 def _compare(fb, rec, operands):
@@ -316,9 +331,11 @@ def _generic(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     if name == "stablehlo.pad":
         keys = ("edge_padding_low", "edge_padding_high", "interior_padding")
         return "pad", {k: props_ints(need(k)) for k in keys}, results, None
+    if name in REGION_OPS:
+        return generic_region_op(fb, rec, operands, props)
     if name == "stablehlo.reduce":
-        if len(operands) != 2 or len(rec.regions) != 1:
-            raise ValueError("variadic reduce (several inputs) does not import")
+        if not _single_op_region(fb, rec):
+            return convert_reduce_body(fb, rec, operands, props_ints(need("dimensions")))
         kind = fb.region_kind(rec, rec.regions[0], allow_replace=False)
         attrs = {"dimensions": props_ints(need("dimensions")), "kind": Keyword(kind)}
         return "reduce", attrs, results, None
@@ -372,4 +389,5 @@ CONVERTERS = {
     "compare": _compare, "slice": _slice, "pad": _pad, "call": _call, "return": _return,
     "generic": _generic, "sdy_sharding": _sdy_sharding, "sdy_group": _sdy_group,
     "sdy_barrier": _sdy_barrier, "sdy_collective": _sdy_collective,
+    "while": convert_while, "manual": convert_manual,
 }

@@ -196,8 +196,11 @@ class _Reader(lark.Transformer):
         return (c[0], c[1])
 
     def reducer(self, c):
+        # `reducer(%acc0, %x0) (%acc1, %x1) {...}` prints pairs; the block's arguments are
+        # (acc0, acc1, ..., x0, x1, ...).
         region = c[-1]
-        region.args = [a for pair in c[:-1] for a in pair]
+        pairs = c[:-1]
+        region.args = [p[0] for p in pairs] + [p[1] for p in pairs]
         return region
 
     def reduce_op(self, c):
@@ -261,6 +264,40 @@ class _Reader(lark.Transformer):
 
     def block_arg(self, c):
         return (c[0], c[1])
+
+    # ----- ops with regions ------------------------------------------------------------------
+
+    def while_arg(self, c):
+        return (c[0], c[1])
+
+    def while_op(self, c):
+        pairs = [x for x in c if isinstance(x, tuple)]
+        types, attrs, cond, body = c[-4:]
+        if types is not None and len(types) != len(pairs):
+            raise _SyntaxIssue(f"while lists {len(types)} types for {len(pairs)} operands", c[0])
+        types = types or []
+        for region in (cond, body):
+            if region.args:
+                raise _SyntaxIssue("the pretty while names its block arguments in '(...)'",
+                                   c[0])
+            region.args = [(name, ty) for (name, _), ty in zip(pairs, types)]
+        rec = OpRec("while", c[0], [v for _, v in pairs], {}, attrs, ("plain", None, types))
+        rec.regions = [cond, body]
+        return rec
+
+    def sharding_list(self, c):
+        return [t for t in c if t is not None]
+
+    def manual_op(self, c):
+        tok, operands, in_sh, out_sh, axes = c[:5]
+        body, attrs, sig = c[-3:]
+        if body.args:
+            raise _SyntaxIssue("the body's arguments are listed before its '{'", tok)
+        body.args = [a for a in c[5:-3] if a is not None]
+        extra = {"in": in_sh, "out": out_sh, "axes": axes}
+        rec = OpRec("manual", tok, operands or [], extra, attrs, sig)
+        rec.regions = [body]
+        return rec
 
     # ----- sdy ops ---------------------------------------------------------------------------
 
@@ -361,7 +398,9 @@ class _Reader(lark.Transformer):
             if kind == "LSQB":
                 return AttrRec("list", [x for x in c if isinstance(x, AttrRec)], start, end)
             if kind == "LBRACE":
-                return AttrRec("dict", None, start, end)
+                entries = [(key, value, str(tok)) for key, value, tok in
+                           (x for x in c if isinstance(x, tuple))]
+                return AttrRec("dict", entries, start, end)
             if kind == "DIALECT_ATTR":
                 return AttrRec("dialect", str(first), start, end)
             if kind == "DENSE":
