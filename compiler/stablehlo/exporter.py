@@ -17,6 +17,8 @@ import math
 import struct
 from typing import Any
 
+from compiler.stablehlo.export_extra import RESULT_NAMES, extra_op_text
+from compiler.stablehlo.ops_extra import REDUCER_ATTRS
 from compiler.stablehlo.attributes import (
     MESH_ATTRS_PREFIX,
     SDY_CONSTANT_MARKER,
@@ -270,6 +272,10 @@ class _Names:
     def number(self, op: Operation) -> None:
         if not op.results:
             return
+        if op.name in RESULT_NAMES:
+            for r, base in zip(op.results, RESULT_NAMES[op.name]):
+                self.names[id(r)] = self.unique(base)
+            return
         if op.name == "constant" and not op.attributes.get(SDY_CONSTANT_MARKER):
             dtype = op.results[0].type.dtype
             self.names[id(op.results[0])] = self.unique("cst" if is_float(dtype) else "c")
@@ -288,6 +294,8 @@ class _Names:
             return ""
         if len(op.results) == 1:
             return f"%{self.names[id(op.results[0])]} = "
+        if op.name in RESULT_NAMES:
+            return ", ".join(f"%{self.names[id(r)]}" for r in op.results) + " = "
         return f"%{self.names[id(op.results[0])].split('#')[0]}:{len(op.results)} = "
 
     def __call__(self, v: Value) -> str:
@@ -349,11 +357,14 @@ class _Printer:
         op_def = OPS.get(op.name)
         known = op_def.attrs if op_def is not None else {}
         out = {k: v for k, v in op.attributes.items()
-               if k not in known and k != SDY_CONSTANT_MARKER}
+               if k not in known and k not in (SDY_CONSTANT_MARKER, REDUCER_ATTRS)}
         return out
 
-    def op_attrs(self, op: Operation, with_sharding: bool = True) -> str:
+    def op_attrs(
+        self, op: Operation, with_sharding: bool = True, extra: dict[str, Any] | None = None
+    ) -> str:
         attrs = self.discardable(op)
+        attrs.update(extra or {})
         if with_sharding and op.results and any(r.mapping is not None for r in op.results):
             mesh = next(r.mapping.mesh.name for r in op.results if r.mapping is not None)
             texts = []
@@ -450,7 +461,9 @@ class _Printer:
             t = {_ty(op.operands[1].type), _ty(op.operands[2].type), _ty(op.results[0].type)}
             sig = (f"{_ty(op.operands[0].type)}, {t.pop()}" if len(t) == 1 else _functional(op))
             text = f"stablehlo.select {args}{a(op)} : {sig}"
-        elif name in OPS and name not in _NO_STABLEHLO and name != "custom_call":
+        elif (lines := extra_op_text(self, op, n, indent, args)) is not None:
+            return lines
+        elif name in OPS and name not in _NO_STABLEHLO:
             sig = _functional(op) if name in _FUNCTIONAL else _same_or_functional(op)
             text = f"stablehlo.{name} {args}{a(op)} : {sig}"
         else:

@@ -50,6 +50,9 @@ BINARY = (
     "and",
     "or",
     "xor",
+    "shift_left",
+    "shift_right_arithmetic",
+    "shift_right_logical",
 )
 DIRECTIONS = ("EQ", "NE", "GE", "GT", "LE", "LT")
 
