@@ -583,6 +583,11 @@ class _CorpusOp:
             attrs = {"dimensions": _ints(r"dims = (\[[^\]]*\])", head)}
         elif name == "concatenate":
             attrs = {"dimension": _ints(r"dim = (\d+)", head)[0]}  # type: ignore[index]
+        elif name == "dynamic_slice":
+            attrs = {"slice_sizes": _ints(r"sizes = (\[[^\]]*\])", head)}
+        elif name == "convolution":
+            self.skip = "dimension numbers are checked through the importer"
+            return
         elif name == "reduce":
             if len(operand_types) != 2:
                 self.skip = "variadic reduce (shardc's reduce has one input)"
@@ -692,7 +697,7 @@ def importer_agreement() -> tuple[Counter, list[tuple[str, str, str, str]], list
         try:
             module = import_stablehlo(path.read_text(), str(path))
         except ShardcError as e:
-            if "unsupported op" not in e.message:
+            if "unsupported op" not in e.message and "does not import" not in e.message:
                 raise
             not_imported.append(path.name)
             continue
@@ -701,6 +706,8 @@ def importer_agreement() -> tuple[Counter, list[tuple[str, str, str, str]], list
             if want is None:
                 continue
             want_text = getattr(want, "text", want)
+            if want_text.endswith(", custom>"):
+                continue  # given by JAX (a custom_call's rule), not built by Shardy
             got = rule_for(op)
             if str(got) == want_text:
                 agree[op.name] += 1

@@ -123,7 +123,9 @@ def _symbol(name: str) -> str:
     return "@" + name if re.fullmatch(r"[A-Za-z_][\w$.\-]*", name) else "@" + attr_text(name)
 
 
-def extra_op_text(p: _Printer, op: Operation, n: _Names, indent: str, args: str) -> list[str] | None:
+def extra_op_text(
+    p: _Printer, op: Operation, n: _Names, indent: str, args: str
+) -> list[str] | None:
     """The op's lines, or None when it is not one of this module's ops."""
     name = op.name
     a = p.op_attrs

@@ -17,13 +17,13 @@ import math
 import struct
 from typing import Any
 
-from compiler.stablehlo.export_extra import RESULT_NAMES, extra_op_text
-from compiler.stablehlo.ops_extra import REDUCER_ATTRS
 from compiler.stablehlo.attributes import (
     MESH_ATTRS_PREFIX,
     SDY_CONSTANT_MARKER,
     round_to_dtype,
 )
+from compiler.stablehlo.export_extra import RESULT_NAMES, extra_op_text
+from compiler.stablehlo.ops_extra import REDUCER_ATTRS
 from ir.attributes import DenseElements, Keyword, OpaqueAttr, Symbol
 from ir.core import Function, Module, Operation, Value
 from ir.diagnostics import Location, ShardcError

@@ -97,7 +97,7 @@ def _precision(value: AttrRec | None) -> tuple[Keyword, ...] | None:
 
 def _convolution(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     attrs = conv_dimension_attrs(rec.extra["dims"])
-    for key, value, tok in rec.extra["window"]:
+    for key, value, _tok in rec.extra["window"]:
         native = WINDOW_KEYS.get(key)
         if native is None:
             raise ValueError(f"unknown window attribute '{key}' (known: {', '.join(WINDOW_KEYS)})")
