@@ -816,3 +816,7 @@ _LOCAL_FIXES = {
     "gather": _fix_gather,
     "scatter": _no_sharded_reduction,
 }
+
+from passes.spmd_extra import EXTRA_FIXES  # noqa: E402 - its fixes take a _Lowering
+
+_LOCAL_FIXES.update(EXTRA_FIXES)
