@@ -97,14 +97,32 @@ def _custom_call(op: Operation, *xs: Any) -> Any:
     return fn(op, *xs)
 
 
+def _clamped(x: Any, sizes: Any, indices: Any) -> list[Any]:
+    """StableHLO clamps start indices into `[0, n - size]`; `jax.lax` would first wrap
+    negative ones (Python style), so they are clamped here."""
+    lax = _lax()
+    return [
+        lax.clamp(lax.convert_element_type(0, i.dtype), i,
+                  lax.convert_element_type(n - s, i.dtype))
+        for i, n, s in zip(indices, x.shape, sizes)
+    ]
+
+
+def _dynamic_slice(op: Operation, x: Any, *indices: Any) -> Any:
+    sizes = tuple(attr(op, "slice_sizes"))
+    return _lax().dynamic_slice(x, _clamped(x, sizes, indices), sizes)
+
+
+def _dynamic_update_slice(op: Operation, x: Any, update: Any, *indices: Any) -> Any:
+    return _lax().dynamic_update_slice(x, update, _clamped(x, update.shape, indices))
+
+
 JAX_EXTRA_OPS: dict[str, Callable[..., Any]] = {
     "shift_left": lambda op, a, b: _lax().shift_left(a, b),
     "shift_right_arithmetic": lambda op, a, b: _lax().shift_right_arithmetic(a, b),
     "shift_right_logical": lambda op, a, b: _lax().shift_right_logical(a, b),
-    "dynamic_slice": lambda op, x, *idx: _lax().dynamic_slice(
-        x, list(idx), tuple(attr(op, "slice_sizes"))
-    ),
-    "dynamic_update_slice": lambda op, x, u, *idx: _lax().dynamic_update_slice(x, u, list(idx)),
+    "dynamic_slice": _dynamic_slice,
+    "dynamic_update_slice": _dynamic_update_slice,
     "convolution": _convolution,
     "reduce_window": _reduce_window,
     "optimization_barrier": lambda op, *xs: tuple(_lax().optimization_barrier(tuple(xs))),
