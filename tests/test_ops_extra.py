@@ -170,6 +170,7 @@ def test_unknown_custom_call_target_is_a_located_error() -> None:
          "has 1 operands but 2 results"),
         ("%0 = composite %x {decomposition = @nope, name = \"n\"} : tensor<16x32xf32>",
          "calls @nope, which is not defined"),
+        ("%0 = shift_left %x, %x : tensor<16x32xf32>", "shifts take integers, got f32"),
     ],
 )
 def test_verifier_errors_are_located(body: str, message: str) -> None:
@@ -195,3 +196,62 @@ def test_convolution_feature_mismatch_is_an_error() -> None:
     )
     with pytest.raises(ShardcError, match=r"input features \(3\) must be kernel input features"):
         parse_module(text, "bad.mlir")
+
+
+# ----- StableHLO forms ---------------------------------------------------------------------------
+
+def _shlo(body: str, args: str = "%arg0: tensor<8x4xi32>, %arg1: tensor<i32>") -> str:
+    return (
+        'module @m {\n  sdy.mesh @mesh = <["x"=2]>\n'
+        f"  func.func public @main({args}) -> tensor<8x4xi32> {{\n{body}  }}\n}}\n"
+    )
+
+
+def test_generic_forms_import_and_print_pretty() -> None:
+    from compiler.stablehlo import export_stablehlo, import_stablehlo
+
+    generic = _shlo(
+        '    %0 = "stablehlo.dynamic_slice"(%arg0, %arg1, %arg1) <{slice_sizes = array<i64: 2, 4>}>'
+        " : (tensor<8x4xi32>, tensor<i32>, tensor<i32>) -> tensor<2x4xi32>\n"
+        '    %1 = "stablehlo.dynamic_update_slice"(%arg0, %0, %arg1, %arg1) : (tensor<8x4xi32>, '
+        "tensor<2x4xi32>, tensor<i32>, tensor<i32>) -> tensor<8x4xi32>\n"
+        '    %2 = "stablehlo.shift_right_logical"(%1, %arg0) : (tensor<8x4xi32>, tensor<8x4xi32>)'
+        " -> tensor<8x4xi32>\n"
+        "    return %2 : tensor<8x4xi32>\n"
+    )
+    pretty = _shlo(
+        "    %0 = stablehlo.dynamic_slice %arg0, %arg1, %arg1, sizes = [2, 4] : (tensor<8x4xi32>,"
+        " tensor<i32>, tensor<i32>) -> tensor<2x4xi32>\n"
+        "    %1 = stablehlo.dynamic_update_slice %arg0, %0, %arg1, %arg1 : (tensor<8x4xi32>, "
+        "tensor<2x4xi32>, tensor<i32>, tensor<i32>) -> tensor<8x4xi32>\n"
+        "    %2 = stablehlo.shift_right_logical %1, %arg0 : tensor<8x4xi32>\n"
+        "    return %2 : tensor<8x4xi32>\n"
+    )
+    assert export_stablehlo(import_stablehlo(generic)) == pretty
+    assert export_stablehlo(import_stablehlo(pretty)) == pretty
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("    %0 = stablehlo.convolution(%arg0, %arg0) dim_numbers = [b, 0, f]x[0, i, i]->[b, 0, f]"
+         " {batch_group_count = 1 : i64, feature_group_count = 1 : i64} : (tensor<8x4xi32>, "
+         "tensor<8x4xi32>) -> tensor<8x4xi32>\n",
+         "kernel dimension numbers [0, 'i', 'i']: unexpected or repeated i"),
+        ("    %0 = stablehlo.convolution(%arg0, %arg0) dim_numbers = [b, f]x[i, o]->[b, f], "
+         "window = {stripe = [1]} {batch_group_count = 1 : i64, feature_group_count = 1 : i64} "
+         ": (tensor<8x4xi32>, tensor<8x4xi32>) -> tensor<8x4xi32>\n",
+         "unknown window attribute 'stripe'"),
+        ("    %0 = stablehlo.composite \"c\" %arg0 {version = 1 : i32} : (tensor<8x4xi32>) -> "
+         "tensor<8x4xi32>\n",
+         "needs 'decomposition = @function'"),
+    ],
+)
+def test_malformed_stablehlo_is_a_located_error(body: str, message: str) -> None:
+    from compiler.stablehlo import import_stablehlo
+
+    with pytest.raises(ShardcError) as info:
+        import_stablehlo(_shlo(body + "    return %arg0 : tensor<8x4xi32>\n"), "bad.mlir")
+    rendered = info.value.render()
+    assert rendered.startswith("bad.mlir:4:"), rendered
+    assert message in rendered
