@@ -255,3 +255,20 @@ def test_malformed_stablehlo_is_a_located_error(body: str, message: str) -> None
     rendered = info.value.render()
     assert rendered.startswith("bad.mlir:4:"), rendered
     assert message in rendered
+
+
+@pytest.mark.parametrize("case", ["concat_slice_pad", "conv2d", "extra_syntax"])
+def test_jax_corpus_cases_run_sharded_on_both_backends(case: str) -> None:
+    from pathlib import Path
+
+    from compiler.stablehlo import import_stablehlo
+
+    path = Path(__file__).parent / "data" / "stablehlo" / f"{case}.mlir"
+    module = import_stablehlo(path.read_text(), str(path))
+    inputs = _inputs(module, seed=1, index=11)
+    want = run_reference(module, inputs)
+    result = compile(module)
+    _close(result.run(inputs, backend="numpy"), want)
+    _close(result.run(inputs, backend="jax"), want)
+    if case == "conv2d":  # batch on dp, output features on tp: no communication at all
+        assert result.report["collectives"] == []
