@@ -444,7 +444,7 @@ class _FunctionRewriter:
                 self.reshard_operand(op, 0, target)
         else:
             rule = rule_for(op)
-            if rule is None:
+            if rule is None or _needs_whole_operands(op):
                 self.visit_without_rule(op)
             else:
                 self.visit_with_rule(op, rule)
@@ -588,6 +588,14 @@ class _FunctionRewriter:
 
 
 # ----- the invariant ---------------------------------------------------------------------------
+
+
+def _needs_whole_operands(op: Operation) -> bool:
+    """A custom_call shardc runs (e.g. a Cholesky factorisation) reads whole matrices, whatever
+    factors its JAX-given rule names: its operands and results are replicated."""
+    from compiler.executors.kernels_extra import CUSTOM_CALLS  # noqa: PLC0415 - executors
+
+    return op.name == "custom_call" and op.attributes.get("call_target_name") in CUSTOM_CALLS
 
 
 def check_locally_computable(module: Module) -> list[str]:

@@ -601,6 +601,8 @@ def _check_local(low: _Lowering, op: Operation, rule: OpShardingRule) -> None:
             if len(factors) < 2:
                 continue
             counts = [product(t.factors[f].axes, mesh) for f in factors]
+            if all(k == 1 for k in counts):
+                continue  # whole dim (its factors need not multiply to its size: convolution)
             parts = [chunk(sizes[f], k) for f, k in zip(factors, counts)]
             last = max((i for i, k in enumerate(counts) if k > 1), default=-1)
             if math.prod(parts) != local[d] or any(p != 1 for p in parts[: max(last, 0)]):
@@ -816,3 +818,7 @@ _LOCAL_FIXES = {
     "gather": _fix_gather,
     "scatter": _no_sharded_reduction,
 }
+
+from passes.spmd_extra import EXTRA_FIXES  # noqa: E402 - its fixes take a _Lowering
+
+_LOCAL_FIXES.update(EXTRA_FIXES)

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ir.core import Module, Operation
+from ir.ops import ELEMENTWISE, OPS
 from ir.types import DistributedTensorType
 
 
@@ -23,7 +24,12 @@ def _non_constant_ops(func, skip_dead: bool = False) -> list[Operation]:
     for op in func.body:
         if id(op) in dead:
             continue
-        derived = op.name in ("broadcast_in_dim", "reshape", "convert") and all(
+        # A constant expression (Shardy's constant splitter/merger moves these, so their
+        # position differs): shape ops and element-wise ops of constants only.
+        kind_ok = op.name in ("broadcast_in_dim", "reshape", "convert") or (
+            op.name in OPS and OPS[op.name].has(ELEMENTWISE)
+        )
+        derived = kind_ok and all(
             v.defining_op is not None and id(v.defining_op) in constant for v in op.operands
         )
         scalar_bcast = op.name == "broadcast_in_dim" and op.operand(0).type.rank == 0

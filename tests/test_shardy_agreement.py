@@ -18,6 +18,19 @@ from tests.shardy_compare import compare_modules, importable_corpus
 DATA = Path(__file__).parent / "data" / "stablehlo"
 
 
+# Differences that come from Shardy passes after propagation which shardc's propagation-pipeline
+# does not model (the `.open` files are cut after them, see tests/data/stablehlo/README.md):
+# `sdy-update-non-divisible-input-output-shardings` drops "tp" from a 16x66 result (66 is not
+# divisible by 4; Shardy's propagation itself gives it "tp", as shardc does), and the
+# call-graph passes give a private function's scalar argument an empty sharding.
+KNOWN_DIFFERENCES = {
+    "concat_slice_pad": {
+        'concat_slice_pad@main result 1: shardc <@mesh, [{"dp", ?}, {"tp", ?}]> | '
+        'shardy <@mesh, [{"dp", ?}, {?}]>',
+        "concat_slice_pad@_pad arg 1: shardc <none> | shardy <@mesh, []>",
+    },
+}
+
 CASES = [n for n in importable_corpus() if (DATA / "extras" / f"{n}.open.mlir").exists()]
 
 
@@ -36,4 +49,6 @@ def test_propagation_matches_shardy(name: str) -> None:
     agreement = compare_modules(ours, theirs, name)
     assert not agreement.structural, agreement.structural
     assert agreement.compared > 0
-    assert agreement.equal == agreement.compared, "\n".join(agreement.differences)
+    known = KNOWN_DIFFERENCES.get(name, set())
+    assert set(agreement.differences) == known, "\n".join(agreement.differences)
+    assert agreement.equal == agreement.compared - len(known)

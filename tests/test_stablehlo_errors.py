@@ -32,10 +32,10 @@ CASES = [
         "    stablehlo.return %1 : tensor<i1>\n"
         "  }) : (tensor<8x16xf32>) -> tensor<8x16xf32>\n  return %0 : tensor<8x16xf32>\n"),
      3, 8, "unsupported op 'stablehlo.sort'"),
-    ("custom_call", _func(
-        "  %0 = stablehlo.custom_call @foo(%arg0) : (tensor<8x16xf32>) -> tensor<8x16xf32>\n"
+    ("popcnt", _func(
+        "  %0 = stablehlo.popcnt %arg0 : tensor<8x16xf32>\n"
         "  return %0 : tensor<8x16xf32>\n"),
-     3, 8, "unsupported op 'stablehlo.custom_call'"),
+     3, 8, "unsupported op 'stablehlo.popcnt'"),
     ("manual_computation", _func(
         "  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}, {}]>] "
         'out_shardings=[<@mesh, [{}, {}]>] manual_axes={"dp"} (%arg1: tensor<8x16xf32>) {\n'

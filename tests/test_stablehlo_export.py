@@ -21,8 +21,9 @@ DATA = Path(__file__).parent / "data" / "stablehlo"
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
 IMPORTABLE = [
-    "attention", "bf16", "broadcast_reduce", "donation_and_aliasing", "embedding_logits_xent",
-    "embedding_lookup", "func_call", "layer_norm", "megatron_mlp", "mesh_3axis",
+    "attention", "bf16", "broadcast_reduce", "concat_slice_pad", "conv2d",
+    "donation_and_aliasing", "embedding_logits_xent", "embedding_lookup", "extra_syntax",
+    "func_call", "layer_norm", "megatron_mlp", "mesh_3axis",
     "mesh_device_order", "mesh_size_one_axis", "mlp", "mlp_dp_only", "replicated_and_multiaxis",
     "reshape_split_merge", "softmax", "transformer_block", "transpose_chain", "unconstrained",
     "with_sharding_constraint",
@@ -210,8 +211,8 @@ def test_new_constants_get_mlir_names():
 def test_ops_without_stablehlo_form_are_export_errors():
     module = parse_module(
         "func @main(%x: tensor<4xf32>) -> tensor<4xf32> {\n"
-        '  %0 = custom_call %x {call_target_name = "mine"} : tensor<4xf32>\n'
+        "  %0 = reciprocal %x : tensor<4xf32>\n"
         "  return %0\n}\n"
     )
-    with pytest.raises(ExportError, match="custom_call"):
+    with pytest.raises(ExportError, match="reciprocal"):
         export_stablehlo(module)

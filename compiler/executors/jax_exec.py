@@ -166,8 +166,10 @@ class JaxExecutor:
 
     def _op(self, op: Operation, xs: list[Any]) -> Any:
         name = op.name
-        if name == "call":
-            callee = self.module.lookup_function(attr(op, "callee").name)
+        if name in ("call", "composite"):
+            callee = self.module.lookup_function(
+                attr(op, "callee" if name == "call" else "decomposition").name
+            )
             assert callee is not None
             out = self.call(callee, xs)
             return out[0] if len(op.results) == 1 else out

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from compiler.executors.jax_exec import _JAX_OPS, import_jax
+from compiler.executors.jax_extra import JAX_EXTRA_OPS
 from ir.core import Function, Module, Operation
 from ir.diagnostics import ExecutionError
 from ir.ops import GLOBAL_COLLECTIVES
@@ -120,10 +121,12 @@ class _Translator:
             return self._constraint(op, xs[0])
         if name == "sharding_group":
             return ()
-        if name == "call":
-            callee = self.module.lookup_function(attr(op, "callee").name)
+        if name in ("call", "composite"):
+            callee = self.module.lookup_function(
+                attr(op, "callee" if name == "call" else "decomposition").name
+            )
             if callee is None:
-                raise ExecutionError("'call' op calls a function not in the module", op.loc)
+                raise ExecutionError(f"'{name}' op calls a function not in the module", op.loc)
             out = self.call(callee, xs)
             return out[0] if len(op.results) == 1 else out
         fn = _GLOBAL_OPS.get(name)
@@ -239,4 +242,5 @@ _GLOBAL_OPS: dict[str, Callable[..., Any]] = {
     "convert": _convert,
     "gather": _gather,
     "scatter": _scatter,
+    **JAX_EXTRA_OPS,
 }

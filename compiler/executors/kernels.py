@@ -33,6 +33,7 @@ import numpy as np
 
 from compiler.executors.dtypes import F32, F64, I64, LOW_FLOATS, WIDE_FLOATS, is_float_dtype
 from compiler.executors.indexing import gather, scatter
+from compiler.executors.kernels_extra import EXTRA_KERNELS
 from ir.core import Operation
 from ir.ops.compute import dot_general_dims
 from ir.ops.registry import attr
@@ -413,6 +414,7 @@ KERNELS: dict[str, Kernel] = {
     "collective_permute": _identity,
     "all_reduce": _identity,
     "reduce_scatter": _identity,
+    **EXTRA_KERNELS,
 }
-"""Op name -> kernel. `call` and `return` are control flow, handled by the interpreter;
-`custom_call` has no meaning shardc knows, so it has no kernel."""
+"""Op name -> kernel. `call`, `composite` and `return` are control flow, handled by the
+interpreter; `custom_call` runs the kernel of its target (`kernels_extra.CUSTOM_CALLS`)."""

@@ -28,7 +28,7 @@ import numpy as np
 import passes.spmd_ops  # noqa: F401 - registers the spmd.* ops
 from compiler.executors.dtypes import LOW_FLOATS, is_float_dtype
 from compiler.executors.kernels import KERNELS
-from compiler.executors.reference import order_inputs
+from compiler.executors.reference import known_custom_call, order_inputs
 from ir.core import Function, Module, Operation
 from ir.diagnostics import ExecutionError, ShardcError
 from ir.mapping import NamedMapping
@@ -406,8 +406,10 @@ class NumpyExecutor:
     def _runner(self, op: Operation) -> Callable[..., Any]:
         name = op.name
         r = self.layout.rank
-        if name == "call":
-            callee = self.module.lookup_function(attr(op, "callee").name)
+        if name in ("call", "composite"):
+            callee = self.module.lookup_function(
+                attr(op, "callee" if name == "call" else "decomposition").name
+            )
             assert callee is not None
             single = len(op.results) == 1
             return lambda *xs: (lambda out: out[0] if single else out)(self.call(callee, list(xs)))
@@ -416,7 +418,7 @@ class NumpyExecutor:
         batched = _BATCHED.get(name)
         if batched is not None:
             return batched(op, r)
-        kernel = KERNELS.get(name)
+        kernel = known_custom_call(op) if name == "custom_call" else KERNELS.get(name)
         if kernel is None:
             raise ExecutionError(f"no numpy kernel for op '{name}'", op.loc)
         op_def = OPS.get(name)

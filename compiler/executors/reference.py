@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from compiler.executors.kernels import KERNELS, Kernel
+from compiler.executors.kernels_extra import CUSTOM_CALLS, custom_call_kernel
 from ir.core import Function, Module, Operation
 from ir.diagnostics import ExecutionError, ShardcError
 from ir.ops.registry import attr
@@ -136,24 +137,22 @@ class Interpreter:
         return _Plan(func, len(slots), steps, [_closure(s) for s in steps], returns)
 
     def _kernel_for(self, op: Operation) -> Kernel:
-        if op.name == "call":
+        if op.name in ("call", "composite"):
             return self._call_kernel(op)
+        if op.name == "custom_call":
+            return known_custom_call(op)
         kernel = self.kernels.get(op.name)
         if kernel is not None:
             return kernel
-        if op.name == "custom_call":
-            target = attr(op, "call_target_name")
-            raise ExecutionError(
-                f"cannot run custom_call \"{target}\": it has no numpy kernel; replace it with "
-                "ops shardc knows before running", op.loc
-            )
         raise ExecutionError(f"no numpy kernel for op '{op.name}'", op.loc)
 
     def _call_kernel(self, op: Operation) -> Kernel:
-        name = attr(op, "callee").name
+        name = attr(op, "callee" if op.name == "call" else "decomposition").name
         callee = self.module.lookup_function(name)
         if callee is None:
-            raise ExecutionError(f"'call' op calls @{name}, which is not in the module", op.loc)
+            raise ExecutionError(
+                f"'{op.name}' op calls @{name}, which is not in the module", op.loc
+            )
         single = len(op.results) == 1
 
         def call(op: Operation, *args: np.ndarray) -> Any:
@@ -161,6 +160,20 @@ class Interpreter:
             return out[0] if single else out
 
         return call
+
+
+def known_custom_call(op: Operation) -> Kernel:
+    """The kernel of a custom_call's target; an error located at the op for other targets."""
+    kernel = custom_call_kernel(op)
+    if kernel is None:
+        target = attr(op, "call_target_name")
+        known = ", ".join(sorted(CUSTOM_CALLS))
+        raise ExecutionError(
+            f"cannot run custom_call \"{target}\": it has no numpy kernel (known targets: "
+            f"{known}); replace it with ops shardc knows before running",
+            op.loc,
+        )
+    return kernel
 
 
 def run_reference(

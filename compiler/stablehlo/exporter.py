@@ -28,6 +28,8 @@ from compiler.stablehlo.export_regions import (
     RegionPrinter,
     region_only_functions,
 )
+from compiler.stablehlo.export_extra import RESULT_NAMES, extra_op_text
+from compiler.stablehlo.ops_extra import REDUCER_ATTRS
 from ir.attributes import DenseElements, Keyword, OpaqueAttr, Symbol
 from ir.core import Function, Module, Operation, Value
 from ir.diagnostics import Location, ShardcError
@@ -308,6 +310,10 @@ class _Names:
     def number(self, op: Operation) -> None:
         if not op.results:
             return
+        if op.name in RESULT_NAMES:
+            for r, base in zip(op.results, RESULT_NAMES[op.name]):
+                self.names[id(r)] = self.unique(base)
+            return
         if op.name == "constant" and not op.attributes.get(SDY_CONSTANT_MARKER):
             dtype = op.results[0].type.dtype
             self.names[id(op.results[0])] = self.unique("cst" if is_float(dtype) else "c")
@@ -326,6 +332,8 @@ class _Names:
             return ""
         if len(op.results) == 1:
             return f"%{self.names[id(op.results[0])]} = "
+        if op.name in RESULT_NAMES:
+            return ", ".join(f"%{self.names[id(r)]}" for r in op.results) + " = "
         return f"%{self.names[id(op.results[0])].split('#')[0]}:{len(op.results)} = "
 
     def __call__(self, v: Value) -> str:
@@ -391,11 +399,15 @@ class _Printer(RegionPrinter):
         known = op_def.attrs if op_def is not None else {}
         own = OWN_ATTRS if op.name in REGION_OPS or op.name == "spmd.all_reduce" else ()
         out = {k: v for k, v in op.attributes.items()
-               if k not in known and k != SDY_CONSTANT_MARKER and k not in own}
+               if k not in known and k not in (SDY_CONSTANT_MARKER, REDUCER_ATTRS)
+               and k not in own}
         return out
 
-    def op_attrs(self, op: Operation, with_sharding: bool = True) -> str:
+    def op_attrs(
+        self, op: Operation, with_sharding: bool = True, extra: dict[str, Any] | None = None
+    ) -> str:
         attrs = self.discardable(op)
+        attrs.update(extra or {})
         if with_sharding and op.results and any(r.mapping is not None for r in op.results):
             mesh = next(r.mapping.mesh.name for r in op.results if r.mapping is not None)
             texts = []
@@ -497,7 +509,9 @@ class _Printer(RegionPrinter):
             t = {_ty(op.operands[1].type), _ty(op.operands[2].type), _ty(op.results[0].type)}
             sig = (f"{_ty(op.operands[0].type)}, {t.pop()}" if len(t) == 1 else _functional(op))
             text = f"stablehlo.select {args}{a(op)} : {sig}"
-        elif name in OPS and name not in _NO_STABLEHLO and name != "custom_call":
+        elif (lines := extra_op_text(self, op, n, indent, args)) is not None:
+            return lines
+        elif name in OPS and name not in _NO_STABLEHLO:
             sig = _functional(op) if name in _FUNCTIONAL else _same_or_functional(op)
             text = f"stablehlo.{name} {args}{a(op)} : {sig}"
         else:

@@ -22,6 +22,12 @@ from compiler.stablehlo.attributes import (
     tensor_type_text,
     unescape,
 )
+from compiler.stablehlo.ops_extra import (
+    CONVERTERS_EXTRA,
+    GENERIC_ONLY_PRETTY,
+    SUPPORTED,
+    generic_extra,
+)
 from compiler.stablehlo.records import AttrRec, OpRec
 from compiler.stablehlo.regions import (
     REGION_OPS,
@@ -45,7 +51,7 @@ UNARY = {
 }
 BINARY = {
     "add", "and", "atan2", "divide", "maximum", "minimum", "multiply", "or", "power",
-    "remainder", "subtract", "xor",
+    "remainder", "subtract", "xor", "shift_left", "shift_right_arithmetic", "shift_right_logical",
 }
 CHLO = {"erf", "square", "tan"}
 REDUCER_KINDS = {"add", "maximum", "minimum", "multiply", "and", "or"}
@@ -67,12 +73,14 @@ SUPPORTED_OPS: frozenset[str] = frozenset(
        "sdy.sharding_constraint", "sdy.reshard", "sdy.sharding_group", "sdy.propagation_barrier",
        "sdy.all_gather", "sdy.all_slice", "sdy.all_to_all", "sdy.collective_permute",
        "sdy.all_reduce", "sdy.reduce_scatter", "func.func"}
+    | SUPPORTED
 )
 # Supported ops that import only in their pretty form: their generic spelling is rejected.
 GENERIC_NOT_SUPPORTED = {"sdy.all_gather", "sdy.all_slice", "sdy.all_to_all",
                          "sdy.collective_permute", "sdy.all_reduce", "sdy.reduce_scatter",
                          "sdy.sharding_group", "sdy.propagation_barrier", "sdy.mesh",
-                         "func.func", "sdy.return", "sdy.manual_computation"}
+                         "func.func", "sdy.return", "sdy.manual_computation"
+                         } | GENERIC_ONLY_PRETTY
 
 _WHY_UNSUPPORTED = {
     "stablehlo.if": "stablehlo.if does not import (JAX emits stablehlo.case)",
@@ -96,6 +104,12 @@ def _simple(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     dialect, _, short = rec.name.partition(".")
     if rec.sig is not None and rec.sig[0] == "plain" and rec.sig[2]:
         toks = rec.sig[2]
+        if short == "optimization_barrier":
+            if len(toks) != len(operands):
+                raise ValueError(f"lists {len(toks)} types for {len(operands)} operands")
+            for i, (tok, v) in enumerate(zip(toks, operands)):
+                fb.check_type(tok, v, i)
+            return short, {}, list(toks), None
         if short == "select" and len(toks) == 2 and len(operands) == 3:
             fb.check_type(toks[0], operands[0], 0)
             fb.check_type(toks[1], operands[1], 1)
@@ -360,6 +374,9 @@ def _generic(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
         sharding = need("sharding")
         mapping = fb.b.mapping(sharding.value, rec.tok)
         return short, {}, results, [mapping]
+    extra = generic_extra(fb, rec, operands, results)
+    if extra is not None:
+        return extra
     raise ValueError("the generic form of this op does not import; use its pretty form")
 
 
@@ -389,5 +406,5 @@ CONVERTERS = {
     "compare": _compare, "slice": _slice, "pad": _pad, "call": _call, "return": _return,
     "generic": _generic, "sdy_sharding": _sdy_sharding, "sdy_group": _sdy_group,
     "sdy_barrier": _sdy_barrier, "sdy_collective": _sdy_collective,
-    "while": convert_while, "manual": convert_manual,
+    "while": convert_while, "manual": convert_manual, **CONVERTERS_EXTRA,
 }

@@ -298,6 +298,49 @@ class _Reader(lark.Transformer):
         rec = OpRec("manual", tok, operands or [], extra, attrs, sig)
         rec.regions = [body]
         return rec
+    # ----- ops without regions that only some programs use (ops_extra.py converts them) -------
+
+    def dynamic_slice_op(self, c):
+        sizes = _pick(c, tuple)
+        return OpRec("dynamic_slice", c[0], _values(c), {"sizes": sizes}, c[-2], c[-1])
+
+    def conv_op(self, c):
+        extra = {"dims": c[3], "window": c[4] or []}
+        return OpRec("convolution", c[0], [c[1], c[2]], extra, c[5], c[6])
+
+    def conv_dims(self, c):
+        return tuple(c)
+
+    def conv_layout(self, c):
+        return tuple(x for x in c if x is not None)
+
+    def conv_dim(self, c):
+        tok = c[0]
+        return int(tok) if tok.type == "INT" else str(tok)
+
+    def conv_window(self, c):
+        return [x for x in c if x is not None]
+
+    def window_entry(self, c):
+        return (str(c[0]), c[1], c[0])
+
+    def window_value(self, c):
+        return c[0]
+
+    def window_pairs(self, c):
+        return tuple(c)
+
+    def window_bools(self, c):
+        return tuple(str(t) == "true" for t in c)
+
+    def custom_call_op(self, c):
+        return OpRec("custom_call", c[0], c[2] or [], {"target": c[1]}, c[3], c[4])
+
+    def composite_op(self, c):
+        return OpRec("composite", c[0], c[2] or [], {"name": c[1]}, c[3], c[4])
+
+    def top_k_op(self, c):
+        return OpRec("top_k", c[0], [c[1]], {"k": int(c[2])}, c[3], c[4])
 
     # ----- sdy ops ---------------------------------------------------------------------------
 

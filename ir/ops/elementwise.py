@@ -50,6 +50,9 @@ BINARY = (
     "and",
     "or",
     "xor",
+    "shift_left",
+    "shift_right_arithmetic",
+    "shift_right_logical",
 )
 DIRECTIONS = ("EQ", "NE", "GE", "GT", "LE", "LT")
 
@@ -115,8 +118,16 @@ def _infer_clamp(op: Operation) -> list[TensorType]:
 
 for _name in UNARY:
     register(OpDef(_name, 1, 1, {}, _infer_same, traits=frozenset({ELEMENTWISE})))
+def _infer_shift(op: Operation) -> list[TensorType]:
+    out = _infer_same(op)
+    if not out[0].dtype.startswith(("i", "ui")) or out[0].dtype == "i1":
+        raise op_error(op, f"shifts take integers, got {out[0].dtype}")
+    return out
+
+
 for _name in BINARY:
-    register(OpDef(_name, 2, 1, {}, _infer_same, traits=frozenset({ELEMENTWISE})))
+    infer = _infer_shift if _name.startswith("shift_") else _infer_same
+    register(OpDef(_name, 2, 1, {}, infer, traits=frozenset({ELEMENTWISE})))
 
 register(OpDef("convert", 1, 1, {}, _infer_convert, traits=frozenset({ELEMENTWISE})))
 register(

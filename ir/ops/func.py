@@ -12,11 +12,15 @@ from ir.ops.registry import TERMINATOR, OpDef, attr, op_error, opt, register, re
 
 
 def _verify_call(op: Operation) -> None:
+    check_callee_signature(op, attr(op, "callee").name)
+
+
+def check_callee_signature(op: Operation, callee_name: str) -> None:
+    """`op` (a call or a composite) passes and returns what `@callee_name` takes and returns."""
     func = op.function
     module = func.module if func is not None else None
     if module is None:
         return
-    callee_name = attr(op, "callee").name
     callee = module.lookup_function(callee_name)
     if callee is None:
         raise op_error(op, f"calls @{callee_name}, which is not defined in this module")

@@ -27,7 +27,7 @@ from ir.core import Operation
 from ir.diagnostics import ShardcError, VerifyError
 from ir.ops import attr
 from ir.ops.elementwise import BINARY, UNARY
-from passes.rules import contraction, elementwise, indexing, shape
+from passes.rules import contraction, elementwise, indexing, shape, window
 from passes.rules.builder import pointwise_rule
 from passes.rules.query import RuleQuery
 from passes.rules.rule import OpShardingRule, parse_rule, rule_from_einsum
@@ -108,6 +108,10 @@ RULES: dict[str, RuleEntry] = {
             "index_vector_dim",
         ),
     ),
+    "convolution": RuleEntry(window.convolution, window.CONV_ATTRS, True),
+    "reduce_window": RuleEntry(window.reduce_window, window.REDUCE_WINDOW_ATTRS, True),
+    "dynamic_slice": RuleEntry(window.dynamic_slice),
+    "dynamic_update_slice": RuleEntry(window.dynamic_update_slice),
     "scatter": RuleEntry(
         indexing.scatter,
         (
@@ -133,6 +137,9 @@ NO_RULE: dict[str, str] = {
     "collective_permute": "explicit collective: its result type fixes its sharding (no rule)",
     "all_reduce": "explicit collective: its result type fixes its sharding (no Shardy rule)",
     "reduce_scatter": "explicit collective: its result type fixes its sharding (no rule)",
+    "optimization_barrier": "Shardy registers none (an identity that stops optimisations)",
+    "top_k": "Shardy registers none for chlo.top_k (only for the mhlo.topk custom call)",
+    "composite": "Shardy registers none: it does not propagate into the decomposition",
 }
 
 # Custom-call targets Shardy treats as element-wise (custom_call without a `sharding_rule`).

@@ -214,3 +214,20 @@ func @caller(%a: tensor<16xf32, <@m, [{"x"}]>>) -> tensor<16xf32, <@m, [{"x"}]>>
   %0 = call %a {callee = @callee} : tensor<16xf32, <@m, [{"x"}]>>
   return %0
 }
+
+// -----
+
+// A dynamic_slice's sliced dim must be replicated: its operand is gathered along "dp" first.
+// top_k has no rule, so it runs on a replicated operand.
+// CHECK: func @main(%[[X:.*]]: tensor<16x32xf32, <@mesh, [{"dp"}, {"tp"}]>>, %[[I:.*]]: tensor<i32, <@mesh, []>>)
+// CHECK-NEXT: %[[R:.*]] = reshard %[[X]] : tensor<16x32xf32, <@mesh, [{}, {"tp"}]>>
+// CHECK-NEXT: %[[S:.*]] = dynamic_slice %[[R]], %[[I]], %[[I]] {slice_sizes = [4, 32]} : tensor<4x32xf32, <@mesh, [{}, {"tp"}]>>
+// CHECK-NEXT: %[[R2:.*]] = reshard %[[X]] : tensor<16x32xf32, <@mesh, [{}, {}]>>
+// CHECK-NEXT: %[[V:.*]], %[[IX:.*]] = top_k %[[R2]] {k = 2} : tensor<16x2xf32, <@mesh, [{}, {}]>>, tensor<16x2xi32, <@mesh, [{}, {}]>>
+mesh @mesh = <["dp"=2, "tp"=4]>
+
+func @main(%x: tensor<16x32xf32, <@mesh, [{"dp"}, {"tp"}]>>, %i: tensor<i32, <@mesh, []>>) -> (tensor<4x32xf32, <@mesh, [{}, {"tp"}]>>, tensor<16x2xf32, <@mesh, [{}, {}]>>) {
+  %0 = dynamic_slice %x, %i, %i {slice_sizes = [4, 32]} : tensor<4x32xf32, <@mesh, [{}, {"tp"}]>>
+  %1, %2 = top_k %x {k = 2} : tensor<16x2xf32, <@mesh, [{}, {}]>>, tensor<16x2xi32, <@mesh, [{}, {}]>>
+  return %0, %1
+}

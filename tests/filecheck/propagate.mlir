@@ -247,3 +247,21 @@ func @constraint_before_multi_use_transpose(%y: tensor<2x8xf32>) -> tensor<2x8xf
   %4 = sharding_constraint %3 : tensor<8x2xf32, <@mesh, [{"a2":(2)2, ?}, {?}]>>
   return %2
 }
+
+// -----
+
+// dynamic_slice: the sliced dim is need_replication and blocked, the whole dim passes "tp";
+// dynamic_update_slice keeps the operand's sharding (the partly covered update dim is its own
+// factor); convolution passes the batch and output-feature shardings (Shardy's rules).
+// CHECK: func @main(%[[X:.*]]: {{.*}}, %[[I:.*]]: tensor<i32>, %[[A:.*]]: {{.*}}, %[[K:.*]]: {{.*}})
+// CHECK-NEXT: %[[S:.*]] = dynamic_slice %[[X]], %[[I]], %[[I]] {slice_sizes = [4, 32]} : tensor<4x32xf32, <@mesh, [{?}, {"tp", ?}]>>
+// CHECK-NEXT: %[[U:.*]] = dynamic_update_slice %[[X]], %[[S]], %[[I]], %[[I]] : tensor<16x32xf32, <@mesh, [{"dp", ?}, {"tp", ?}]>>
+// CHECK-NEXT: %[[C:.*]] = convolution %[[A]], %[[K]] {{.*}} : tensor<8x16x16x16xf32, <@mesh, [{"dp", ?}, {?}, {?}, {"tp", ?}]>>
+mesh @mesh = <["dp"=2, "tp"=4]>
+
+func @main(%x: tensor<16x32xf32, <@mesh, [{"dp"}, {"tp"}]>>, %i: tensor<i32>, %a: tensor<8x16x16x4xf32, <@mesh, [{"dp"}, {}, {}, {}]>>, %k: tensor<3x3x4x16xf32, <@mesh, [{}, {}, {}, {"tp"}]>>) -> (tensor<4x32xf32>, tensor<16x32xf32>, tensor<8x16x16x16xf32>) {
+  %0 = dynamic_slice %x, %i, %i {slice_sizes = [4, 32]} : tensor<4x32xf32>
+  %1 = dynamic_update_slice %x, %0, %i, %i : tensor<16x32xf32>
+  %2 = convolution %a, %k {input_batch_dimension = 0, input_feature_dimension = 3, input_spatial_dimensions = [1, 2], kernel_input_feature_dimension = 2, kernel_output_feature_dimension = 3, kernel_spatial_dimensions = [0, 1], output_batch_dimension = 0, output_feature_dimension = 3, output_spatial_dimensions = [1, 2], padding = [[1, 1], [1, 1]]} : tensor<8x16x16x16xf32>
+  return %0, %1, %2
+}

@@ -107,3 +107,40 @@ func @collectives(%in: tensor<8x8xf32, <@m, [{"x", "y"}, {}]>>, %u: tensor<8x8xf
   %5 = reduce_scatter %4 {scatter_axes = [["y"], []]} : tensor<8x8xf32, <@m, [{"y"}, {}]>>
   return %3, %5
 }
+
+// -----
+
+// Shifts, dynamic slices, convolution, reduce_window, optimization_barrier, top_k, composite and
+// custom_call: attributes print back as written.
+// CHECK: func @main(%[[X:.*]]: tensor<8x16x16x4xf32>, %[[K:.*]]: tensor<3x3x4x16xf32>, %[[I:.*]]: tensor<i32>)
+// CHECK-NEXT: %[[C:.*]] = convolution %[[X]], %[[K]] {input_batch_dimension = 0, {{.*}}, padding = {{\[}}[1, 1], [1, 1]], window_reversal = [false, false], feature_group_count = 1} : tensor<8x16x16x16xf32>
+// CHECK-NEXT: %[[Z:.*]] = constant {value = dense<0.0>} : tensor<f32>
+// CHECK-NEXT: %[[P:.*]] = reduce_window %[[C]], %[[Z]] {kind = add, window_dimensions = [1, 2, 2, 1], window_strides = [1, 2, 2, 1]} : tensor<8x8x8x16xf32>
+// CHECK-NEXT: %[[S:.*]] = dynamic_slice %[[P]], %[[I]], %[[I]], %[[I]], %[[I]] {slice_sizes = [2, 8, 8, 16]} : tensor<2x8x8x16xf32>
+// CHECK-NEXT: %[[U:.*]] = dynamic_update_slice %[[P]], %[[S]], %[[I]], %[[I]], %[[I]], %[[I]] : tensor<8x8x8x16xf32>
+// CHECK-NEXT: %[[B0:.*]], %[[B1:.*]] = optimization_barrier %[[U]], %[[S]] : tensor<8x8x8x16xf32>, tensor<2x8x8x16xf32>
+// CHECK-NEXT: %[[V:.*]], %[[IX:.*]] = top_k %[[B0]] {k = 3} : tensor<8x8x8x3xf32>, tensor<8x8x8x3xi32>
+// CHECK-NEXT: %[[D:.*]] = composite %[[V]] {decomposition = @double, name = "my.double", version = 1} : tensor<8x8x8x3xf32>
+// CHECK-NEXT: %[[SH:.*]] = shift_left %[[I]], %[[I]] : tensor<i32>
+// CHECK-NEXT: %[[CC:.*]] = custom_call %[[D]] {call_target_name = "foo", sharding_rule = "ijkl->ijkl"} : tensor<8x8x8x3xf32>
+// CHECK-NEXT: return %[[CC]], %[[IX]], %[[SH]]
+mesh @mesh = <["dp"=2, "tp"=4]>
+
+func @main(%x: tensor<8x16x16x4xf32>, %k: tensor<3x3x4x16xf32>, %i: tensor<i32>) -> (tensor<8x8x8x3xf32>, tensor<8x8x8x3xi32>, tensor<i32>) {
+  %0 = convolution %x, %k {input_batch_dimension = 0, input_feature_dimension = 3, input_spatial_dimensions = [1, 2], kernel_input_feature_dimension = 2, kernel_output_feature_dimension = 3, kernel_spatial_dimensions = [0, 1], output_batch_dimension = 0, output_feature_dimension = 3, output_spatial_dimensions = [1, 2], padding = [[1, 1], [1, 1]], window_reversal = [false, false], feature_group_count = 1} : tensor<8x16x16x16xf32>
+  %z = constant {value = dense<0.0>} : tensor<f32>
+  %1 = reduce_window %0, %z {kind = add, window_dimensions = [1, 2, 2, 1], window_strides = [1, 2, 2, 1]} : tensor<8x8x8x16xf32>
+  %2 = dynamic_slice %1, %i, %i, %i, %i {slice_sizes = [2, 8, 8, 16]} : tensor<2x8x8x16xf32>
+  %3 = dynamic_update_slice %1, %2, %i, %i, %i, %i : tensor<8x8x8x16xf32>
+  %4, %5 = optimization_barrier %3, %2 : tensor<8x8x8x16xf32>, tensor<2x8x8x16xf32>
+  %6, %7 = top_k %4 {k = 3} : tensor<8x8x8x3xf32>, tensor<8x8x8x3xi32>
+  %8 = composite %6 {decomposition = @double, name = "my.double", version = 1} : tensor<8x8x8x3xf32>
+  %9 = shift_left %i, %i : tensor<i32>
+  %10 = custom_call %8 {call_target_name = "foo", sharding_rule = "ijkl->ijkl"} : tensor<8x8x8x3xf32>
+  return %10, %7, %9
+}
+
+func private @double(%a: tensor<8x8x8x3xf32>) -> tensor<8x8x8x3xf32> {
+  %0 = add %a, %a : tensor<8x8x8x3xf32>
+  return %0
+}

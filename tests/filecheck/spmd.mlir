@@ -115,3 +115,25 @@ func @main(%a: tensor<4x4xf32, <@m, [{"x"}, {"y"}]>>) -> tensor<4x4xf32, <@m, [{
   return %0
 }
 
+
+// -----
+
+// dynamic_update_slice with the operand's dim 0 sharded over "dp" (blocks of 8 rows) and a
+// replicated 4-row update at a global start: each device cuts its part of the update out of
+// the update padded by one block on each side, at block offset - clamped start + 8.
+// CHECK: func @main(%[[X:.*]]: tensor<8x8xf32>, %[[U:.*]]: tensor<4x8xf32>, %[[I:.*]]: tensor<i32>) -> tensor<8x8xf32>
+// CHECK: %[[PU:.*]] = pad %[[U]], %{{.*}} {edge_padding_low = [8, 0], edge_padding_high = [8, 0]} : tensor<20x8xf32>
+// CHECK: %[[PM:.*]] = pad %{{.*}}, %{{.*}} {edge_padding_low = [8, 0], edge_padding_high = [8, 0]} : tensor<20x8xi1>
+// CHECK: %[[S:.*]] = clamp %[[ZERO:.*]], %[[I]], %{{.*}} : tensor<i32>
+// CHECK: %[[AX:.*]] = spmd.axis_index {axes = ["dp"]} : tensor<i32>
+// CHECK: %[[T:.*]] = add %{{.*}}, %{{.*}} : tensor<i32>
+// CHECK-NEXT: %[[PIECE:.*]] = dynamic_slice %[[PU]], %[[T]], %[[ZERO]] {slice_sizes = [8, 8]} : tensor<8x8xf32>
+// CHECK-NEXT: %[[MASK:.*]] = dynamic_slice %[[PM]], %[[T]], %[[ZERO]] {slice_sizes = [8, 8]} : tensor<8x8xi1>
+// CHECK-NEXT: %[[R:.*]] = select %[[MASK]], %[[PIECE]], %[[X]] : tensor<8x8xf32>
+// CHECK-NEXT: return %[[R]]
+mesh @mesh = <["dp"=2, "tp"=4]>
+
+func @main(%x: tensor<16x32xf32, <@mesh, [{"dp"}, {"tp"}]>>, %u: tensor<4x32xf32, <@mesh, [{}, {"tp"}]>>, %i: tensor<i32, <@mesh, []>>) -> tensor<16x32xf32, <@mesh, [{"dp"}, {"tp"}]>> {
+  %0 = dynamic_update_slice %x, %u, %i, %i : tensor<16x32xf32, <@mesh, [{"dp"}, {"tp"}]>>
+  return %0
+}

@@ -1,0 +1,163 @@
+"""Rules for convolution, reduce_window and the dynamic slices (Shardy's
+op_sharding_rule_registry.cc, same factor order as the Shardy that made the JAX corpus).
+
+convolution 8x16x16x4, 3x3x4x16 NHWC/HWIO
+    ([i, j, k, l], [n, o, l, m])->([i, j, k, m]) {i=8, j=16, k=16, l=4, m=16, n=1, o=1}
+    reduction={l} permutation={j, k}
+reduce_window 8x16x16x16 -> 8x8x8x16, window [1, 2, 2, 1]
+    ([i, j, k, l], [])->([i, j, k, l]) {i=8, j=8, k=8, l=16} permutation={j, k}
+dynamic_slice 16x32 -> 4x32
+    ([i, j], [], [])->([i, j]) {i=16, j=32} need_replication={i} blocked_propagation={i}
+dynamic_update_slice 16x32, update 4x32
+    ([i, k], [j, k], [], [])->([i, k]) {i=16, j=4, k=32} need_replication={j}
+"""
+
+from __future__ import annotations
+
+from passes.rules.builder import NULL, RuleBuilder
+from passes.rules.query import RuleQuery
+from passes.rules.rule import FactorKind, OpShardingRule
+
+CONV_ATTRS = (
+    "input_batch_dimension",
+    "input_feature_dimension",
+    "input_spatial_dimensions",
+    "kernel_input_feature_dimension",
+    "kernel_output_feature_dimension",
+    "kernel_spatial_dimensions",
+    "output_batch_dimension",
+    "output_feature_dimension",
+    "output_spatial_dimensions",
+    "feature_group_count",
+    "batch_group_count",
+)
+REDUCE_WINDOW_ATTRS = (
+    "window_dimensions",
+    "window_strides",
+    "base_dilations",
+    "window_dilations",
+    "padding",
+)
+
+
+def convolution(q: RuleQuery) -> OpShardingRule:
+    """Batch groups, per-group batch, per spatial dim the number of windows (permutation) and the
+    window size (reduction) larger first, feature groups, per-group input features (reduction),
+    per-group output features. Under conservative propagation spatial dims get no factor."""
+    lhs, rhs = q.operands
+    (out,) = q.results
+    a = q.attr
+    bgc, fgc = a("batch_group_count"), a("feature_group_count")
+    b = RuleBuilder(q.operands, q.results)
+    if bgc > 1:
+        b.add_factor(
+            (a("input_batch_dimension"), a("kernel_output_feature_dimension")),
+            (a("output_feature_dimension"),),
+            bgc,
+        )
+    b.add_factor(
+        (a("input_batch_dimension"), NULL),
+        (a("output_batch_dimension"),),
+        out[a("output_batch_dimension")],
+    )
+    if not a("conservative"):
+        for lhs_dim, rhs_dim, out_dim in zip(
+            a("input_spatial_dimensions"),
+            a("kernel_spatial_dimensions"),
+            a("output_spatial_dimensions"),
+        ):
+            remaining = lhs[lhs_dim]
+
+            def spatial(size: int, contracting: bool, lhs_dim=lhs_dim, rhs_dim=rhs_dim,
+                        out_dim=out_dim) -> None:
+                nonlocal remaining
+                size = min(remaining, size)
+                if size > 1:
+                    b.add_factor(
+                        (lhs_dim, rhs_dim if contracting else NULL),
+                        (NULL if contracting else out_dim,),
+                        size,
+                        FactorKind.REDUCTION if contracting else FactorKind.PERMUTATION,
+                    )
+                    remaining //= size
+
+            windows, window = out[out_dim], rhs[rhs_dim]
+            if windows >= window:
+                spatial(windows, False)
+                spatial(window, True)
+            else:
+                spatial(window, True)
+                spatial(windows, False)
+    if fgc > 1:
+        b.add_factor(
+            (a("input_feature_dimension"), a("kernel_output_feature_dimension")),
+            (a("output_feature_dimension"),),
+            fgc,
+        )
+    b.add_factor(
+        (a("input_feature_dimension"), a("kernel_input_feature_dimension")),
+        (NULL,),
+        rhs[a("kernel_input_feature_dimension")],
+        FactorKind.REDUCTION,
+    )
+    b.add_factor(
+        (NULL, a("kernel_output_feature_dimension")),
+        (a("output_feature_dimension"),),
+        out[a("output_feature_dimension")] // (bgc * fgc),
+    )
+    return b.build()
+
+
+def _moves_data(q: RuleQuery, dim: int) -> bool:
+    """Does the window move data along `dim` (any window, stride, dilation or padding)?"""
+    for key in ("window_dimensions", "window_strides", "base_dilations", "window_dilations"):
+        value = q.attr(key)
+        if value is not None and value[dim] != 1:
+            return True
+    padding = q.attr("padding")
+    return padding is not None and tuple(padding[dim]) != (0, 0)
+
+
+def reduce_window(q: RuleQuery) -> OpShardingRule:
+    """Pointwise sized like the result; a dim the window moves data along is a permutation
+    factor (blocked under conservative propagation). The init value maps to `[]`."""
+    (out,) = q.results
+    b = RuleBuilder(q.operands, q.results)
+    for d, size in enumerate(out):
+        if _moves_data(q, d) or q.operands[0][d] != size:
+            b.add_factor_all(d, size, FactorKind.PERMUTATION, q.attr("conservative"))
+        else:
+            b.add_factor_all(d, size)
+    return b.build()
+
+
+def dynamic_slice(q: RuleQuery) -> OpShardingRule:
+    """Pointwise sized like the operand; sliced dims need replication and block propagation
+    (the start index is only known at run time). Start indices map to `[]`."""
+    return (
+        RuleBuilder(q.operands, q.results)
+        .add_pointwise_with_kind_for_mismatch(
+            q.operands[0], q.results[0], FactorKind.NEED_REPLICATION, True
+        )
+        .build()
+    )
+
+
+def dynamic_update_slice(q: RuleQuery) -> OpShardingRule:
+    """Operand and result share every dim; the update shares the dims it covers in full, and a
+    dim it covers in part is its own need-replication factor."""
+    operand, update = q.operands[0], q.operands[1]
+    n = len(q.operands)
+    b = RuleBuilder(q.operands, q.results)
+    for d, (size, usize) in enumerate(zip(operand, update)):
+        dims = [NULL] * n
+        dims[0] = d
+        if size == usize:
+            dims[1] = d
+            b.add_factor(dims, (d,), size)
+        else:
+            b.add_factor(dims, (d,), size)
+            only_update = [NULL] * n
+            only_update[1] = d
+            b.add_factor(only_update, (NULL,), usize, FactorKind.NEED_REPLICATION)
+    return b.build()
