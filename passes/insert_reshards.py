@@ -387,8 +387,9 @@ def _close_regions(module: Module) -> None:
     """Give the region functions of every `while`/`case` the closed shardings of the values
     they stand for: a carried value k (result k, cond and body argument k, body result k) and
     a case result k (every branch's result k) have one sharding, as have a captured operand
-    and its arguments; the loop condition is a replicated `tensor<i1>`. A value without any
-    sharding next to a sharded one is replicated. The returns of the region functions are then
+    and its arguments; the loop condition is a replicated `tensor<i1>`. Where propagation left
+    them unsharded, the operand's (a loop's operand k, a captured operand) or the first
+    source's sharding is taken. The returns of the region functions are then
     resharded like any function's (a body result that differs from its carried sharding gets a
     reshard before the body's return, as in Shardy)."""
 
@@ -397,10 +398,6 @@ def _close_regions(module: Module) -> None:
             if v.mapping is not None:
                 return closed(v.mapping)
         return None
-
-    def replicated_like(values: Sequence[Value], rank: int) -> NamedMapping | None:
-        m = next((v.mapping for v in values if v.mapping is not None), None)
-        return None if m is None else replicated(m.mesh, rank)
 
     def set_all(values: Sequence[Value], m: NamedMapping | None) -> None:
         if m is not None:
@@ -419,7 +416,7 @@ def _close_regions(module: Module) -> None:
         first_capture = len(op.results) if op.name == "while" else 1
         for j in range(first_capture, op.num_operands):
             args = [f.args[j - o] for f, o in sigs]
-            set_all(args, one(args) or replicated_like([op.operand(j)], op.operand(j).type.rank))
+            set_all(args, one(args) or one([op.operand(j)]))
         # Carried values / case results and the region results that feed them.
         bodies = [f for f in sigs if op.name == "case" or f[0].name == op.attr("body").name]
         for k, r in enumerate(op.results):
@@ -428,8 +425,8 @@ def _close_regions(module: Module) -> None:
                 targets += [f.args[k] for f, _ in sigs]
             sources = [f.return_op.operand(k) for f, _ in bodies if f.return_op is not None]
             if op.name == "while":
-                sources.append(op.operand(k))
-            m = one(targets) or replicated_like(sources, r.type.rank)
+                sources.insert(0, op.operand(k))
+            m = one(targets) or one(sources)
             set_all(targets, m)
             for f, _ in bodies:
                 set_result(f, k, m)
