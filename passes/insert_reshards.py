@@ -393,11 +393,17 @@ def _close_regions(module: Module) -> None:
     resharded like any function's (a body result that differs from its carried sharding gets a
     reshard before the body's return, as in Shardy)."""
 
-    def one(values: Sequence[Value]) -> NamedMapping | None:
-        for v in values:
-            if v.mapping is not None:
-                return closed(v.mapping)
-        return None
+    def one(values: Sequence[Value], op: Operation | None = None) -> NamedMapping | None:
+        """The first sharding of `values`; with `op`, they must not have two different ones."""
+        found = [closed(v.mapping) for v in values if v.mapping is not None]
+        if op is not None and any(not same_layout(m, found[0]) for m in found[1:]):
+            texts = ", ".join(sorted({str(m) for m in found}))
+            raise PassError(
+                f"'{op.name}' op: the values that stand for one loop-carried or captured value "
+                f"have different shardings ({texts}); give them one sharding (propagate does)",
+                op.loc,
+            )
+        return found[0] if found else None
 
     def set_all(values: Sequence[Value], m: NamedMapping | None) -> None:
         if m is not None:
@@ -416,7 +422,7 @@ def _close_regions(module: Module) -> None:
         first_capture = len(op.results) if op.name == "while" else 1
         for j in range(first_capture, op.num_operands):
             args = [f.args[j - o] for f, o in sigs]
-            set_all(args, one(args) or one([op.operand(j)]))
+            set_all(args, one(args, op) or one([op.operand(j)]))
         # Carried values / case results and the region results that feed them.
         bodies = [f for f in sigs if op.name == "case" or f[0].name == op.attr("body").name]
         for k, r in enumerate(op.results):
@@ -426,7 +432,7 @@ def _close_regions(module: Module) -> None:
             sources = [f.return_op.operand(k) for f, _ in bodies if f.return_op is not None]
             if op.name == "while":
                 sources.insert(0, op.operand(k))
-            m = one(targets) or one(sources)
+            m = one(targets, op) or one(sources)
             set_all(targets, m)
             for f, _ in bodies:
                 set_result(f, k, m)

@@ -36,12 +36,18 @@ def _text(mapping: NamedMapping | None) -> str | None:
 
 
 def native_flat(module: Module) -> list[tuple[str, list[str | None]]]:
-    """(op name, result shardings) in Shardy's print order, plus function signatures."""
+    """(op name, result shardings) in Shardy's print order, plus function signatures. Dead ops
+    are left out: Shardy's rewrite driver erases them (passes/propagation/driver.py)."""
+    from passes.propagation.driver import dead_ops
+
     regions = {n for op in module.walk() for n in region_functions(op)}
     out: list[tuple[str, list[str | None]]] = []
 
     def visit(func: Function) -> None:
+        dead = dead_ops(func)
         for op in func.body:
+            if id(op) in dead:
+                continue
             if op.name not in _SKIP:
                 out.append((op.name, [_text(r.mapping) for r in op.results]))
             for name in region_functions(op):
@@ -94,9 +100,12 @@ def shardy_flat(text: str) -> list[tuple[str, list[str | None]]]:
     def visit(op) -> None:
         name = op.operation.name
         short = _NAMES.get(name, name.split(".", 1)[1])
+        short = "sharding_constraint" if short == "reshard" else short
         attrs = op.operation.attributes
         if short not in _SKIP:
-            if "sdy.sharding" in attrs:
+            if short in ("sharding_constraint", "reshard"):  # the sharding is the op's own
+                values = [_norm(str(attrs["sharding"]).removeprefix("#sdy.sharding"))]
+            elif "sdy.sharding" in attrs:
                 values = [_norm(s) for s in _fix(_per_value(str(attrs["sdy.sharding"])))]
             else:
                 values = [None] * len(op.operation.results)

@@ -124,7 +124,7 @@ class Regions:
     edges: dict[int, list[RegionEdge]] = field(default_factory=dict)
     # id(value) -> the edge whose target it is (results, cond and body arguments k).
     edge_of_target: dict[int, RegionEdge] = field(default_factory=dict)
-    # function name -> edges sourced by its return operand k: [(k, edge)], for bodies/branches.
+    # body/branch function name -> the edges its return operands feed (operand k: edge k).
     returns: dict[str, list[RegionEdge]] = field(default_factory=dict)
     # Names of the functions some op runs as a region.
     functions: set[str] = field(default_factory=set)
