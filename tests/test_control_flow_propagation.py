@@ -212,3 +212,131 @@ def test_random_programs_in_a_case_match_shardy(module) -> None:
             check(module)
     else:
         assert compared >= 4
+
+
+def wrap_native_loop(text: str) -> str:
+    """@main's body moved into the body of a two-trip `while` that carries (i, x, y, results):
+    the arguments are carried unchanged, the results start as zeros."""
+    lines = text.splitlines()
+    i = next(k for k, line in enumerate(lines) if line.startswith("func @main("))
+    header = lines[i]
+    args = header[len("func @main(") : header.index(") -> ")]
+    res = header[header.index(") -> ") + len(") -> ") : -len(" {")]
+    end = lines.index("}", i)
+    types = _types_only(res)
+    arg_types = _types_only(args)
+    names = re.findall(r"(%\w+): tensor", args)
+    plain = ", ".join(f"{n}: {t}" for n, t in zip(names, arg_types, strict=True))
+    outs = ", ".join(f"%o{k}: {t}" for k, t in enumerate(types))
+    carried = ["tensor<i32>", *arg_types, *types]
+    zeros = [f"  %z{k} = constant {{value = dense<0.0>}} : {t}" for k, t in enumerate(types)]
+    results = ["%i", *(f"%w{k}" for k in range(len(names))), *(f"%r{k}" for k in range(len(types)))]
+    operands = ["%c", *names, *(f"%z{k}" for k in range(len(types)))]
+    returned = lines[end - 1].strip()[len("return ") :]
+    return "\n".join(
+        [
+            *lines[:i],
+            f"func @main({args}) -> {res} {{",
+            "  %c = constant {value = dense<0>} : tensor<i32>",
+            *zeros,
+            f"  {', '.join(results)} = while {', '.join(operands)} {{body = @main_while_body, "
+            f"cond = @main_while_cond}} : {', '.join(carried)}",
+            f"  return {', '.join(f'%r{k}' for k in range(len(types)))}",
+            "}",
+            "",
+            f"func private @main_while_cond(%i: tensor<i32>, {plain}, {outs}) -> tensor<i1> {{",
+            "  %two = constant {value = dense<2>} : tensor<i32>",
+            "  %0 = compare %i, %two {comparison_direction = LT} : tensor<i1>",
+            "  return %0",
+            "}",
+            "",
+            f"func private @main_while_body(%i: tensor<i32>, {plain}, {outs}) -> "
+            f"({', '.join(carried)}) {{",
+            *lines[i + 1 : end - 1],
+            "  %one = constant {value = dense<1>} : tensor<i32>",
+            "  %next = add %i, %one : tensor<i32>",
+            f"  return %next, {', '.join(names)}, {returned}",
+            "}",
+            *lines[end + 1 :],
+        ]
+    ) + "\n"
+
+
+def wrap_stablehlo_loop(text: str) -> str:
+    """The same for the StableHLO text the exporter writes: an inline `stablehlo.while`."""
+    lines = text.splitlines()
+    i = next(k for k, line in enumerate(lines) if "func.func public @main(" in line)
+    header = lines[i]
+    args = header[header.index("(") + 1 : header.index(") -> ")]
+    arg_names = re.findall(r"(%arg\d+): tensor", args)
+    arg_types = _types_only(args)
+    j = next(k for k in range(i, len(lines)) if lines[k].strip().startswith("return "))
+    values, types_text = lines[j].strip()[len("return ") :].split(" : ")
+    types = _types_only(types_text + ">") if "," in types_text else [types_text]
+    types = [t if t.endswith(">") else t + ">" for t in types]
+    carried = ["tensor<i32>", *arg_types, *types]
+    inits = ["%wc", *arg_names, *(f"%wz{k}" for k in range(len(types)))]
+    iters = ["%it", *(f"%ia{k}" for k in range(len(arg_names))),
+             *(f"%io{k}" for k in range(len(types)))]
+    body = []
+    for line in lines[i + 1 : j]:
+        for k, name in enumerate(arg_names):
+            line = re.sub(rf"{name}\b", f"%ia{k}", line)
+        body.append("    " + line)
+    returned = values
+    for k, name in enumerate(arg_names):
+        returned = re.sub(rf"{name}\b", f"%ia{k}", returned)
+    n = len(carried)
+    first = 1 + len(arg_names)
+    outs = ", ".join(f"%w#{first + k}" for k in range(len(types)))
+    return "\n".join(
+        [
+            *lines[:i],
+            header,
+            "    %wc = stablehlo.constant dense<0> : tensor<i32>",
+            *(f"    %wz{k} = stablehlo.constant dense<0.000000e+00> : {t}"
+              for k, t in enumerate(types)),
+            f"    %w:{n} = stablehlo.while("
+            + ", ".join(f"{a} = {b}" for a, b in zip(iters, inits, strict=True))
+            + f") : {', '.join(carried)}",
+            "    cond {",
+            "      %two = stablehlo.constant dense<2> : tensor<i32>",
+            "      %p = stablehlo.compare LT, %it, %two, SIGNED : "
+            "(tensor<i32>, tensor<i32>) -> tensor<i1>",
+            "      stablehlo.return %p : tensor<i1>",
+            "    } do {",
+            *body,
+            "      %one = stablehlo.constant dense<1> : tensor<i32>",
+            "      %next = stablehlo.add %it, %one : tensor<i32>",
+            f"      stablehlo.return %next, {', '.join(iters[1:first])}, {returned} : "
+            f"{', '.join(carried)}",
+            "    }",
+            f"    return {outs} : {types_text}",
+            *lines[j + 1 :],
+        ]
+    ) + "\n"
+
+
+@settings(
+    max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+)
+@given(modules(max_ops=12))
+def test_random_programs_in_a_loop_match_shardy(module) -> None:
+    """The same with the program as a loop body: arguments carried through the loop (two
+    sources: the argument and the body's return of it), results carried from zeros."""
+    pytest.importorskip("jax")
+    from compiler.stablehlo import export_stablehlo
+    from tests.shardy_compare import run_shardy
+    from tests.test_shardy_live import check
+
+    load_all_passes()
+    ours = parse_module(wrap_native_loop(print_module(module)))
+    PassManager(parse_pipeline("propagation-pipeline")).run(ours, PassContext())
+    text = wrap_stablehlo_loop(export_stablehlo(module))
+    theirs = shardy_flat(run_shardy(text, _shardy_pipeline()))
+    compared, differences = compare_flat(native_flat(ours), theirs)
+    if differences:
+        with pytest.raises(AssertionError):
+            check(module)
+    else:
+        assert compared >= 4
