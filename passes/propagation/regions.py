@@ -65,7 +65,7 @@ class RegionEdge:
 
 def capture_args(module: Module | None, user: Operation, index: int) -> list[Value] | None:
     """The region-function arguments operand `index` of `user` feeds when it is a capture
-    (None: not a capture). The case index is no capture, but is no use Shardy sees either: []."""
+    (None: not a capture, e.g. a carried operand or the case index)."""
     if module is None:
         return None
     if user.name == "while":
@@ -80,7 +80,7 @@ def capture_args(module: Module | None, user: Operation, index: int) -> list[Val
         return out
     if user.name == "case":
         if index == 0:
-            return []
+            return None
         out = []
         for sym in branch_symbols(user):
             f = module.lookup_function(sym.name)
