@@ -340,3 +340,20 @@ def test_random_programs_in_a_loop_match_shardy(module) -> None:
             check(module)
     else:
         assert compared >= 4
+
+
+def test_captured_value_uses_are_counted_inside_the_regions() -> None:
+    """A captured value is one value with its region uses (Shardy's op-priority stage 0 asks
+    for single-use operands); a carried operand and the case index are ordinary uses."""
+    from passes.propagation.regions import live_uses
+
+    module = parse_module((DATA / "control" / "nested.mlir").read_text())
+    main = module.functions["main"]
+    w = main.args[1]  # captured by the loop, then by the case in its body: one use (dot)
+    assert live_uses(w, set()) == 1
+    body = module.functions["main_while_body"]
+    x = body.args[1]  # captured by the case: used by the dot and twice by the multiply
+    assert live_uses(x, set()) == 3
+    assert live_uses(main.args[0], set()) == 1  # carried operand of the loop
+    index = next(op for op in body.ops if op.name == "remainder").result
+    assert live_uses(index, set()) == 1  # the case index
