@@ -19,7 +19,15 @@ from ir.parser import parse_module
 from ir.types import numpy_dtype
 
 DATA = Path(__file__).parent / "data" / "control"
-PROGRAMS = ["while_loop", "cond_switch", "while_captures", "case_sources", "scan_like", "nested"]
+PROGRAMS = [
+    "while_loop",
+    "cond_switch",
+    "while_captures",
+    "case_sources",
+    "scan_like",
+    "nested",
+    "while_reshard",
+]
 
 
 def inputs(module, seed: int = 0, index: int | None = None) -> list[np.ndarray]:
