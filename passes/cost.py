@@ -22,6 +22,7 @@ from typing import Any
 from ir.core import Function, Module, Operation, Value
 from ir.diagnostics import VerifyError
 from ir.ops import GLOBAL_COLLECTIVES
+from ir.ops.control import region_functions
 from ir.printer import Namer
 from ir.types import element_bytes, shard_shape
 from passes.collectives import CollectivePermute
@@ -129,7 +130,8 @@ def peak_memory(module: Module, func: Function, _memo: dict[str, int] | None = N
 
     Arguments are live from entry, a result from its op; a value dies after its last use
     (returned values live to the end; an unused result dies at once). While an op runs its
-    operands and results are both live. A `call` adds the callee's own peak beyond its arguments.
+    operands and results are both live. A `call` adds the callee's own peak beyond its arguments,
+    a `while`/`case` the largest of its region functions'.
     """
     memo = {} if _memo is None else _memo
     if func.name in memo:
@@ -146,11 +148,12 @@ def peak_memory(module: Module, func: Function, _memo: dict[str, int] | None = N
     for i, op in enumerate(ops):
         produced = sum(local_bytes(r) for r in op.results)
         transient = produced
-        if op.name == "call":
-            callee = module.lookup_function(op.attr("callee").name)
+        names = [op.attr("callee").name] if op.name == "call" else region_functions(op)
+        for name in names:  # a call, or the regions of a while/case
+            callee = module.lookup_function(name)
             if callee is not None:
                 inner = peak_memory(module, callee, memo) - sum(local_bytes(a) for a in callee.args)
-                transient = max(produced, inner)
+                transient = max(transient, inner)
         peak = max(peak, live + transient)
         live += produced
         dead = {v for v in op.operands if last_use.get(v) == i}

@@ -35,6 +35,7 @@ from ir.diagnostics import PassError, ShardcError
 from ir.mapping import DimSharding, NamedMapping, axes_text
 from ir.mesh import AxisRef, DeviceMesh
 from ir.ops import COLLECTIVE, get_op_def
+from ir.ops.control import region_functions
 from ir.placements import ReduceOp
 from ir.types import DistributedTensorType
 from passes.collectives.axes import merge_set
@@ -360,6 +361,7 @@ class InsertReshards(Pass):
                 "insert-reshards implements only Shardy's full version "
                 "(enable-full-version=true); drop the option or set it to true"
             )
+        _close_regions(module)
         _close_signatures(module)
         inserted = 0
         for func in list(module.functions.values()):
@@ -371,6 +373,74 @@ class InsertReshards(Pass):
 
 
 register_alias("sdy-insert-explicit-reshards", "insert-reshards")
+
+
+def _region_signatures(module: Module, op: Operation) -> list[tuple[Function, int]]:
+    """The region functions of a `while`/`case` with the index of the operand that feeds their
+    argument 0 (while: 0; case: 1, after the branch index)."""
+    offset = 1 if op.name == "case" else 0
+    funcs = [module.lookup_function(name) for name in region_functions(op)]
+    return [(f, offset) for f in funcs if f is not None]
+
+
+def _close_regions(module: Module) -> None:
+    """Give the region functions of every `while`/`case` the closed shardings of the values
+    they stand for: a carried value k (result k, cond and body argument k, body result k) and
+    a case result k (every branch's result k) have one sharding, as have a captured operand
+    and its arguments; the loop condition is a replicated `tensor<i1>`. Where propagation left
+    them unsharded, the operand's (a loop's operand k, a captured operand) or the first
+    source's sharding is taken. The returns of the region functions are then
+    resharded like any function's (a body result that differs from its carried sharding gets a
+    reshard before the body's return, as in Shardy)."""
+
+    def one(values: Sequence[Value], op: Operation | None = None) -> NamedMapping | None:
+        """The first sharding of `values`; with `op`, they must not have two different ones."""
+        found = [closed(v.mapping) for v in values if v.mapping is not None]
+        if op is not None and any(not same_layout(m, found[0]) for m in found[1:]):
+            texts = ", ".join(sorted({str(m) for m in found}))
+            raise PassError(
+                f"'{op.name}' op: the values that stand for one loop-carried or captured value "
+                f"have different shardings ({texts}); give them one sharding (propagate does)",
+                op.loc,
+            )
+        return found[0] if found else None
+
+    def set_all(values: Sequence[Value], m: NamedMapping | None) -> None:
+        if m is not None:
+            for v in values:
+                v.set_mapping(m)
+
+    def set_result(func: Function, k: int, m: NamedMapping | None) -> None:
+        t = func.result_types[k]
+        func.result_types[k] = DistributedTensorType(t.shape, t.dtype, m)
+
+    for op in list(module.walk()):
+        if op.name not in ("while", "case"):
+            continue
+        sigs = _region_signatures(module, op)
+        # Captured operands and the arguments they feed.
+        first_capture = len(op.results) if op.name == "while" else 1
+        for j in range(first_capture, op.num_operands):
+            args = [f.args[j - o] for f, o in sigs]
+            set_all(args, one(args, op) or one([op.operand(j)]))
+        # Carried values / case results and the region results that feed them.
+        bodies = [f for f in sigs if op.name == "case" or f[0].name == op.attr("body").name]
+        for k, r in enumerate(op.results):
+            targets = [r]
+            if op.name == "while":
+                targets += [f.args[k] for f, _ in sigs]
+            sources = [f.return_op.operand(k) for f, _ in bodies if f.return_op is not None]
+            if op.name == "while":
+                sources.insert(0, op.operand(k))
+            m = one(targets, op) or one(sources)
+            set_all(targets, m)
+            for f, _ in bodies:
+                set_result(f, k, m)
+        if op.name == "while":
+            cond = next(f for f, _ in sigs if f.name == op.attr("cond").name)
+            mesh = next((v.mapping.mesh for v in (*op.operands, *op.results) if v.mapping), None)
+            if mesh is not None:
+                set_result(cond, 0, replicated(mesh, 0))
 
 
 def _close_signatures(module: Module) -> None:
@@ -436,6 +506,8 @@ class _FunctionRewriter:
                     self.reshard_operand(op, i, target)
         elif name == "call":
             self.visit_call(op)
+        elif name in ("while", "case"):
+            self.visit_region_op(op)
         elif (op_def := get_op_def(name)) is not None and op_def.has(COLLECTIVE):
             # A collective was written against its operand's decided sharding.
             v = op.operand(0)
@@ -479,6 +551,24 @@ class _FunctionRewriter:
             if produced is None and r.mapping is not None:
                 produced = replicated(r.mapping.mesh, r.type.rank)
             self.produce(r, produced)
+
+    def visit_region_op(self, op: Operation) -> None:
+        """`while`/`case`: operands laid out as the region functions' arguments (a case index
+        replicated), results as the body's / branches' results (set by `_close_regions`)."""
+        sigs = _region_signatures(self.module, op)
+        assert sigs, "the verifier checks region functions exist"
+        func, offset = sigs[-1]
+        if op.name == "case" and op.operand(0).mapping is not None:
+            self.reshard_operand(op, 0, replicated(op.operand(0).mapping.mesh, 0))
+        for i in range(offset, op.num_operands):
+            target = func.args[i - offset].mapping
+            if target is None:
+                mesh = self.mesh_of([op.operand(i)])
+                target = None if mesh is None else replicated(mesh, op.operand(i).type.rank)
+            if target is not None:
+                self.reshard_operand(op, i, target)
+        for r, t in zip(op.results, func.result_types, strict=True):
+            self.produce(r, getattr(t, "mapping", None))
 
     def visit_without_rule(self, op: Operation) -> None:
         """No rule: compute on replicated operands and produce replicated results. Ops with
@@ -652,6 +742,8 @@ def _op_problems(module: Module, func: Function, op: Operation) -> list[str]:
             if not _layout_matches(v, getattr(t, "mapping", None)):
                 out.append(f"operand {i} is {v.mapping}, the function returns {t}")
         return out
+    if name in ("while", "case"):
+        return out + _region_problems(module, op)
     if name == "call":
         callee = module.lookup_function(op.attr("callee").name)
         if callee is None:
@@ -718,4 +810,27 @@ def _op_problems(module: Module, func: Function, op: Operation) -> list[str]:
                 f"{r.label} is unreduced on {{{axes_text(m.unreduced)}}}, but its sharded "
                 f"reduction factors give {{{axes_text(reduction)}}}"
             )
+    return out
+
+
+def _region_problems(module: Module, op: Operation) -> list[str]:
+    """`while`/`case`: operands laid out as every region function's arguments, results as the
+    body's / every branch's results, the loop condition and the branch index replicated."""
+    out = []
+    for func, offset in _region_signatures(module, op):
+        for i, a in enumerate(func.args):
+            v = op.operand(i + offset)
+            if not _layout_matches(v, a.mapping):
+                out.append(f"operand {i + offset} is {v.mapping}, @{func.name} takes {a.mapping}")
+        is_cond = op.name == "while" and func.name == op.attr("cond").name
+        if is_cond:
+            m = getattr(func.result_types[0], "mapping", None)
+            if m is not None and not m.is_fully_replicated:
+                out.append(f"@{func.name} returns {m}; the loop condition must be replicated")
+            continue
+        for i, (r, t) in enumerate(zip(op.results, func.result_types, strict=False)):
+            if not _layout_matches(r, getattr(t, "mapping", None)):
+                out.append(f"result {i} is {r.mapping}, @{func.name} returns {t}")
+    if op.name == "case" and not _layout_matches(op.operand(0), None):
+        out.append(f"branch index is {op.operand(0).mapping}; it must be replicated")
     return out

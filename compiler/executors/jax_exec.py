@@ -22,6 +22,8 @@ from typing import Any
 import numpy as np
 
 import passes.spmd_ops  # noqa: F401 - registers the spmd.* ops
+from compiler.executors import control
+from compiler.executors.control import control_flow
 from compiler.executors.kernels import KERNELS
 from compiler.executors.numpy_exec import (
     DeviceLayout,
@@ -173,6 +175,8 @@ class JaxExecutor:
             assert callee is not None
             out = self.call(callee, xs)
             return out[0] if len(op.results) == 1 else out
+        if name in ("while", "case"):
+            return control.single(op, control_flow(self.module, op, self.call, xs))
         if name.startswith("spmd."):
             return self._collective(op, xs)
         fn = _local_ops().get(name)

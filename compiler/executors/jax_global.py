@@ -21,6 +21,8 @@ from typing import Any
 
 import numpy as np
 
+from compiler.executors import control
+from compiler.executors.control import control_flow
 from compiler.executors.jax_exec import _JAX_OPS, import_jax
 from compiler.executors.jax_extra import JAX_EXTRA_OPS
 from ir.core import Function, Module, Operation
@@ -129,6 +131,8 @@ class _Translator:
                 raise ExecutionError(f"'{name}' op calls a function not in the module", op.loc)
             out = self.call(callee, xs)
             return out[0] if len(op.results) == 1 else out
+        if name in ("while", "case"):
+            return control.single(op, control_flow(self.module, op, self.call, xs))
         fn = _GLOBAL_OPS.get(name)
         if fn is None:
             raise ExecutionError(f"no JAX translation of op '{name}'", op.loc)

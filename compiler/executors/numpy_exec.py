@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 
 import passes.spmd_ops  # noqa: F401 - registers the spmd.* ops
+from compiler.executors import control
 from compiler.executors.dtypes import LOW_FLOATS, is_float_dtype
 from compiler.executors.kernels import KERNELS
 from compiler.executors.reference import known_custom_call, order_inputs
@@ -413,6 +414,8 @@ class NumpyExecutor:
             assert callee is not None
             single = len(op.results) == 1
             return lambda *xs: (lambda out: out[0] if single else out)(self.call(callee, list(xs)))
+        if name in ("while", "case"):
+            return self._region_runner(op)
         if name.startswith("spmd."):
             return _collective(op, self.layout, self.general_groups)
         batched = _BATCHED.get(name)
@@ -428,6 +431,32 @@ class NumpyExecutor:
                 return lambda *xs: kernel(op, *[_lift(x, r, rank) for x in xs])
             return lambda *xs: kernel(op, *xs)
         return _per_device(op, kernel, self.layout)
+
+
+    def _region_runner(self, op: Operation) -> Callable[..., Any]:
+        """`while`/`case` on batched values: the predicate / branch index must be the same on
+        every device (it is replicated), so the whole batch takes one path."""
+        module = self.module
+
+        def uniform(x: np.ndarray) -> Any:
+            flat = np.asarray(x).reshape(-1)
+            if flat.size and not np.all(flat == flat[0]):
+                what = "loop condition" if op.name == "while" else "branch index"
+                raise ExecutionError(
+                    f"'{op.name}' op: the {what} differs between devices; it must be replicated",
+                    op.loc,
+                )
+            return flat[0]
+
+        if op.name == "while":
+            control.while_functions(module, op)
+            return lambda *xs: control.single(
+                op, control.run_while(module, op, self.call, xs, lambda c: bool(uniform(c)))
+            )
+        control.branch_functions(module, op)
+        return lambda *xs: control.single(
+            op, control.run_case(module, op, self.call, xs, lambda i: int(uniform(i)))
+        )
 
 
 @dataclass

@@ -21,6 +21,7 @@ from typing import Any
 
 import numpy as np
 
+from compiler.executors import control
 from compiler.executors.kernels import KERNELS, Kernel
 from compiler.executors.kernels_extra import CUSTOM_CALLS, custom_call_kernel
 from ir.core import Function, Module, Operation
@@ -141,10 +142,28 @@ class Interpreter:
             return self._call_kernel(op)
         if op.name == "custom_call":
             return known_custom_call(op)
+        if op.name in ("while", "case"):
+            return self._region_kernel(op)
         kernel = self.kernels.get(op.name)
         if kernel is not None:
             return kernel
         raise ExecutionError(f"no numpy kernel for op '{op.name}'", op.loc)
+
+    def _region_kernel(self, op: Operation) -> Kernel:
+        """`while`/`case`: run the region functions (compiler/executors/control.py)."""
+        if op.name == "while":
+            control.while_functions(self.module, op)  # missing functions fail when planning
+
+            def loop(op: Operation, *args: np.ndarray) -> Any:
+                return control.single(op, control.run_while(self.module, op, self.call, args, bool))
+
+            return loop
+        control.branch_functions(self.module, op)
+
+        def case(op: Operation, *args: np.ndarray) -> Any:
+            return control.single(op, control.run_case(self.module, op, self.call, args, int))
+
+        return case
 
     def _call_kernel(self, op: Operation) -> Kernel:
         name = attr(op, "callee" if op.name == "call" else "decomposition").name

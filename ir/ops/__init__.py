@@ -2,6 +2,7 @@
 
 from ir.ops import (  # noqa: F401 - registration
     compute,
+    control,
     dynamic,
     elementwise,
     func,

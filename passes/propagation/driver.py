@@ -11,6 +11,8 @@ It follows Shardy's `BasicPropagationPassImpl::propagate`:
 
 Calls are data-flow edges: call operand i is identified with callee argument i and callee result
 j with call result j (identity rules), so shardings flow both ways through private functions.
+`while` and `case` have Shardy's data-flow edges between their operands, results and region
+functions (regions.py).
 Members of a `sharding_group` always share one sharding. A `propagation_barrier` lets shardings
 through only in its allowed direction.
 
@@ -36,9 +38,12 @@ from ir.core import Function, Module, Operation, Value
 from ir.diagnostics import PassError, ShardcError, VerifyError
 from ir.mapping import NamedMapping
 from ir.ops import ELEMENTWISE, attr, get_op_def
+from ir.ops.control import region_functions
 from ir.types import DistributedTensorType
 from passes.propagation.factor_propagation import PropagationDirection, propagate_shardings
 from passes.propagation.origins import OriginTracker
+from passes.propagation.regions import REGION_OPS, RegionEdge, Regions, build_regions
+from passes.propagation.regions import live_uses as live_uses  # re-exported: priorities.py
 from passes.propagation.strategies import PropagationStrategy
 from passes.rules.registry import rule_for as registered_rule
 from passes.rules.rule import OpShardingRule, parse_rule
@@ -71,7 +76,14 @@ def identity_rule(shape: tuple[int, ...], num_operands: int = 1) -> OpShardingRu
 
 
 # Ops Shardy never erases as dead: they have effects or pin shardings.
-_NEVER_DEAD = ("return", "sharding_group", "sharding_constraint", "call", "custom_call")
+_NEVER_DEAD = (
+    "return",
+    "sharding_group",
+    "sharding_constraint",
+    "call",
+    "custom_call",
+    *REGION_OPS,
+)
 
 
 def can_be_dead(op: Operation) -> bool:
@@ -89,17 +101,29 @@ def dead_ops(func: Function) -> set[int]:
     return dead
 
 
-def walk_order(module: Module, erased: set[int] | frozenset[int] = frozenset()) -> list[Operation]:
+def walk_order(
+    module: Module,
+    erased: set[int] | frozenset[int] = frozenset(),
+    regions: Regions | None = None,
+) -> list[Operation | RegionEdge]:
     """Ops top-down (but `erased` ones), a callee's body right after its first call (as if
     inlined there, which is the order Shardy visits a call's named computation in); uncalled
-    functions last."""
-    out: list[Operation] = []
+    functions last. A `while`/`case` is its region functions' ops (first reference) then its
+    data-flow edges (`regions`), as Shardy visits the regions then the `sdy.data_flow_edge`s."""
+    out: list[Operation | RegionEdge] = []
     seen: set[str] = set()
 
     def visit(func: Function) -> None:
         seen.add(func.name)
         for op in func.body:
             if id(op) in erased:
+                continue
+            if op.name in REGION_OPS and regions is not None:
+                for name in region_functions(op):
+                    callee = module.lookup_function(name)
+                    if callee is not None and callee.name not in seen:
+                        visit(callee)
+                out.extend(regions.edges.get(id(op), ()))
                 continue
             out.append(op)
             if op.name == "call":
@@ -157,6 +181,7 @@ class PropagationState:
     callers: dict[str, list[Operation]] = field(default_factory=dict)
     origins: OriginTracker | None = None
     no_rule: dict[str, Operation] = field(default_factory=dict)
+    regions: Regions = field(default_factory=Regions)
     visits: int = 0
     # Ops erased as dead so far. MLIR's rewrite driver (which runs Shardy's propagation)
     # erases an op with no uses when it pops it from the worklist, so a dead op is gone for the
@@ -209,12 +234,9 @@ def build_state(
             state.group_of[id(v)] = gid
         elif op.name == "call":
             state.callers.setdefault(attr(op, "callee").name, []).append(op)
+    state.regions = build_regions(module)
     _unify_groups(state)
     return state
-
-
-def live_uses(v: Value, erased: set[int]) -> int:
-    return sum(1 for u in v.uses if id(u.op) not in erased)
 
 
 def all_uses_erased(op: Operation, erased: set[int]) -> bool:
@@ -259,9 +281,9 @@ class Driver:
         self.state = state
         self.direction = direction
         self.stage = stage
-        self._stack: list[Operation] = []
+        self._stack: list[Operation | RegionEdge] = []
         self._queued: set[int] = set()
-        self._current: Operation | None = None
+        self._current: Operation | RegionEdge | None = None
         self._erased = state.erased
 
     # ----- the worklist ----------------------------------------------------------------------
@@ -269,7 +291,7 @@ class Driver:
     def run(self) -> None:
         module = self.state.module
         self._sync_func_results()
-        ops = walk_order(module, self._erased)
+        ops = walk_order(module, self._erased, self.state.regions)
         for sweep in range(MAX_SWEEPS):
             self._stack = list(reversed(ops))
             self._queued = {id(op) for op in ops}
@@ -288,12 +310,14 @@ class Driver:
                     f"propagation did not converge after {MAX_SWEEPS} sweeps over the module "
                     f"({self.state.visits} op visits); this is a bug in shardc, please report it"
                 )
-            ops = walk_order(module, self._erased)
+            ops = walk_order(module, self._erased, self.state.regions)
         self._sync_func_results()
 
-    def _erase_if_dead(self, op: Operation) -> bool:
+    def _erase_if_dead(self, op: Operation | RegionEdge) -> bool:
         """MLIR's driver erases an op nothing uses any more, then revisits its operands'
         defining ops that are left with at most one other user."""
+        if isinstance(op, RegionEdge):
+            return False
         if id(op) in self._erased:
             return True
         if not can_be_dead(op) or not all_uses_erased(op, self._erased):
@@ -309,17 +333,21 @@ class Driver:
                     self._notify(d)
         return True
 
-    def _notify(self, op: Operation | None) -> None:
+    def _notify(self, op: Operation | RegionEdge | None) -> None:
         if op is None or op is self._current or id(op) in self._queued:
             return
+        if isinstance(op, Operation) and op.name in REGION_OPS:
+            return  # Shardy visits the op itself to no effect; its edges are the items
         if id(op) in self._erased:
             return
         self._queued.add(id(op))
         self._stack.append(op)
 
     def _notify_value(self, v: Value) -> None:
-        """Revisit the defining op and every user of `v` (call sites for returned values)."""
-        self._notify(v.defining_op)
+        """Revisit the defining op and every user of `v` (call sites for returned values; the
+        data-flow edge of a `while`/`case` target, source or region return)."""
+        regions = self.state.regions
+        self._notify(regions.edge_of_target.get(id(v)) or v.defining_op)
         for use in v.uses:
             user = use.op
             if user.name == "return":
@@ -327,6 +355,10 @@ class Driver:
                 if func is not None:
                     for call in self.state.callers.get(func.name, ()):
                         self._notify(call)
+                    for edge in regions.return_edges(func, use.index):
+                        self._notify(edge)
+            elif user.name in REGION_OPS:
+                self._notify(regions.edge_for_use(user, use.index))
             else:
                 self._notify(user)
         if v.is_argument:
@@ -343,6 +375,12 @@ class Driver:
         if self.state.origins is not None:
             self.state.origins.record(v, old, mapping, via, self.stage)
         self._notify_value(v)
+        for linked in self.state.regions.linked(v):
+            if linked is not v and _mapping(linked) != mapping:
+                linked.set_mapping(mapping)
+                if self.state.origins is not None:
+                    self.state.origins.copy(linked, v, via, self.stage)
+                self._notify_value(linked)
         gid = self.state.group_of.get(id(v))
         if gid is not None:
             for member in self.state.groups[gid]:
@@ -354,10 +392,12 @@ class Driver:
 
     # ----- one op ------------------------------------------------------------------------------
 
-    def _visit(self, op: Operation) -> bool:
+    def _visit(self, op: Operation | RegionEdge) -> bool:
         self.state.visits += 1
         self._current = op
         try:
+            if isinstance(op, RegionEdge):
+                return self._visit_region_edge(op)
             name = op.name
             if name in ("return", "sharding_group"):
                 return False
@@ -393,6 +433,15 @@ class Driver:
             for returned, result in zip(ret.operands, call.results):
                 changed |= self._edge(call, returned, result)
         return changed
+
+    def _visit_region_edge(self, edge: RegionEdge) -> bool:
+        """Shardy's `sdy.data_flow_edge`: an identity rule from the sources to the targets."""
+        sources = edge.sources(self.state.module)
+        target = edge.target
+        rule = identity_rule(target.type.shape, len(sources))
+        size = target.type.num_elements
+        info = self.state.interned_info(rule, False, (size,) * (len(sources) + 1))
+        return self._propagate(edge.op, sources, [target], info, self.direction(None, rule))
 
     def _edge(self, op: Operation, source: Value, target: Value) -> bool:
         rule = identity_rule(source.type.shape)
@@ -459,10 +508,23 @@ class Driver:
     # ----- function results ---------------------------------------------------------------------
 
     def _sync_func_results(self) -> None:
-        """Identity edges between each returned value and the function's declared result."""
+        """Identity edges between each returned value and the function's declared result. A
+        region function's results are not values of their own: they take the shardings of the
+        edge targets they feed (body result k: the carried value k; branch result k: result k
+        of the case)."""
+        regions = self.state.regions
         for func in self.state.module.functions.values():
             ret = func.return_op
             if ret is None:
+                continue
+            if func.name in regions.functions:
+                for edge in regions.returns.get(func.name, ()):
+                    mapping = _mapping(edge.target)
+                    t = func.result_types[edge.index]
+                    if mapping is not None:
+                        func.result_types[edge.index] = DistributedTensorType(
+                            t.shape, t.dtype, mapping
+                        )
                 continue
             for i, v in enumerate(ret.operands):
                 declared = func.result_types[i]

@@ -129,6 +129,8 @@ NO_RULE: dict[str, str] = {
     "constant": "no operands: nothing to propagate (Shardy registers none)",
     "iota": "no operands: nothing to propagate (Shardy registers none)",
     "call": "the driver propagates through calls by linking arguments and results",
+    "while": "data-flow edges: the driver links carried values and captures (regions.py)",
+    "case": "data-flow edges: the driver links results and captures (regions.py)",
     "return": "terminator: the driver links it to the function results",
     "sharding_group": "no results: the driver unifies the shardings of a group",
     "all_gather": "explicit collective: its result type fixes its sharding (no Shardy rule)",
