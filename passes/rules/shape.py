@@ -5,7 +5,7 @@ concatenate, slice, pad, reverse, sort (Shardy's op_sharding_rule_registry.cc, s
     reshape 8x4 -> 32                             ([i, j])->([ij]) {i=8, j=4}
     transpose 4x8x16 -> 16x8x4 {perm=[2, 1, 0]}   ([k, j, i])->([i, j, k]) {i=16, j=8, k=4}
     slice 16x48 -> 8x24                           ([i, j])->([i, j]) {i=16, j=48} permutation={i, j}
-    sort 16x32 {dimension=1}                      ([i, j])->([i, j]) {i=16, j=32} need_replication={j}
+    sort 16x32 {dimension=1}          ([i, j])->([i, j]) {i=16, j=32} need_replication={j}
 """
 
 from __future__ import annotations
