@@ -37,6 +37,7 @@ from ir.mesh import AxisRef, DeviceMesh
 from ir.ops import COLLECTIVE, get_op_def
 from ir.placements import ReduceOp
 from ir.types import DistributedTensorType
+from passes import body_reduce
 from passes.collectives.axes import merge_set
 from passes.collectives.steps import same_layout
 from passes.manager import Pass, PassContext, register_alias, register_pass
@@ -89,7 +90,7 @@ def _axes_size(axes: Sequence[AxisRef], mesh: DeviceMesh) -> int:
 
 def reduce_op_of(op: Operation) -> ReduceOp:
     """How the partial results of `op`'s sharded reduction factors combine."""
-    if op.name == "reduce":
+    if op.name == "reduce" and "kind" in op.attributes:
         return ReduceOp.parse(op.attr("kind").word)
     return ReduceOp.SUM
 
@@ -507,6 +508,11 @@ class _FunctionRewriter:
         n = op.num_operands
         sizes = [v.type.num_elements for v in values]
         axes = choose_factor_axes(rule, decided[:n], decided[n:], sizes, mesh)
+        if body_reduce.is_body_reduce(op):
+            sharded = body_reduce.sharded_reduced_dims(op, rule, axes, mesh)
+            if sharded:
+                body_reduce.split_body_reduce(self, op, rule, axes, mesh, sharded)
+                return
         reduction = [a for f in rule.factors_of_kind(FactorKind.REDUCTION) for a in axes[f]]
         for i, tm in enumerate(rule.operands):
             self.reshard_operand(op, i, mapping_from_factors(tm, axes, rule, mesh))

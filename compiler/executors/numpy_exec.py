@@ -29,6 +29,7 @@ import passes.spmd_ops  # noqa: F401 - registers the spmd.* ops
 from compiler.executors.dtypes import LOW_FLOATS, is_float_dtype
 from compiler.executors.kernels import KERNELS
 from compiler.executors.reference import order_inputs
+from compiler.executors.scalar_bodies import body_reduce_kernel, sort_kernel
 from ir.core import Function, Module, Operation
 from ir.diagnostics import ExecutionError, ShardcError
 from ir.mapping import NamedMapping
@@ -608,6 +609,8 @@ def _b_dot_general(op: Operation, r: int):
 
 
 def _b_reduce(op: Operation, r: int):
+    if "body" in op.attributes:  # the device dims are batch dims of the vectorised body
+        return lambda *xs: body_reduce_kernel(KERNELS, np, r)(op, *xs)
     kind = attr(op, "kind").word
     ufunc = _UFUNCS[kind]
     dims = tuple(r + d for d in attr(op, "dimensions"))
@@ -638,6 +641,7 @@ _BATCHED: dict[str, Callable[[Operation, int], Callable[..., Any]]] = {
     "pad": _b_pad,
     "dot_general": _b_dot_general,
     "reduce": _b_reduce,
+    "sort": lambda op, r: lambda *xs: sort_kernel(KERNELS, np, r)(op, *xs),
 }
 
 

@@ -1,0 +1,157 @@
+"""How `insert-reshards` makes a `reduce` with a `body` function compute locally.
+
+A sharded reduced dim of a `kind` reduce leaves partial results `unreduced`, and an all_reduce
+(add, max, min, mul) completes them. A `body` reduce (argmax: `(value, index)` pairs) has no
+such collective, so a reduced dim of size n sharded k ways is reduced as a two-level tree, all
+in the global view and all with the SAME body:
+
+    %m, %i = reduce %x, %iota, %ninf, %zero {body = @f, dimensions = [0]}    # %x: 16x32 {"dp"}, _
+becomes
+    %x2 = reshape %x : tensor<2x8x32xf32, <@m, [{"dp"}, {}, {}]>>            # local: a view
+    %y2 = reshape %iota : tensor<2x8x32xi32, <@m, [{"dp"}, {}, {}]>>
+    %pm, %pi = reduce %x2, %y2, %ninf, %zero {body = @f, dimensions = [1]}   # per device
+               : tensor<2x32xf32, <@m, [{"dp"}, {}]>>, ...
+    %gm = reshard %pm : tensor<2x32xf32, <@m, [{}, {}]>>                     # all_gather k pairs
+    %gi = reshard %pi : ...
+    %m, %i = reduce %gm, %gi, %ninf, %zero {body = @f, dimensions = [0]}     # combine k pairs
+
+Each device moves k result-sized partials instead of gathering its whole input (which is what
+replicating the reduced dim would cost: n/k times more). Indices stay global: the index operand
+is an ordinary value of the global program (an iota, offset per device by spmd). The inits are
+applied once per level, which is exact when init is the body's identity -- as StableHLO
+requires for a reduce to be well defined (XLA may apply it any number of times too).
+
+A reduced dim whose size the shard count does not divide is replicated instead (gathered before
+the reduce): splitting it would put padding inside the reduction.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from ir.core import Operation, Value
+from ir.mapping import DimSharding, NamedMapping
+from ir.mesh import AxisRef, DeviceMesh
+from ir.ops import attr
+from ir.ops.scalar_bodies import has_body, reduce_inputs
+from ir.types import DistributedTensorType
+from passes.rules.rule import FactorKind, OpShardingRule
+
+if TYPE_CHECKING:
+    from passes.insert_reshards import _FunctionRewriter
+
+AxesPerFactor = list[tuple[AxisRef, ...]]
+
+
+def _size(axes: tuple[AxisRef, ...], mesh: DeviceMesh) -> int:
+    return math.prod(a.axis_size(mesh) for a in axes)
+
+
+def is_body_reduce(op: Operation) -> bool:
+    return op.name == "reduce" and has_body(op)
+
+
+def sharded_reduced_dims(
+    op: Operation, rule: OpShardingRule, axes: AxesPerFactor, mesh: DeviceMesh
+) -> dict[int, tuple[AxisRef, ...]]:
+    """Reduced input dim -> its axes, for the reduced dims `axes` shard. Unshards (in `axes`)
+    the reduction factors whose dim the shard count does not divide."""
+    shape = op.operand(0).type.shape
+    out = {}
+    for d in attr(op, "dimensions"):
+        (f,) = rule.operands[0][d]
+        assert rule.kind(f) is FactorKind.REDUCTION
+        if not axes[f]:
+            continue
+        if shape[d] % _size(axes[f], mesh):
+            axes[f] = ()
+        else:
+            out[d] = axes[f]
+    return out
+
+
+def split_body_reduce(
+    rw: _FunctionRewriter,
+    op: Operation,
+    rule: OpShardingRule,
+    axes: AxesPerFactor,
+    mesh: DeviceMesh,
+    sharded: dict[int, tuple[AxisRef, ...]],
+) -> None:
+    """Replace `op` by reshape, local reduce, reshard (all_gather) and a combining reduce (see
+    the module docstring). `rw` is insert-reshards' function rewriter."""
+    from passes.insert_reshards import mapping_from_factors, replicated
+
+    inputs, inits = reduce_inputs(op)
+    n = len(inputs)
+    for i, tm in enumerate(rule.operands):
+        rw.reshard_operand(op, i, mapping_from_factors(tm, axes, rule, mesh))
+    inputs, inits = reduce_inputs(op)
+    shape = inputs[0].type.shape
+    in_mapping = inputs[0].mapping
+    assert in_mapping is not None
+    dims = set(attr(op, "dimensions"))
+    # The split shape: a sharded reduced dim d becomes (k, n/k), "shard" (sharded like d) then
+    # "local" (what one device reduces); other reduced dims are "local", the rest "kept".
+    split_shape: list[int] = []
+    split_dims: list[DimSharding] = []
+    roles: list[str] = []
+    for d, size in enumerate(shape):
+        if d in sharded:
+            k = _size(sharded[d], mesh)
+            split_shape += [k, size // k]
+            split_dims += [DimSharding(sharded[d], True), DimSharding((), True)]
+            roles += ["shard", "local"]
+        else:
+            split_shape.append(size)
+            split_dims.append(in_mapping.dims[d])
+            roles.append("local" if d in dims else "kept")
+    split_mapping = NamedMapping(mesh, tuple(split_dims))
+    local_dims = tuple(i for i, role in enumerate(roles) if role == "local")
+    out = [i for i, role in enumerate(roles) if role != "local"]
+    partial_mapping = NamedMapping(mesh, tuple(split_dims[i] for i in out))
+    gathered_mapping = NamedMapping(
+        mesh,
+        tuple(DimSharding((), True) if roles[i] == "shard" else split_dims[i] for i in out),
+    )
+    combine_dims = tuple(j for j, i in enumerate(out) if roles[i] == "shard")
+    b = rw.builder
+    with b.insertion_point(before=op):
+        split = [
+            _create(b, op, "reshape", [x], {}, [(tuple(split_shape), x.type.dtype, split_mapping)])
+            for x in inputs
+        ]
+        partial_op = _create(
+            b,
+            op,
+            "reduce",
+            [*split, *inits],
+            {"body": attr(op, "body"), "dimensions": local_dims},
+            [(tuple(split_shape[i] for i in out), x.type.dtype, partial_mapping) for x in inits],
+            results=True,
+        )
+        final_op = b.create(
+            "reduce",
+            [*partial_op.results, *inits],
+            {"body": attr(op, "body"), "dimensions": combine_dims},
+            [DistributedTensorType(r.type.shape, r.type.dtype) for r in op.results],
+        )
+        final_op.loc = op.loc
+    for i in range(n):
+        rw.reshard_operand(final_op, i, gathered_mapping)
+        rw.reshard_operand(final_op, n + i, replicated(mesh, 0))
+    for old, new, tm in zip(op.results, final_op.results, rule.results, strict=True):
+        new.name_hint = old.name_hint
+        rw.decided[new] = rw.decided.get(old, old.mapping)
+        new.set_mapping(mapping_from_factors(tm, axes, rule, mesh))
+        old.replace_all_uses_with(new)
+    op.erase()
+
+
+def _create(b, op: Operation, name: str, operands: list[Value], attrs, types, results=False):
+    new = b.create(
+        name, operands, attrs, [DistributedTensorType(s, dt, m) for s, dt, m in types]
+    )
+    new.loc = op.loc
+    return new if results else new.results[0]
