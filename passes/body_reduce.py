@@ -21,8 +21,12 @@ is an ordinary value of the global program (an iota, offset per device by spmd).
 applied once per level, which is exact when init is the body's identity -- as StableHLO
 requires for a reduce to be well defined (XLA may apply it any number of times too).
 
-A reduced dim whose size the shard count does not divide is replicated instead (gathered before
-the reduce): splitting it would put padding inside the reduction.
+The elements are combined in the order of the global program (row-major over the reduced dims),
+so the split is exact for every associative body, commutative or not (JAX's argmax picks the
+first NaN by this order). That holds when each device's block of the reduced elements is one
+contiguous run, which is why only the major-most reduced dim (of size > 1) stays sharded; the
+other reduced dims are replicated (gathered before the reduce), as is a reduced dim whose size
+the shard count does not divide (splitting it would put padding inside the reduction).
 """
 
 from __future__ import annotations
@@ -56,15 +60,18 @@ def sharded_reduced_dims(
     op: Operation, rule: OpShardingRule, axes: AxesPerFactor, mesh: DeviceMesh
 ) -> dict[int, tuple[AxisRef, ...]]:
     """Reduced input dim -> its axes, for the reduced dims `axes` shard. Unshards (in `axes`)
-    the reduction factors whose dim the shard count does not divide."""
+    the reduction factors that cannot be split: only the major-most reduced dim (of size > 1)
+    may stay sharded, and only when the shard count divides it."""
     shape = op.operand(0).type.shape
+    dims = sorted(attr(op, "dimensions"))
+    first = next((d for d in dims if shape[d] > 1), None)
     out = {}
-    for d in attr(op, "dimensions"):
+    for d in dims:
         (f,) = rule.operands[0][d]
         assert rule.kind(f) is FactorKind.REDUCTION
         if not axes[f]:
             continue
-        if shape[d] % _size(axes[f], mesh):
+        if d != first or shape[d] % _size(axes[f], mesh):
             axes[f] = ()
         else:
             out[d] = axes[f]
