@@ -411,3 +411,28 @@ def test_body_functions_stay_unsharded() -> None:
         func = result.module.functions[name]
         values = [*func.args, *(r for op in func.ops for r in op.results)]
         assert all(v.mapping is None or v.mapping.is_fully_replicated for v in values)
+
+
+def test_sort_of_a_sharded_vector_gathers_it() -> None:
+    """Shardy's rule gives a vector's sort dim only size-1 factors; the dim is still gathered
+    (spmd sorts whole slices) and the result resliced for the consumer."""
+    text = """
+mesh @mesh = <["x"=4]>
+
+func @main(%v: tensor<10xf32, <@mesh, [{"x"}]>>, %i: tensor<10xi32, <@mesh, [{"x"}]>>) -> (tensor<10xf32, <@mesh, [{"x"}]>>, tensor<10xi32, <@mesh, [{"x"}]>>) {
+  %s, %p = sort %v, %i {comparator = @cmp, dimension = 0, is_stable = true} : tensor<10xf32>, tensor<10xi32>
+  return %s, %p
+}
+""" + JAX_SORT_CMP
+    module = parse_module(text)
+    assert str(rule_for(next(iter(module.main.ops)))) == (
+        "#sdy.op_sharding_rule<([i], [j])->([k], [l]) {i=1, j=1, k=1, l=1}>"
+    )
+    rng = np.random.default_rng(5)
+    inputs = [_values(rng, (10,)), np.arange(10, dtype=np.int32)]
+    want = run_reference(module, inputs)
+    np.testing.assert_array_equal(want[1], np.argsort(inputs[0], kind="stable"))
+    result = compile(module)
+    for backend in ("numpy", "jax"):
+        for g, w in zip(result.run(inputs, backend=backend), want):
+            np.testing.assert_array_equal(g, w)

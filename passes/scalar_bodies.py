@@ -1,5 +1,11 @@
-"""How `insert-reshards` makes a `reduce` with a `body` function compute locally.
+"""How `insert-reshards` makes `sort` and a `reduce` with a `body` function compute locally.
 
+`sort`: the sort dimension is unsharded on every operand and result (`unshard_sort_dim`). The
+rule's need_replication factor says so when the op has other dims of size > 1; when it has
+none, Shardy's rule gives the sort dim only size-1 factors (which could carry any axes), so the
+dim is unsharded here explicitly.
+
+`reduce` with `body`:
 A sharded reduced dim of a `kind` reduce leaves partial results `unreduced`, and an all_reduce
 (add, max, min, mul) completes them. A `body` reduce (argmax: `(value, index)` pairs) has no
 such collective, so a reduced dim of size n sharded k ways is reduced as a two-level tree, all
@@ -38,7 +44,7 @@ from ir.core import Operation, Value
 from ir.mapping import DimSharding, NamedMapping
 from ir.mesh import AxisRef, DeviceMesh
 from ir.ops import attr
-from ir.ops.scalar_bodies import has_body, reduce_inputs
+from ir.ops.scalar_bodies import has_body, reduce_inputs, sort_dimension
 from ir.types import DistributedTensorType
 from passes.rules.rule import FactorKind, OpShardingRule
 
@@ -54,6 +60,14 @@ def _size(axes: tuple[AxisRef, ...], mesh: DeviceMesh) -> int:
 
 def is_body_reduce(op: Operation) -> bool:
     return op.name == "reduce" and has_body(op)
+
+
+def unshard_sort_dim(op: Operation, rule: OpShardingRule, axes: AxesPerFactor) -> None:
+    """Unshard (in `axes`) every factor on the sort dimension of any operand or result."""
+    d = sort_dimension(op)
+    for tm in rule.mappings:
+        for f in tm[d]:
+            axes[f] = ()
 
 
 def sharded_reduced_dims(
