@@ -121,18 +121,40 @@ def sort_with_comparator(
     per slice)."""
     d = lead + sort_dimension(op)
     moved = [xp.moveaxis(x, d, -1) for x in xp.broadcast_arrays(*arrays)]
-    n = moved[0].shape[-1]
+    shape = moved[0].shape
+    n = shape[-1]
+    rows = [xp.reshape(x, (-1, n)) for x in moved]
+    step = max(1, _MATRIX_LIMIT // max(n * n, 1))
+    if xp.__name__ != "numpy" or rows[0].shape[0] <= step:
+        position = _positions(comparator, rows, xp)
+    else:  # bound the n x n matrices' memory: slices in chunks
+        position = xp.concatenate(
+            [_positions(comparator, [r[k : k + step] for r in rows], xp)
+             for k in range(0, rows[0].shape[0], step)]
+        )
+    order = _argsort(xp, position)
+    return tuple(
+        xp.moveaxis(xp.reshape(xp.take_along_axis(r, order, axis=-1), shape), -1, d)
+        for r in rows
+    )
+
+
+# Booleans per chunk of comparison matrices (numpy): 16 MiB.
+_MATRIX_LIMIT = 1 << 24
+
+
+def _positions(comparator: Body, rows: Sequence[Any], xp: Any) -> Any:
+    """[b, i]: where element i of slice b goes, stably."""
+    n = rows[0].shape[-1]
     args = []
-    for x in moved:
-        args += [x[..., :, None], x[..., None, :]]
-    (less,) = comparator(*args)  # less[..., i, j]: element i sorts before element j
-    less = xp.broadcast_to(less, (*moved[0].shape, n))
-    before = xp.sum(less, axis=-2)  # [..., i]: how many elements sort before element i
+    for x in rows:
+        args += [x[:, :, None], x[:, None, :]]
+    (less,) = comparator(*args)  # less[b, i, j]: element i sorts before element j
+    less = xp.broadcast_to(less, (rows[0].shape[0], n, n))
+    before = xp.sum(less, axis=-2)  # [b, i]: how many elements sort before element i
     equal = ~less & ~xp.swapaxes(less, -1, -2)
     earlier = xp.arange(n)[None, :] < xp.arange(n)[:, None]  # [i, j]: j is before i
-    position = before + xp.sum(equal & earlier, axis=-1)
-    order = _argsort(xp, position)
-    return tuple(xp.moveaxis(xp.take_along_axis(x, order, axis=-1), -1, d) for x in moved)
+    return before + xp.sum(equal & earlier, axis=-1)
 
 
 def body_reduce_kernel(kernels: Mapping[str, Callable[..., Any]], xp: Any, lead: int = 0):
