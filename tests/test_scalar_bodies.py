@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import functools
 import re
+from unittest import mock
 
 import numpy as np
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from compiler.executors import scalar_bodies
 from compiler.executors.kernels import KERNELS
 from compiler.executors.reference import run_reference
 from compiler.executors.scalar_bodies import (
@@ -266,31 +268,34 @@ def _scalar_sort(module, x, i, dim):
     return np.moveaxis(xs, -1, dim), np.moveaxis(is_, -1, dim)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     shape=st.lists(st.integers(1, 9), min_size=1, max_size=3),
     data=st.data(),
     seed=st.integers(0, 2**31),
+    matrix_max_n=st.sampled_from([64, 0]),  # comparison matrices, or the merge sort
 )
-def test_sort_matrix_equals_a_scalar_stable_sort(shape, data, seed) -> None:
+def test_sort_equals_a_scalar_stable_sort(shape, data, seed, matrix_max_n) -> None:
     dim = data.draw(st.integers(0, len(shape) - 1))
     module = parse_module(_sort_module(tuple(shape), dim))
     rng = np.random.default_rng(seed)
     x = _values(rng, shape, nan=0.15)
     x[rng.random(shape) < 0.05] = -np.nan
     i = rng.integers(0, 100, shape).astype(np.int32)
-    got = run_reference(module, [x, i], check_types=True)
+    with mock.patch.object(scalar_bodies, "MATRIX_MAX_N", matrix_max_n):
+        got = run_reference(module, [x, i], check_types=True)
     want = _scalar_sort(module, x, i, dim)
     np.testing.assert_array_equal(got[0].view(np.int32), want[0].view(np.int32))  # bitwise
     np.testing.assert_array_equal(got[1], want[1])
 
 
-def test_jax_comparator_argsort_is_numpy_stable_argsort() -> None:
+@pytest.mark.parametrize("n", [40, 300])  # comparison matrices; merge sort
+def test_jax_comparator_argsort_is_numpy_stable_argsort(n: int) -> None:
     rng = np.random.default_rng(2)
-    x = _values(rng, (8, 40), nan=0.1)
+    x = _values(rng, (8, n), nan=0.1)
     x[0, :5] = [0.0, -0.0, 0.0, -0.0, 0.0]  # -0 == 0: ties keep their order
-    iota = np.broadcast_to(np.arange(40, dtype=np.int32), (8, 40)).copy()
-    s, p = run_reference(parse_module(_sort_module((8, 40), 1)), [x, iota])
+    iota = np.broadcast_to(np.arange(n, dtype=np.int32), (8, n)).copy()
+    s, p = run_reference(parse_module(_sort_module((8, n), 1)), [x, iota])
     np.testing.assert_array_equal(p, np.argsort(x, axis=1, kind="stable"))
     np.testing.assert_array_equal(s, np.sort(x, axis=1))
 
@@ -348,6 +353,7 @@ CASES = [
     ('["dp"=2, "tp"=4]', '[{}, {"dp", "tp"}]', (16, 32)),
     ('["x"=4, "y"=2]', '[{"x"}, {"y"}]', (10, 6)),  # uneven reduced dim: replicated instead
     ('["x"=8]', '[{"x"}, {}]', (8, 5)),  # a fully split dim: one row per device
+    ('["x"=4, "y"=2]', '[{"x"}, {"y"}]', (8, 100)),  # sorted by the merge sort
 ]
 
 
