@@ -442,3 +442,29 @@ func @main(%v: tensor<10xf32, <@mesh, [{"x"}]>>, %i: tensor<10xi32, <@mesh, [{"x
     for backend in ("numpy", "jax"):
         for g, w in zip(result.run(inputs, backend=backend), want):
             np.testing.assert_array_equal(g, w)
+
+
+@pytest.mark.parametrize("which", ["argmax", "first_and_sum"])
+def test_jax_reduce_and_sort_equal_the_reference(which: str) -> None:
+    """The JAX translation (lax.reduce with the traced body; the sort's comparison matrices in
+    jax.numpy) against the numpy reference, NaNs and ties included."""
+    pytest.importorskip("jax")
+    from compiler.executors.jax_global import global_function
+
+    body, inits = {
+        "argmax": (ARGMAX_BODY, ("0xFF800000", "0")),
+        "first_and_sum": (FIRST_AND_SUM_BODY, ("0x7FC00000", "0")),
+    }[which]
+    for seed in range(4):
+        rng = np.random.default_rng(seed)
+        module = parse_module(_reduce_module((7, 5, 9), (0, 2), body, inits))
+        x = _values(rng, (7, 5, 9), nan=0.3)
+        y = np.arange(x.size, dtype=np.int32).reshape(x.shape)
+        for g, w in zip(global_function(module)(x, y), run_reference(module, [x, y])):
+            np.testing.assert_array_equal(np.asarray(g), w)
+    for n in (9, 100):
+        module = parse_module(_sort_module((3, n), 1))
+        x = _values(np.random.default_rng(n), (3, n), nan=0.2)
+        i = np.broadcast_to(np.arange(n, dtype=np.int32), (3, n)).copy()
+        for g, w in zip(global_function(module)(x, i), run_reference(module, [x, i])):
+            np.testing.assert_array_equal(np.asarray(g), w)
