@@ -468,3 +468,49 @@ def test_jax_reduce_and_sort_equal_the_reference(which: str) -> None:
         i = np.broadcast_to(np.arange(n, dtype=np.int32), (3, n)).copy()
         for g, w in zip(global_function(module)(x, i), run_reference(module, [x, i])):
             np.testing.assert_array_equal(np.asarray(g), w)
+
+
+@st.composite
+def _sharded_programs(draw):
+    """A sort and an argmax-style reduce of one input on a random mesh and sharding."""
+    mesh = draw(st.sampled_from([{"a": 2, "b": 2}, {"a": 4}, {"a": 2, "b": 3}, {"a": 8}]))
+    rank = draw(st.integers(1, 3))
+    shape = tuple(draw(st.sampled_from([1, 2, 3, 4, 6, 8, 12])) for _ in range(rank))
+    free = list(mesh)
+    dims = []
+    for _ in range(rank):
+        axes = [a for a in free if draw(st.booleans())]
+        free = [a for a in free if a not in axes]
+        dims.append("{" + ", ".join(f'"{a}"' for a in axes) + "}")
+    reduced = draw(st.sets(st.integers(0, rank - 1), min_size=1).map(sorted))
+    sort_dim = draw(st.integers(0, rank - 1))
+    mesh_text = "[" + ", ".join(f'"{a}"={n}' for a, n in mesh.items()) + "]"
+    t = "x".join(map(str, shape))
+    out = "x".join(str(n) for d, n in enumerate(shape) if d not in reduced)
+    out_f, out_i = (f"tensor<{out}x{e}>" if out else f"tensor<{e}>" for e in ("f32", "i32"))
+    n = int(np.prod(shape))
+    text = f"""
+mesh @mesh = <{mesh_text}>
+
+func @main(%x: tensor<{t}xf32, <@mesh, [{", ".join(dims)}]>>) -> (tensor<{t}xf32>, tensor<{t}xi32>, {out_i}) {{
+  %flat = iota {{iota_dimension = 0}} : tensor<{n}xi32>
+  %idx = reshape %flat : tensor<{t}xi32>
+  %ninf = constant {{value = dense<0xFF800000>}} : tensor<f32>
+  %zero = constant {{value = dense<0>}} : tensor<i32>
+  %s, %p = sort %x, %idx {{comparator = @cmp, dimension = {sort_dim}, is_stable = true}} : tensor<{t}xf32>, tensor<{t}xi32>
+  %m, %i = reduce %x, %idx, %ninf, %zero {{body = @body, dimensions = {reduced}}} : {out_f}, {out_i}
+  return %s, %p, %i
+}}
+""" + JAX_SORT_CMP + ARGMAX_BODY
+    return text, shape
+
+
+@settings(max_examples=40, deadline=None)
+@given(program=_sharded_programs(), seed=st.integers(0, 2**31))
+def test_random_sharded_programs_run_like_the_reference(program, seed) -> None:
+    text, shape = program
+    module = parse_module(text)
+    x = _values(np.random.default_rng(seed), shape, nan=0.1)
+    want = run_reference(module, [x])
+    for g, w in zip(compile(module).run([x]), want):
+        np.testing.assert_array_equal(g, w)
