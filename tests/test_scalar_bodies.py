@@ -300,6 +300,34 @@ def test_jax_comparator_argsort_is_numpy_stable_argsort(n: int) -> None:
     np.testing.assert_array_equal(s, np.sort(x, axis=1))
 
 
+# Two keys: the f32 key descending, ties broken by the i32 key ascending (a lexicographic order
+# over both operands, as jnp.lexsort emits).
+LEX_DESC_CMP = """
+func private @cmp(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>) -> tensor<i1> {
+  %0 = compare %a, %b {comparison_direction = GT, compare_type = TOTALORDER} : tensor<i1>
+  %1 = compare %a, %b {comparison_direction = EQ, compare_type = TOTALORDER} : tensor<i1>
+  %2 = compare %c, %d {comparison_direction = LT} : tensor<i1>
+  %3 = and %1, %2 : tensor<i1>
+  %4 = or %0, %3 : tensor<i1>
+  return %4
+}
+"""
+
+
+@pytest.mark.parametrize("matrix_max_n", [64, 0])
+def test_two_key_descending_sort_equals_a_scalar_sort(matrix_max_n: int) -> None:
+    text = _sort_module((5, 37), 1).replace(JAX_SORT_CMP, LEX_DESC_CMP)
+    module = parse_module(text)
+    rng = np.random.default_rng(6)
+    x = _values(rng, (5, 37), nan=0.1)
+    i = rng.integers(0, 4, (5, 37)).astype(np.int32)
+    with mock.patch.object(scalar_bodies, "MATRIX_MAX_N", matrix_max_n):
+        got = run_reference(module, [x, i])
+    want = _scalar_sort(module, x, i, 1)
+    np.testing.assert_array_equal(got[0].view(np.int32), want[0].view(np.int32))
+    np.testing.assert_array_equal(got[1], want[1])
+
+
 def test_vectorised_helpers_take_leading_batch_dims() -> None:
     """The numpy SPMD executor's device dims: `lead` dims in front, broadcast (size 1) or not."""
     module = parse_module(_sort_module((2, 6), 1))
