@@ -38,6 +38,7 @@ the shard count does not divide (splitting it would put padding inside the reduc
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from ir.core import Operation, Value
@@ -102,7 +103,7 @@ def split_body_reduce(
 ) -> None:
     """Replace `op` by reshape, local reduce, reshard (all_gather) and a combining reduce (see
     the module docstring). `rw` is insert-reshards' function rewriter."""
-    from passes.insert_reshards import mapping_from_factors, replicated
+    from passes.insert_reshards import mapping_from_factors, replicated  # (imports this)
 
     inputs, inits = reduce_inputs(op)
     n = len(inputs)
@@ -136,29 +137,23 @@ def split_body_reduce(
         mesh,
         tuple(DimSharding((), True) if roles[i] == "shard" else split_dims[i] for i in out),
     )
-    combine_dims = tuple(j for j, i in enumerate(out) if roles[i] == "shard")
-    b = rw.builder
-    with b.insertion_point(before=op):
+    combine = tuple(j for j, i in enumerate(out) if roles[i] == "shard")
+    body = attr(op, "body")
+    with rw.builder.insertion_point(before=op):
         split = [
-            _create(b, op, "reshape", [x], {}, [(tuple(split_shape), x.type.dtype, split_mapping)])
+            _emit(rw, op, "reshape", [x], {}, [(split_shape, x.type.dtype, split_mapping)])
+            .results[0]
             for x in inputs
         ]
-        partial_op = _create(
-            b,
-            op,
-            "reduce",
-            [*split, *inits],
-            {"body": attr(op, "body"), "dimensions": local_dims},
-            [(tuple(split_shape[i] for i in out), x.type.dtype, partial_mapping) for x in inits],
-            results=True,
+        partial_shape = [split_shape[i] for i in out]
+        partial = _emit(
+            rw, op, "reduce", [*split, *inits], {"body": body, "dimensions": local_dims},
+            [(partial_shape, x.type.dtype, partial_mapping) for x in inits],
         )
-        final_op = b.create(
-            "reduce",
-            [*partial_op.results, *inits],
-            {"body": attr(op, "body"), "dimensions": combine_dims},
-            [DistributedTensorType(r.type.shape, r.type.dtype) for r in op.results],
+        final_op = _emit(
+            rw, op, "reduce", [*partial.results, *inits], {"body": body, "dimensions": combine},
+            [(r.type.shape, r.type.dtype, None) for r in op.results],
         )
-        final_op.loc = op.loc
     for i in range(n):
         rw.reshard_operand(final_op, i, gathered_mapping)
         rw.reshard_operand(final_op, n + i, replicated(mesh, 0))
@@ -170,9 +165,13 @@ def split_body_reduce(
     op.erase()
 
 
-def _create(b, op: Operation, name: str, operands: list[Value], attrs, types, results=False):
-    new = b.create(
-        name, operands, attrs, [DistributedTensorType(s, dt, m) for s, dt, m in types]
+def _emit(
+    rw: _FunctionRewriter, op: Operation, name: str, operands: list[Value], attrs: dict,
+    types: list[tuple[Sequence[int], str, NamedMapping | None]],
+) -> Operation:
+    """A new op before `op` (the insertion point), with `op`'s location."""
+    new = rw.builder.create(
+        name, operands, attrs, [DistributedTensorType(tuple(s), t, m) for s, t, m in types]
     )
     new.loc = op.loc
-    return new if results else new.results[0]
+    return new
