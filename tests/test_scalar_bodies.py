@@ -542,3 +542,112 @@ def test_random_sharded_programs_run_like_the_reference(program, seed) -> None:
     want = run_reference(module, [x])
     for g, w in zip(compile(module).run([x]), want):
         np.testing.assert_array_equal(g, w)
+
+
+# ----- propagation against Shardy itself (jaxlib, in-process) --------------------------------
+
+_SHARDY_VALUE = re.compile(r"sdy.sharding_per_value<\[(.*?\]>)\]>")
+
+
+@st.composite
+def _propagation_cases(draw):
+    """(native text, StableHLO text) of one program: sort (x, iota), tanh, a variadic reduce,
+    random argument and result shardings."""
+    mesh = draw(st.sampled_from([{"dp": 2, "tp": 4}, {"a": 2, "b": 2, "c": 2}, {"x": 8}]))
+    rank = draw(st.integers(1, 3))
+    shape = tuple(draw(st.sampled_from([1, 4, 8, 16])) for _ in range(rank))
+
+    def sharding() -> str:
+        free = list(mesh)
+        dims = []
+        for _ in range(rank):
+            axes = [a for a in free if draw(st.booleans())]
+            free = [a for a in free if a not in axes]
+            inner = ", ".join(f'"{a}"' for a in axes)
+            dims.append("{" + inner + (", ?" if draw(st.booleans()) else "") + "}")
+        return "<@mesh, [" + ", ".join(dims).replace("{, ?}", "{?}") + "]>"
+
+    arg = sharding()
+    out = sharding() if draw(st.booleans()) else None
+    iota_dim = draw(st.integers(0, rank - 1))
+    sort_dim = draw(st.integers(0, rank - 1))
+    reduced = draw(st.sets(st.integers(0, rank - 1), min_size=1).map(sorted))
+    t = "x".join(map(str, shape))
+    kept = "x".join(str(n) for d, n in enumerate(shape) if d not in reduced)
+    ri = f"tensor<{kept}xi32>" if kept else "tensor<i32>"
+    rf = f"tensor<{kept}xf32>" if kept else "tensor<f32>"
+    mesh_text = "<[" + ", ".join(f'"{a}"={n}' for a, n in mesh.items()) + "]>"
+    out_native = f"tensor<{t}xf32, {out}>" if out else f"tensor<{t}xf32>"
+    native = f"""mesh @mesh = {mesh_text}
+
+func @main(%x: tensor<{t}xf32, {arg}>) -> ({out_native}, {ri}) {{
+  %iota = iota {{iota_dimension = {iota_dim}}} : tensor<{t}xi32>
+  %s, %p = sort %x, %iota {{comparator = @cmp, dimension = {sort_dim}, is_stable = true}} : tensor<{t}xf32>, tensor<{t}xi32>
+  %t = tanh %s : tensor<{t}xf32>
+  %ninf = constant {{value = dense<0xFF800000>}} : tensor<f32>
+  %zero = constant {{value = dense<0>}} : tensor<i32>
+  %m, %i = reduce %t, %p, %ninf, %zero {{body = @body, dimensions = {reduced}}} : {rf}, {ri}
+  return %t, %i
+}}
+""" + JAX_SORT_CMP + ARGMAX_BODY
+    out_attr = f" {{sdy.sharding = #sdy.sharding{out}}}" if out else ""
+    shlo = f"""module @jit_f {{
+  sdy.mesh @mesh = {mesh_text}
+  func.func public @main(%arg0: tensor<{t}xf32> {{sdy.sharding = #sdy.sharding{arg}}}) -> (tensor<{t}xf32>{out_attr}, {ri}) {{
+    %iota = stablehlo.iota dim = {iota_dim} : tensor<{t}xi32>
+    %s:2 = "stablehlo.sort"(%arg0, %iota) <{{dimension = {sort_dim} : i64, is_stable = true}}> ({{
+    ^bb0(%a: tensor<f32>, %b: tensor<f32>, %c: tensor<i32>, %d: tensor<i32>):
+      %lt = stablehlo.compare LT, %a, %b, TOTALORDER : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    }}) : (tensor<{t}xf32>, tensor<{t}xi32>) -> (tensor<{t}xf32>, tensor<{t}xi32>)
+    %t = stablehlo.tanh %s#0 : tensor<{t}xf32>
+    %ninf = stablehlo.constant dense<0xFF800000> : tensor<f32>
+    %zero = stablehlo.constant dense<0> : tensor<i32>
+    %r:2 = stablehlo.reduce(%t init: %ninf), (%s#1 init: %zero) across dimensions = {reduced} : (tensor<{t}xf32>, tensor<{t}xi32>, tensor<f32>, tensor<i32>) -> ({rf}, {ri})
+     reducer(%a1: tensor<f32>, %b1: tensor<f32>) (%a2: tensor<i32>, %b2: tensor<i32>) {{
+      %gt = stablehlo.compare GT, %a1, %b1, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>
+      %v = stablehlo.select %gt, %a1, %b1 : tensor<i1>, tensor<f32>
+      %k = stablehlo.select %gt, %a2, %b2 : tensor<i1>, tensor<i32>
+      stablehlo.return %v, %k : tensor<f32>, tensor<i32>
+    }}
+    return %t, %r#1 : tensor<{t}xf32>, {ri}
+  }}
+}}
+"""
+    return native, shlo
+
+
+def _ours(native: str) -> list[str]:
+    from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
+
+    load_all_passes()
+    module = parse_module(native)
+    PassManager(parse_pipeline("propagation-pipeline")).run(module, PassContext())
+    out = []
+    for op in module.main.ops:
+        if op.name in ("iota", "sort", "tanh", "reduce"):
+            shown = [str(r.mapping) for r in op.results if r.mapping is not None]
+            out.append(", ".join(shown) if shown else "<none>")
+    return out
+
+
+def _theirs(shlo: str) -> list[str]:
+    from tests.shardy_compare import run_shardy, shardy_pipeline_until_propagation
+
+    text = run_shardy(shlo, shardy_pipeline_until_propagation())
+    main = text[text.index("func.func public @main") :]
+    out = []
+    for line in main.splitlines():
+        op = re.search(r"stablehlo\.(iota|tanh|reduce)\b", line) or line.lstrip().startswith("})")
+        if op:  # `})` closes the sort's comparator region, the op's attributes follow
+            found = _SHARDY_VALUE.search(line)
+            out.append(found.group(1) if found else "<none>")
+    return out
+
+
+@settings(max_examples=25, deadline=None)
+@given(case=_propagation_cases())
+def test_propagation_through_sort_and_body_reduce_matches_shardy(case) -> None:
+    pytest.importorskip("jax")
+    native, shlo = case
+    assert _ours(native) == _theirs(shlo), native
