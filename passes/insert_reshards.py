@@ -36,8 +36,10 @@ from ir.mapping import DimSharding, NamedMapping, axes_text
 from ir.mesh import AxisRef, DeviceMesh
 from ir.ops import COLLECTIVE, get_op_def
 from ir.ops.control import region_functions
+from ir.ops.scalar_bodies import sort_dimension
 from ir.placements import ReduceOp
 from ir.types import DistributedTensorType
+from passes import scalar_bodies
 from passes.collectives.axes import merge_set
 from passes.collectives.steps import same_layout
 from passes.manager import Pass, PassContext, register_alias, register_pass
@@ -90,7 +92,7 @@ def _axes_size(axes: Sequence[AxisRef], mesh: DeviceMesh) -> int:
 
 def reduce_op_of(op: Operation) -> ReduceOp:
     """How the partial results of `op`'s sharded reduction factors combine."""
-    if op.name == "reduce":
+    if op.name == "reduce" and "kind" in op.attributes:
         return ReduceOp.parse(op.attr("kind").word)
     return ReduceOp.SUM
 
@@ -597,6 +599,13 @@ class _FunctionRewriter:
         n = op.num_operands
         sizes = [v.type.num_elements for v in values]
         axes = choose_factor_axes(rule, decided[:n], decided[n:], sizes, mesh)
+        if op.name == "sort":
+            scalar_bodies.unshard_sort_dim(op, rule, axes)
+        if scalar_bodies.is_body_reduce(op):
+            sharded = scalar_bodies.sharded_reduced_dims(op, rule, axes, mesh)
+            if sharded:
+                scalar_bodies.split_body_reduce(self, op, rule, axes, mesh, sharded)
+                return
         reduction = [a for f in rule.factors_of_kind(FactorKind.REDUCTION) for a in axes[f]]
         for i, tm in enumerate(rule.operands):
             self.reshard_operand(op, i, mapping_from_factors(tm, axes, rule, mesh))
@@ -697,9 +706,10 @@ def check_locally_computable(module: Module) -> list[str]:
       `propagation_barrier` is left;
     - an op with a factor rule: all its sharded tensors are on one mesh (a value without a
       mapping is replicated); projected onto the rule, every factor has the same axes on every
-      tensor that has it; permutation and need-replication factors are unsharded; no axis serves
-      two factors; no tensor has overflow axes; every result is unreduced on exactly the axes of
-      the sharded reduction factors (and nothing else);
+      tensor that has it; permutation and need-replication factors are unsharded (and a
+      `sort`'s sort dimension); no axis serves two factors; no tensor has overflow axes; every
+      result is unreduced on exactly the axes of the sharded reduction factors (and nothing
+      else);
     - an op without a rule: operands and results fully replicated;
     - `call`: operands laid out as the callee's arguments, results as the callee's results;
     - `return`: operands laid out as the function's declared result shardings.
@@ -801,6 +811,9 @@ def _op_problems(module: Module, func: Function, op: Operation) -> list[str]:
     axes = [common.get(f, ()) for f in range(rule.num_factors)]
     if _shared_axes(axes):
         out.append("uses one mesh axis for two factors")
+    if name == "sort":
+        d = sort_dimension(op)
+        out.extend(f"sorts along dim {d}, sharded on {m}" for m in mappings if m.num_shards(d) > 1)
     reduction = merge_set(
         [a for f in rule.factors_of_kind(FactorKind.REDUCTION) for a in axes[f]], mesh
     )

@@ -30,6 +30,7 @@ from ir.mapping import DimSharding, NamedMapping
 from ir.mesh import AxisRef, DeviceMesh
 from ir.ops.compute import dot_general_dims
 from ir.ops.registry import attr
+from ir.ops.scalar_bodies import sort_dimension
 from ir.placements import ReduceOp
 from ir.types import DistributedTensorType, is_float, shard_shape
 from passes.collectives.axes import merge_set, product
@@ -628,6 +629,9 @@ def _fix_dot_general(low: _Lowering, op: Operation, rule: OpShardingRule) -> Non
 def _fix_reduce(low: _Lowering, op: Operation, rule: OpShardingRule) -> None:
     """Padding of reduced dims becomes the identity; with sharded reduced dims only the first
     device of each group applies `init`, so the partial results combine to exactly one `init`."""
+    if "body" in op.attributes:
+        _no_sharded_reduction(low, op, rule)  # insert-reshards splits them (scalar_bodies.py)
+        return
     x, init = op.operands
     kind = attr(op, "kind").word
     m = low.mapping(x)
@@ -655,6 +659,18 @@ def _fix_reduce(low: _Lowering, op: Operation, rule: OpShardingRule) -> None:
         op.set_operand(
             1, low.emit("select", [first, init, low.const(identity, dtype)], {}, (), dtype)
         )
+
+
+def _check_sort(low: _Lowering, op: Operation, rule: OpShardingRule) -> None:
+    """Each device sorts whole slices: the sort dimension is unsharded everywhere."""
+    d = sort_dimension(op)
+    for v in (*op.operands, *op.results):
+        if low.shards(v, d) > 1:
+            raise PassError(
+                f"'sort' op does not compute locally: its sort dimension {d} is sharded on "
+                f"{v.label}; run insert-reshards before spmd",
+                op.loc,
+            )
 
 
 def _is_constant(v: Value, value: Any) -> bool:
@@ -860,6 +876,7 @@ _LOCAL_FIXES = {
     "slice": _fix_slice,
     "gather": _fix_gather,
     "scatter": _no_sharded_reduction,
+    "sort": _check_sort,
 }
 
 from passes.spmd_extra import EXTRA_FIXES  # noqa: E402 - its fixes take a _Lowering

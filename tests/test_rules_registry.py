@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 
+from ir.attributes import Symbol
 from ir.core import Operation, Value
 from ir.diagnostics import ShardcError
 from ir.ops import OPS
@@ -682,11 +683,12 @@ class _CorpusOp:
             self.skip = "dimension numbers are checked through the importer"
             return
         elif name == "reduce":
-            if len(operand_types) != 2:
-                self.skip = "variadic reduce (shardc's reduce has one input)"
-                return
             attrs = {"dimensions": _ints(r"dimensions = (\[[^\]]*\])", self.line)}
-            names = names[:2]
+            if len(operand_types) == 2:
+                names = names[:2]
+            else:  # variadic: `(%x init: %a), (%y init: %b)`, a body function in shardc
+                names = names[0::2] + names[1::2]
+                attrs["body"] = Symbol("body")
         elif name == "gather":
             dn = self.line
             attrs = {
@@ -716,22 +718,34 @@ class _CorpusOp:
         self.op = Operation(name, operands, result_types, attrs)
 
 
+def _sort_op(opening: str, closing: str) -> Operation:
+    """A `sort` from its region's opening line (dimension) and closing line (types)."""
+    types = _types(closing, closing.find("#sdy.op_sharding_rule"))
+    assert types is not None, closing
+    operands = [Value(t, None, i) for i, t in enumerate(types[0])]  # type: ignore[arg-type]
+    dimension = _ints(r"dimension = (-?\d+)", opening)[0]  # type: ignore[index]
+    attrs = {"dimension": dimension, "comparator": Symbol("cmp")}
+    return Operation("sort", operands, types[1], attrs)
+
+
 def corpus_ops() -> list[_CorpusOp]:
     out: list[_CorpusOp] = []
     for path in sorted(EXTRAS.glob("*.rules.mlir")):
         producers: dict[str, tuple[str, str | None]] = {}
-        region_ops: list[str] = []  # ops whose region is open; their attrs follow its `})`
+        region_ops: list[tuple[str, str]] = []  # ops whose region is open; their attrs follow its `})`
         for line in path.read_text().splitlines():
             m = re.match(r"\s*(%[\w#]+)\s*=\s*\"?(stablehlo\.\w+|sdy\.\w+)\"?\s*(%[\w#]+)?", line)
             if m:
                 producers[m.group(1)] = (m.group(2), m.group(3))
                 if line.rstrip().endswith("({"):
-                    region_ops.append(m.group(2))
+                    region_ops.append((m.group(2), line))
             if "sdy.sharding_rule = #sdy.op_sharding_rule<" in line:
                 if line.lstrip().startswith("})"):
                     c = _CorpusOp(path.name, line, producers)
-                    c.shlo = region_ops.pop() if region_ops else "?"
+                    c.shlo, opening = region_ops.pop() if region_ops else ("?", "")
                     c.op, c.skip = None, "op with a region: not in shardc IR"
+                    if c.shlo == "stablehlo.sort":
+                        c.op, c.skip = _sort_op(opening, line), ""
                     out.append(c)
                 else:
                     out.append(_CorpusOp(path.name, line, producers))
@@ -772,6 +786,7 @@ def test_corpus_rules_match_shardy() -> None:
         "stablehlo.concatenate",
         "stablehlo.pad",
         "stablehlo.slice",
+        "stablehlo.sort",
         "sdy.reshard",
     ):
         assert agree[shlo] > 0, shlo

@@ -32,6 +32,7 @@ from compiler.executors.numpy_exec import (
     identity,
     module_layout,
 )
+from compiler.executors.scalar_bodies import body_of, evaluate_body, sort_kernel
 from ir.core import Function, Module, Operation
 from ir.diagnostics import ExecutionError
 from ir.mapping import NamedMapping
@@ -334,8 +335,16 @@ def _constant(op: Operation) -> Any:
     return _jnp().asarray(KERNELS["constant"](op))
 
 
-def _reduce(op: Operation, x: Any, init: Any) -> Any:
+def _reduce(op: Operation, *xs: Any) -> Any:
     lax = _lax()
+    if "body" in op.attributes:  # XLA's own reduce, its region traced from the body function
+        body = evaluate_body(body_of(op, "body"), _local_ops())
+        n = len(xs) // 2
+        out = lax.reduce(
+            tuple(xs[:n]), tuple(xs[n:]), lambda a, b: body(*a, *b), tuple(attr(op, "dimensions"))
+        )
+        return out[0] if n == 1 else tuple(out)
+    x, init = xs
     kind = attr(op, "kind").word
     fn = {"add": lax.add, "multiply": lax.mul, "maximum": lax.max, "minimum": lax.min,
           "and": lax.bitwise_and, "or": lax.bitwise_or}[kind]
@@ -401,4 +410,5 @@ _JAX_OPS: dict[str, Callable[..., Any]] = {
     "reverse": lambda op, x: _lax().rev(x, tuple(attr(op, "dimensions"))),
     "dot_general": _dot_general,
     "reduce": _reduce,
+    "sort": lambda op, *xs: sort_kernel(_local_ops(), _jnp())(op, *xs),
 }

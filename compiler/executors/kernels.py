@@ -34,6 +34,7 @@ import numpy as np
 from compiler.executors.dtypes import F32, F64, I64, LOW_FLOATS, WIDE_FLOATS, is_float_dtype
 from compiler.executors.indexing import gather, scatter
 from compiler.executors.kernels_extra import EXTRA_KERNELS
+from compiler.executors.scalar_bodies import body_reduce_kernel, sort_kernel
 from ir.core import Operation
 from ir.ops.compute import dot_general_dims
 from ir.ops.registry import attr
@@ -361,8 +362,12 @@ _REDUCE_UFUNCS = {
 }
 
 
-def _reduce(op: Operation, x: np.ndarray, init: np.ndarray) -> np.ndarray:
-    """`init` combined once with the reduction of `dimensions` (so empty dims give `init`)."""
+def _reduce(op: Operation, *arrays: np.ndarray) -> Any:
+    """`init` combined once with the reduction of `dimensions` (so empty dims give `init`);
+    with a `body` function: see scalar_bodies.py."""
+    if "body" in op.attributes:
+        return _BODY_REDUCE(op, *arrays)
+    x, init = arrays
     ufunc = _REDUCE_UFUNCS[attr(op, "kind").word]
     dims = tuple(attr(op, "dimensions"))
     dtype = x.dtype
@@ -386,6 +391,10 @@ def _no_result(op: Operation, *xs: np.ndarray) -> tuple[()]:
 
 # ----- the table ------------------------------------------------------------------------------
 
+# Scalar bodies (sort comparators, reduce bodies) run with this same table, filled below.
+_TABLE: dict[str, Kernel] = {}
+_BODY_REDUCE = body_reduce_kernel(_TABLE, np)
+
 KERNELS: dict[str, Kernel] = {
     **_UNARY,
     **_BINARY,
@@ -400,6 +409,7 @@ KERNELS: dict[str, Kernel] = {
     "slice": _slice,
     "pad": _pad,
     "reverse": _reverse,
+    "sort": sort_kernel(_TABLE, np),
     "dot_general": _dot_general,
     "reduce": _reduce,
     "gather": gather,
@@ -418,3 +428,4 @@ KERNELS: dict[str, Kernel] = {
 }
 """Op name -> kernel. `call`, `composite` and `return` are control flow, handled by the
 interpreter; `custom_call` runs the kernel of its target (`kernels_extra.CUSTOM_CALLS`)."""
+_TABLE.update(KERNELS)

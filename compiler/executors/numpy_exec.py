@@ -30,6 +30,7 @@ from compiler.executors import control
 from compiler.executors.dtypes import LOW_FLOATS, is_float_dtype
 from compiler.executors.kernels import KERNELS
 from compiler.executors.reference import known_custom_call, order_inputs
+from compiler.executors.scalar_bodies import body_reduce_kernel, sort_kernel
 from ir.core import Function, Module, Operation
 from ir.diagnostics import ExecutionError, ShardcError
 from ir.mapping import NamedMapping
@@ -639,6 +640,8 @@ def _b_dot_general(op: Operation, r: int):
 
 
 def _b_reduce(op: Operation, r: int):
+    if "body" in op.attributes:  # the device dims are batch dims of the vectorised body
+        return lambda *xs: body_reduce_kernel(KERNELS, np, r)(op, *xs)
     kind = attr(op, "kind").word
     ufunc = _UFUNCS[kind]
     dims = tuple(r + d for d in attr(op, "dimensions"))
@@ -669,6 +672,7 @@ _BATCHED: dict[str, Callable[[Operation, int], Callable[..., Any]]] = {
     "pad": _b_pad,
     "dot_general": _b_dot_general,
     "reduce": _b_reduce,
+    "sort": lambda op, r: lambda *xs: sort_kernel(KERNELS, np, r)(op, *xs),
 }
 
 

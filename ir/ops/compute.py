@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from ir.core import Operation
 from ir.ops.registry import OpDef, attr, op_error, opt, register, req
+from ir.ops.scalar_bodies import infer_body_reduce, verify_reduce  # also registers `sort`
 from ir.types import TensorType
 
 REDUCE_KINDS = ("add", "maximum", "minimum", "multiply", "and", "or")
@@ -63,6 +64,12 @@ def _infer_dot_general(op: Operation) -> list[TensorType]:
 
 
 def _infer_reduce(op: Operation) -> list[TensorType]:
+    if ("kind" in op.attributes) == ("body" in op.attributes):
+        raise op_error(op, "needs exactly one of 'kind' (add, maximum, ...) and 'body' (@f)")
+    if "body" in op.attributes:
+        return infer_body_reduce(op, _check_dims)
+    if op.num_operands != 2:
+        raise op_error(op, f"with 'kind' takes 2 operands (input, init), got {op.num_operands}")
     src, init = op.operand(0).type, op.operand(1).type
     dims = attr(op, "dimensions")
     _check_dims(op, dims, src.rank, "dimension")
@@ -166,10 +173,15 @@ register(OpDef("dot_general", 2, 1, _DOT_ATTRS, _infer_dot_general))
 register(
     OpDef(
         "reduce",
-        2,
-        1,
-        {"dimensions": req("ints"), "kind": req("keyword", *REDUCE_KINDS)},
+        None,
+        None,
+        {
+            "dimensions": req("ints"),
+            "kind": opt("keyword", None, *REDUCE_KINDS),
+            "body": opt("symbol", None),
+        },
         _infer_reduce,
+        verify_reduce,
     )
 )
 register(

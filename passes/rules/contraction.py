@@ -39,14 +39,16 @@ def dot_general(q: RuleQuery) -> OpShardingRule:
 
 def reduce(q: RuleQuery) -> OpShardingRule:
     """One factor per input dim, in input order; reduced dims are reduction factors (only the
-    input has them); the init value maps to `[]`."""
+    inputs have them); the init values map to `[]`. Variadic (`body`) reduces map the factor to
+    every input and every result: `([i, j], [i, j], [], [])->([j], [j]) ... reduction={i}`."""
     dims = q.attr("dimensions")
+    n = len(q.results)
     b = RuleBuilder(q.operands, q.results)
     out = 0
     for d, size in enumerate(q.operands[0]):
         if d in dims:
-            b.add_factor((d, NULL), (NULL,), size, FactorKind.REDUCTION)
+            b.add_factor((d,) * n + (NULL,) * n, (NULL,) * n, size, FactorKind.REDUCTION)
         else:
-            b.add_factor((d, NULL), (out,), size)
+            b.add_factor((d,) * n + (NULL,) * n, (out,) * n, size)
             out += 1
     return b.build()

@@ -96,6 +96,7 @@ RULES: dict[str, RuleEntry] = {
     "slice": RuleEntry(shape.slice_or_pad, (), True),
     "pad": RuleEntry(shape.slice_or_pad, (), True),
     "reverse": RuleEntry(shape.reverse, ("dimensions",)),
+    "sort": RuleEntry(shape.sort, ("dimension",)),
     "dot_general": RuleEntry(contraction.dot_general, _DOT_ATTRS),
     "reduce": RuleEntry(contraction.reduce, ("dimensions",)),
     "gather": RuleEntry(

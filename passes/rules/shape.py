@@ -1,10 +1,11 @@
 """Rules for ops that create or rearrange data: broadcast_in_dim, reshape, transpose,
-concatenate, slice, pad, reverse (Shardy's op_sharding_rule_registry.cc, same factor order).
+concatenate, slice, pad, reverse, sort (Shardy's op_sharding_rule_registry.cc, same factor order).
 
     broadcast_in_dim 1x32 -> 8x32 {dims=[0, 1]}   ([i, k])->([j, k]) {i=1, j=8, k=32}
     reshape 8x4 -> 32                             ([i, j])->([ij]) {i=8, j=4}
     transpose 4x8x16 -> 16x8x4 {perm=[2, 1, 0]}   ([k, j, i])->([i, j, k]) {i=16, j=8, k=4}
     slice 16x48 -> 8x24                           ([i, j])->([i, j]) {i=16, j=48} permutation={i, j}
+    sort 16x32 {dimension=1}          ([i, j])->([i, j]) {i=16, j=32} need_replication={j}
 """
 
 from __future__ import annotations
@@ -148,3 +149,19 @@ def reverse(q: RuleQuery) -> OpShardingRule:
         )
         .build()
     )
+
+
+def sort(q: RuleQuery) -> OpShardingRule:
+    """Every dim is pointwise on all operands and results; the sort dimension needs
+    replication. As in Shardy today (b/387351742), a sort dim that is the only dim of size > 1
+    gets no factor at all (so it gets a size-1 factor per tensor, and nothing propagates)."""
+    shape = q.operands[0]
+    d = q.attr("dimension") % len(shape)
+    batched = any(n > 1 for i, n in enumerate(shape) if i != d)
+    b = RuleBuilder(q.operands, q.results)
+    b.add_pointwise_if(
+        shape,
+        lambda dim: batched or dim != d,
+        lambda dim: FactorKind.NEED_REPLICATION if dim == d else FactorKind.PASS_THROUGH,
+    )
+    return b.build()
