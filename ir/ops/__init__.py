@@ -1,6 +1,14 @@
 """Op definitions. Importing this package registers every op in `OPS`."""
 
-from ir.ops import compute, elementwise, func, sharding, structural  # noqa: F401 - registration
+from ir.ops import (  # noqa: F401 - registration
+    compute,
+    elementwise,
+    func,
+    manual,
+    sharding,
+    spmd,
+    structural,
+)
 from ir.ops.registry import (
     COLLECTIVE,
     ELEMENTWISE,

@@ -11,6 +11,7 @@ It follows Shardy's `BasicPropagationPassImpl::propagate`:
 
 Calls are data-flow edges: call operand i is identified with callee argument i and callee result
 j with call result j (identity rules), so shardings flow both ways through private functions.
+A `manual_computation` has such edges too, across its manual axes (manual_edges.py).
 Members of a `sharding_group` always share one sharding. A `propagation_barrier` lets shardings
 through only in its allowed direction.
 
@@ -36,8 +37,11 @@ from ir.core import Function, Module, Operation, Value
 from ir.diagnostics import PassError, ShardcError, VerifyError
 from ir.mapping import NamedMapping
 from ir.ops import ELEMENTWISE, attr, get_op_def
+from ir.ops.manual import normalize as normalize_manual
+from ir.ops.manual import sync_all as sync_manual
 from ir.types import DistributedTensorType
 from passes.propagation.factor_propagation import PropagationDirection, propagate_shardings
+from passes.propagation.manual_edges import ManualEdge, ManualEdges
 from passes.propagation.origins import OriginTracker
 from passes.propagation.strategies import PropagationStrategy
 from passes.rules.registry import rule_for as registered_rule
@@ -71,7 +75,9 @@ def identity_rule(shape: tuple[int, ...], num_operands: int = 1) -> OpShardingRu
 
 
 # Ops Shardy never erases as dead: they have effects or pin shardings.
-_NEVER_DEAD = ("return", "sharding_group", "sharding_constraint", "call", "custom_call")
+_NEVER_DEAD = (
+    "return", "sharding_group", "sharding_constraint", "call", "custom_call", "manual_computation"
+)
 
 
 def can_be_dead(op: Operation) -> bool:
@@ -89,17 +95,28 @@ def dead_ops(func: Function) -> set[int]:
     return dead
 
 
-def walk_order(module: Module, erased: set[int] | frozenset[int] = frozenset()) -> list[Operation]:
+def walk_order(
+    module: Module,
+    erased: set[int] | frozenset[int] = frozenset(),
+    manual: ManualEdges | None = None,
+) -> list[Operation]:
     """Ops top-down (but `erased` ones), a callee's body right after its first call (as if
     inlined there, which is the order Shardy visits a call's named computation in); uncalled
-    functions last."""
-    out: list[Operation] = []
+    functions last. A manual_computation stands for its edges around its body (`manual`)."""
+    out: list = []
     seen: set[str] = set()
+
+    def visit_once(func: Function) -> None:
+        if func.name not in seen:
+            visit(func)
 
     def visit(func: Function) -> None:
         seen.add(func.name)
         for op in func.body:
             if id(op) in erased:
+                continue
+            if manual is not None and op.name == "manual_computation":
+                manual.walk(op, visit_once, out)
                 continue
             out.append(op)
             if op.name == "call":
@@ -155,6 +172,7 @@ class PropagationState:
     groups: dict[int, list[Value]] = field(default_factory=dict)
     group_of: dict[int, int] = field(default_factory=dict)  # id(value) -> group id
     callers: dict[str, list[Operation]] = field(default_factory=dict)
+    manual: ManualEdges | None = None
     origins: OriginTracker | None = None
     no_rule: dict[str, Operation] = field(default_factory=dict)
     visits: int = 0
@@ -199,6 +217,8 @@ def build_state(
     origins: OriginTracker | None = None,
 ) -> PropagationState:
     state = PropagationState(module, strategy, conservative, origins=origins)
+    normalize_manual(module)
+    state.manual = ManualEdges(module)
     for op in module.walk():
         if op.name == "sharding_group":
             gid = attr(op, "group_id")
@@ -269,7 +289,7 @@ class Driver:
     def run(self) -> None:
         module = self.state.module
         self._sync_func_results()
-        ops = walk_order(module, self._erased)
+        ops = walk_order(module, self._erased, self.state.manual)
         for sweep in range(MAX_SWEEPS):
             self._stack = list(reversed(ops))
             self._queued = {id(op) for op in ops}
@@ -288,8 +308,10 @@ class Driver:
                     f"propagation did not converge after {MAX_SWEEPS} sweeps over the module "
                     f"({self.state.visits} op visits); this is a bug in shardc, please report it"
                 )
-            ops = walk_order(module, self._erased)
+            ops = walk_order(module, self._erased, self.state.manual)
         self._sync_func_results()
+        if self.state.manual is not None and self.state.manual.args:
+            sync_manual(module)
 
     def _erase_if_dead(self, op: Operation) -> bool:
         """MLIR's driver erases an op nothing uses any more, then revisits its operands'
@@ -309,7 +331,7 @@ class Driver:
                     self._notify(d)
         return True
 
-    def _notify(self, op: Operation | None) -> None:
+    def _notify(self, op: Operation | ManualEdge | None) -> None:
         if op is None or op is self._current or id(op) in self._queued:
             return
         if id(op) in self._erased:
@@ -318,8 +340,14 @@ class Driver:
         self._stack.append(op)
 
     def _notify_value(self, v: Value) -> None:
-        """Revisit the defining op and every user of `v` (call sites for returned values)."""
-        self._notify(v.defining_op)
+        """Revisit the defining op and every user of `v` (call sites for returned values; the
+        data-flow edge of a manual_computation operand, result, body argument or result)."""
+        manual = self.state.manual
+        d = v.defining_op
+        if manual is not None and d is not None and d.name == "manual_computation":
+            self._notify(manual.of_result(d, v.index))
+        else:
+            self._notify(d)
         for use in v.uses:
             user = use.op
             if user.name == "return":
@@ -327,6 +355,11 @@ class Driver:
                 if func is not None:
                     for call in self.state.callers.get(func.name, ()):
                         self._notify(call)
+                    if manual is not None:
+                        for mc in manual.bodies.get(func.name, ()):
+                            self._notify(manual.of_result(mc, use.index))
+            elif manual is not None and user.name == "manual_computation":
+                self._notify(manual.of_operand(user, use.index))
             else:
                 self._notify(user)
         if v.is_argument:
@@ -334,6 +367,9 @@ class Driver:
             assert isinstance(func, Function)
             for call in self.state.callers.get(func.name, ()):
                 self._notify(call)
+            if manual is not None:
+                for mc in manual.bodies.get(func.name, ()):
+                    self._notify(manual.of_operand(mc, v.index))
 
     def _set(self, v: Value, mapping: NamedMapping, via: Operation | None) -> None:
         old = _mapping(v)
@@ -358,8 +394,10 @@ class Driver:
         self.state.visits += 1
         self._current = op
         try:
+            if isinstance(op, ManualEdge):
+                return self._visit_manual_edge(op)
             name = op.name
-            if name in ("return", "sharding_group"):
+            if name in ("return", "sharding_group", "manual_computation"):
                 return False
             if name == "call":
                 return self._visit_call(op)
@@ -392,6 +430,41 @@ class Driver:
         if ret is not None:
             for returned, result in zip(ret.operands, call.results):
                 changed |= self._edge(call, returned, result)
+        return changed
+
+    def _visit_manual_edge(self, edge: ManualEdge) -> bool:
+        """An identity rule between the edge's source and its target seen from the source's
+        side, over the target's shape (Shardy's PropagateDataFlowEdgeOp)."""
+        ends = edge.endpoints()
+        if ends is None:
+            return False
+        source, target = ends
+        view, src = edge.target_view(target), _mapping(source)
+        if src is None and view is None:
+            return False
+        rule = identity_rule(target.type.shape)
+        directions = self.direction(None, rule)
+        if all(d is NONE for d in directions):
+            return False
+        size = target.type.num_elements
+        try:
+            new_ops, new_res = propagate_shardings(
+                [src],
+                [view],
+                rule,
+                direction=directions,
+                strategy=self.state.strategy,
+                tensor_sizes=(size, size),
+            )
+        except ShardcError as e:
+            raise e.with_location(edge.op.loc) from None
+        changed = False
+        if new_res[0] is not None and new_res[0] != view:
+            self._set(target, edge.target_value(new_res[0], target), edge.op)
+            changed = True
+        if new_ops[0] is not None and new_ops[0] != src:
+            self._set(source, new_ops[0], edge.op)
+            changed = True
         return changed
 
     def _edge(self, op: Operation, source: Value, target: Value) -> bool:
@@ -460,10 +533,11 @@ class Driver:
 
     def _sync_func_results(self) -> None:
         """Identity edges between each returned value and the function's declared result."""
+        manual = self.state.manual
         for func in self.state.module.functions.values():
             ret = func.return_op
-            if ret is None:
-                continue
+            if ret is None or (manual is not None and manual.is_body(func)):
+                continue  # a manual body's results are its op's out_shardings (edges)
             for i, v in enumerate(ret.operands):
                 declared = func.result_types[i]
                 res_mapping = (

@@ -27,7 +27,7 @@ from ir.core import Operation
 from ir.diagnostics import ShardcError, VerifyError
 from ir.ops import attr
 from ir.ops.elementwise import BINARY, UNARY
-from passes.rules import contraction, elementwise, indexing, shape
+from passes.rules import contraction, elementwise, indexing, per_device, shape
 from passes.rules.builder import pointwise_rule
 from passes.rules.query import RuleQuery
 from passes.rules.rule import OpShardingRule, parse_rule, rule_from_einsum
@@ -118,6 +118,13 @@ RULES: dict[str, RuleEntry] = {
             "index_vector_dim",
         ),
     ),
+    # Per-device collectives in a manual_computation body (passes/rules/per_device.py).
+    "spmd.all_reduce": RuleEntry(per_device.pointwise),
+    "spmd.collective_permute": RuleEntry(per_device.pointwise),
+    "spmd.all_gather": RuleEntry(per_device.one_dim, ("dim",)),
+    "spmd.all_slice": RuleEntry(per_device.one_dim, ("dim",)),
+    "spmd.reduce_scatter": RuleEntry(per_device.one_dim, ("dim",)),
+    "spmd.all_to_all": RuleEntry(per_device.all_to_all, ("split_dim", "concat_dim")),
 }
 
 # Ops without a rule, and why. Propagation does not go through them by factors.
@@ -133,6 +140,8 @@ NO_RULE: dict[str, str] = {
     "collective_permute": "explicit collective: its result type fixes its sharding (no rule)",
     "all_reduce": "explicit collective: its result type fixes its sharding (no Shardy rule)",
     "reduce_scatter": "explicit collective: its result type fixes its sharding (no rule)",
+    "spmd.axis_index": "no operands: nothing to propagate",
+    "manual_computation": "the driver links operands, body and results (data-flow edges)",
 }
 
 # Custom-call targets Shardy treats as element-wise (custom_call without a `sharding_rule`).
