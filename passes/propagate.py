@@ -125,11 +125,13 @@ class PropagationPipeline(Pass):
     close: bool = False
 
     def run(self, module: Module, ctx: PassContext) -> None:
+        from ir.ops.manual import normalize as normalize_manual
         from passes.apply_sharding_constraints import apply_constraints
         from passes.remove_size_one_axes import remove_size_one_axes
         from passes.split_constants import split_function
 
         remove_size_one_axes(module)
+        normalize_manual(module)
         for func in module.functions.values():
             split_function(func)
         apply_constraints(module)

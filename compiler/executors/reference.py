@@ -138,6 +138,8 @@ class Interpreter:
     def _kernel_for(self, op: Operation) -> Kernel:
         if op.name == "call":
             return self._call_kernel(op)
+        if op.name == "manual_computation":
+            return self._manual_kernel(op)
         kernel = self.kernels.get(op.name)
         if kernel is not None:
             return kernel
@@ -161,6 +163,18 @@ class Interpreter:
             return out[0] if single else out
 
         return call
+
+
+    def _manual_kernel(self, op: Operation) -> Kernel:
+        from compiler.executors.manual import run_manual_computation  # numpy_exec imports us
+
+        single = len(op.results) == 1
+
+        def manual(op: Operation, *args: np.ndarray) -> Any:
+            out = run_manual_computation(self.module, op, args)
+            return out[0] if single else tuple(out)
+
+        return manual
 
 
 def run_reference(

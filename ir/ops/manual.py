@@ -177,6 +177,12 @@ def normalize(module: Module) -> None:
         fill_values(op)
 
 
+def fill_all(module: Module) -> None:
+    """`fill_values` for every manual_computation of `module`."""
+    for op in manual_computations(module):
+        fill_values(op)
+
+
 def sync_all(module: Module) -> None:
     """`take_values` for every manual_computation of `module`."""
     for op in manual_computations(module):
