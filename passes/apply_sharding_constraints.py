@@ -23,7 +23,6 @@ from ir.mapping import NamedMapping
 from ir.ops import attr
 from passes.manager import Pass, PassContext, register_alias, register_pass
 
-
 _CONSTRAINING = ("sharding_constraint", "manual_computation")
 
 
