@@ -193,6 +193,13 @@ ERRORS = {
         'out_shardings = [<@mesh, [{"tp"}, {}]>]} : tensor<10x8xf32>\n  return %0\n}\n',
         "dim 0 of size 10 does not split evenly over its manual axes",
     ),
+    "manual_dim_priority": (
+        _body_error("  return %a", op=(
+            '%0 = manual_computation %x {body = @body, in_shardings = [<@mesh, [{"dp"}p1, {"tp"}'
+            ']>], manual_axes = ["dp", "tp"], out_shardings = [<@mesh, [{"dp"}, {"tp"}]>]} '
+            ": tensor<16x32xf32>")),
+        "dim 0 has manual axes, so it cannot carry a priority",
+    ),
     "sharding_count": (
         _body_error("  return %a", op=(
             '%0 = manual_computation %x {body = @body, in_shardings = [], manual_axes = ["dp", '

@@ -246,6 +246,10 @@ def _check_sharding(
                 f'{what} {m}: manual axis {late[0]} comes after free axis {dim.axes[k]} in dim '
                 f"{d}; manual axes must be the major-most axes of each dim",
             )
+        if k and dim.priority is not None:
+            raise op_error(
+                op, f"{what} {m}: dim {d} has manual axes, so it cannot carry a priority"
+            )
         n = manual_shards(m, manual)[d]
         if shape[d] % n:
             raise op_error(
