@@ -98,6 +98,21 @@ func private @body(%a: tensor<4x8xf32>) -> (tensor<16x8xf32>, tensor<4x8xf32>, t
 """
 
 
+# A body that returns its argument (twice): the results are other global tensors than the operand.
+IDENTITY = """\
+mesh @m = <["x"=4, "y"=2]>
+
+func @main(%x: tensor<16x8xf32, <@m, [{"x"}, {}]>>) -> (tensor<4x32xf32>, tensor<16x8xf32>) {
+  %0, %1 = manual_computation %x {body = @body, in_shardings = [<@m, [{"x"}, {}]>], manual_axes = ["x"], out_shardings = [<@m, [{}, {"x"}]>, <@m, [{"x"}, {}]>]} : tensor<4x32xf32>, tensor<16x8xf32>
+  return %0, %1
+}
+
+func private @body(%a: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>) {
+  return %a, %a
+}
+"""
+
+
 def _rng_inputs(*shapes: tuple[int, ...]) -> list[np.ndarray]:
     rng = np.random.default_rng(0)
     return [(rng.standard_normal(s) * 0.1).astype(np.float32) for s in shapes]
@@ -121,6 +136,11 @@ PROGRAMS = {
     "shard_map_partial": (SHARD_MAP_PARTIAL, ((16, 32), (32, 64)), lambda x, w: [x @ w + 1.0]),
     "partial_reshard": (PARTIAL_RESHARD, ((16, 32), (32, 64)), lambda x, w: [np.tanh(x @ w)]),
     "collectives": (COLLECTIVES, ((16, 8),), _collectives_math),
+    "identity": (
+        IDENTITY,
+        ((16, 8),),
+        lambda x: [np.concatenate([x[4 * i : 4 * i + 4] for i in range(4)], axis=1), x],
+    ),
 }
 
 
