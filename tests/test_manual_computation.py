@@ -381,24 +381,46 @@ def test_propagation_is_idempotent() -> None:
 
 
 def _backends() -> list[str]:
-    return ["numpy", "jax"]
+    return ["numpy", "jax", "jax-global"]
 
 
 @pytest.mark.parametrize("backend", _backends())
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_executors_match_the_unsharded_math(name: str, backend: str) -> None:
-    if backend == "jax":
+    if backend.startswith("jax"):
         pytest.importorskip("jax")
     text, shapes, math_fn = PROGRAMS[name]
     inputs = _rng_inputs(*shapes)
     want = math_fn(*inputs)
     reference = run_reference(parse_module(text), inputs, check_types=True)
-    result = compile(parse_module(text))
-    got = result.run(inputs, backend=backend)
-    assert "manual_computation" not in print_module(result.spmd)
+    if backend == "jax-global":  # the global program, the body under jax.shard_map
+        import jax
+
+        from compiler.executors.jax_global import global_function
+
+        got = [np.asarray(g) for g in jax.jit(global_function(parse_module(text)))(*inputs)]
+    else:
+        result = compile(parse_module(text))
+        got = result.run(inputs, backend=backend)
+        assert "manual_computation" not in print_module(result.spmd)
     for w, r, g in zip(want, reference, got, strict=True):
         np.testing.assert_allclose(r, w, rtol=1e-5, atol=1e-5)
         np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
+
+
+def test_cost_report_counts_the_collectives_of_a_body() -> None:
+    from passes.cost import collective_report
+
+    report = collective_report(compile(parse_module(SHARD_MAP)).module)
+    (entry,) = report["collectives"]
+    assert (entry["kind"], entry["axes"], entry["function"]) == ("all_reduce", ["tp"], "main_manual")
+    assert entry["local_shape"] == [8, 64] and entry["bytes_per_device"] == 8 * 64 * 4
+    assert entry["groups"] == [[0, 1, 2, 3], [4, 5, 6, 7]]
+    kinds = {
+        e["kind"]
+        for e in collective_report(compile(parse_module(COLLECTIVES)).module)["collectives"]
+    }
+    assert kinds == {"all_gather", "all_to_all"}
 
 
 def test_uneven_free_axes_are_a_located_error() -> None:
