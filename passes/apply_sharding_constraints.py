@@ -10,7 +10,8 @@ whose input is not constrained differently elsewhere, gives the input its shardi
     %2 = sharding_constraint %1 : tensor<8xf32, <@m, [{"x"}]>>
 
 A chain of single-use constraints `x -> c1 -> c2 -> ... -> tail` hands its tail to the later
-users of `x`, as Shardy's `sdy-apply-sharding-constraints` does.
+users of `x`, as Shardy's `sdy-apply-sharding-constraints` does. A `manual_computation` acts as a
+constraint on each operand: an unsharded operand takes its (fully closed) in_sharding.
 """
 
 from __future__ import annotations
@@ -18,11 +19,35 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ir.core import Module, Operation, Value
+from ir.mapping import NamedMapping
+from ir.ops import attr
 from passes.manager import Pass, PassContext, register_alias, register_pass
+
+_CONSTRAINING = ("sharding_constraint", "manual_computation")
 
 
 def _used_by_other_constraint(v: Value, excluded: Operation | None = None) -> bool:
-    return any(u.op is not excluded and u.op.name == "sharding_constraint" for u in v.uses)
+    return any(u.op is not excluded and u.op.name in _CONSTRAINING for u in v.uses)
+
+
+def _constrained_otherwise(x: Value, mapping: NamedMapping) -> bool:
+    """Does a constraint or a manual_computation use `x` with another sharding?"""
+    for u in x.uses:
+        if u.op.name == "sharding_constraint" and u.op.result.mapping != mapping:
+            return True
+        if u.op.name == "manual_computation" and attr(u.op, "in_shardings")[u.index] != mapping:
+            return True
+    return False
+
+
+def _apply(x: Value, mapping: NamedMapping | None) -> bool:
+    """Shardy's `shouldApply`: `x` is unsharded, `mapping` fully closed, no other constraint."""
+    if x.mapping is not None or mapping is None or not mapping.is_fully_resolved:
+        return False
+    if _constrained_otherwise(x, mapping):
+        return False
+    x.set_mapping(mapping)
+    return True
 
 
 def _tail_of_chain(head: Operation) -> Operation | None:
@@ -54,6 +79,10 @@ def apply_constraints(module: Module) -> int:
     for func in module.functions.values():
         order = {id(o): i for i, o in enumerate(func.body)}
         for op in list(func.body):
+            if op.name == "manual_computation":
+                for x, m in zip(op.operands, attr(op, "in_shardings")):
+                    applied += _apply(x, m)
+                continue
             if op.name != "sharding_constraint":
                 continue
             tail = _tail_of_chain(op)
@@ -61,16 +90,7 @@ def apply_constraints(module: Module) -> int:
             if tail is not None:
                 later = _later_than(order, op, order[id(tail)])
                 x.replace_uses_if(tail.result, later)
-            mapping = op.result.mapping
-            if x.mapping is not None or mapping is None or not mapping.is_fully_resolved:
-                continue
-            if any(
-                u.op.name == "sharding_constraint" and u.op.result.mapping != mapping
-                for u in x.uses
-            ):
-                continue
-            x.set_mapping(mapping)
-            applied += 1
+            applied += _apply(x, op.result.mapping)
     return applied
 
 

@@ -24,7 +24,7 @@ Rewrite = Callable[[Operation], bool]
 ANY = "*"
 COLLECTIVES = GLOBAL_COLLECTIVES
 # Ops that must stay even when nothing uses their results.
-SIDE_EFFECTS = frozenset({"return", "custom_call", "sharding_group"})
+SIDE_EFFECTS = frozenset({"return", "custom_call", "sharding_group", "manual_computation"})
 
 
 def _producer(v: Value, name: str) -> Operation | None:

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 from ir.core import Module, Value
 from ir.mapping import DimSharding, NamedMapping
+from ir.ops.manual import fill_all, sync_all
 from ir.types import DistributedTensorType
 from passes.manager import Pass, PassContext, register_alias, register_pass
 
@@ -27,6 +28,7 @@ class CloseShardings(Pass):
 
     def run(self, module: Module, ctx: PassContext) -> None:
         mesh = next(iter(module.meshes.values())) if len(module.meshes) == 1 else None
+        fill_all(module)  # manual_computation values take their shardings from its attributes
 
         def fix(v: Value) -> None:
             m = v.mapping
@@ -49,6 +51,7 @@ class CloseShardings(Pass):
                     func.result_types[i] = DistributedTensorType(
                         t.shape, t.dtype, NamedMapping.fully_replicated(mesh, t.rank)
                     )
+        sync_all(module)  # ... and give them back closed
 
 
 register_alias("sdy-close-shardings", "close-shardings")

@@ -21,11 +21,14 @@ from typing import Any
 
 from ir.core import Function, Module, Operation, Value
 from ir.diagnostics import VerifyError
-from ir.ops import GLOBAL_COLLECTIVES
+from ir.mapping import NamedMapping
+from ir.ops import GLOBAL_COLLECTIVES, attr
 from ir.ops.control import region_functions
+from ir.ops.manual import manual_computations
 from ir.printer import Namer
 from ir.types import element_bytes, shard_shape
 from passes.collectives import CollectivePermute
+from passes.collectives.steps import AllGather, AllReduce, AllSlice, AllToAll, ReduceScatter, Step
 from passes.lower_collectives import op_step
 
 COLLECTIVES = frozenset(GLOBAL_COLLECTIVES)
@@ -77,6 +80,44 @@ def collective_entry(op: Operation, name: str) -> dict[str, Any]:
     return entry
 
 
+def _per_device_step(op: Operation) -> tuple[Step, tuple[int, ...], NamedMapping] | None:
+    """A per-device collective of a manual_computation body as the global collective it is over
+    its group: (step, shape, sharding before), the body's block seen as the group's tensor."""
+    if op.num_operands != 1 or "axes" not in op.attributes:
+        return None  # spmd.axis_index, spmd.collective_permute
+    v, r = op.operand(0), op.result
+    mesh = (v.mapping or r.mapping).mesh if (v.mapping or r.mapping) else None
+    if mesh is None:
+        return None
+    before = v.mapping or NamedMapping.fully_replicated(mesh, v.type.rank)
+    after = r.mapping or NamedMapping.fully_replicated(mesh, r.type.rank)
+    axes = attr(op, "axes")
+    rank = v.type.rank
+
+    def on(d: int) -> tuple[tuple, ...]:
+        return tuple(axes if i == d else () for i in range(rank))
+
+    def grown(m: NamedMapping, d: int) -> NamedMapping:
+        return m.with_dim(d, m.dims[d].with_axes(m.dims[d].axes + tuple(axes)))
+
+    name, shape = op.name, v.type.shape
+    if name == "spmd.all_reduce" and attr(op, "kind").word == "add":
+        return AllReduce(axes), shape, before.replace(unreduced=tuple(axes))
+    if name == "spmd.reduce_scatter":
+        return ReduceScatter(on(attr(op, "dim"))), shape, before.replace(unreduced=tuple(axes))
+    if name == "spmd.all_slice":
+        return AllSlice(on(attr(op, "dim"))), shape, before
+    if name == "spmd.all_gather":
+        d = attr(op, "dim")
+        return AllGather(on(d)), r.type.shape, grown(after, d)
+    if name == "spmd.all_to_all":
+        s, c = attr(op, "split_dim"), attr(op, "concat_dim")
+        group = r.type.shape[c] // v.type.shape[c]
+        full = tuple(n * group if i == c else n for i, n in enumerate(shape))
+        return AllToAll(axes, c, s), full, grown(before, c)
+    return None  # max/min/product all_reduce, collective_permute: not in the cost model yet
+
+
 def _axis_names(entry: dict[str, Any]) -> list[str]:
     """Mesh axis names of an entry's axes (a sub-axis `x:(1)2` counts for `x`)."""
     names: list[str] = []
@@ -90,13 +131,23 @@ def _axis_names(entry: dict[str, Any]) -> list[str]:
 def collective_report(module: Module) -> dict[str, Any]:
     """CLI.md's collective and memory keys for `module` (see the module docstring)."""
     collectives: list[dict[str, Any]] = []
+    bodies = {attr(op, "body").name for op in manual_computations(module)}
     for func in module.functions.values():
         namer = Namer(func)
         for op in func.body:
             if op.name in COLLECTIVES:
                 entry = collective_entry(op, namer(op.result))
-                entry["function"] = func.name
-                collectives.append(entry)
+            elif func.name in bodies and op.name.startswith("spmd."):
+                found = _per_device_step(op)
+                if found is None:
+                    continue
+                step, shape, before = found
+                entry = step.report_entry(shape, op.result.type.dtype, before)
+                entry["value"] = namer(op.result)
+            else:
+                continue
+            entry["function"] = func.name
+            collectives.append(entry)
     by_kind: dict[str, dict[str, int]] = {}
     by_axis: dict[str, int] = {}
     for e in collectives:

@@ -34,8 +34,9 @@ from ir.core import Function, Module, Operation, Value
 from ir.diagnostics import PassError, ShardcError
 from ir.mapping import DimSharding, NamedMapping, axes_text
 from ir.mesh import AxisRef, DeviceMesh
-from ir.ops import COLLECTIVE, get_op_def
+from ir.ops import COLLECTIVE, attr, get_op_def
 from ir.ops.control import region_functions
+from ir.ops.manual import fill_all, sync_all
 from ir.ops.scalar_bodies import sort_dimension
 from ir.placements import ReduceOp
 from ir.types import DistributedTensorType
@@ -448,6 +449,7 @@ def _close_regions(module: Module) -> None:
 def _close_signatures(module: Module) -> None:
     """Close every sharding (open dims are treated as closed) and give function results without
     a declared sharding the one of the value they return."""
+    fill_all(module)
     for func in module.functions.values():
         for a in func.args:
             if a.mapping is not None:
@@ -463,6 +465,7 @@ def _close_signatures(module: Module) -> None:
                 mapping = ret.operand(i).mapping
             if mapping is not None:
                 func.result_types[i] = DistributedTensorType(t.shape, t.dtype, closed(mapping))
+    sync_all(module)
 
 
 class _FunctionRewriter:
@@ -510,7 +513,11 @@ class _FunctionRewriter:
             self.visit_call(op)
         elif name in ("while", "case"):
             self.visit_region_op(op)
-        elif (op_def := get_op_def(name)) is not None and op_def.has(COLLECTIVE):
+        elif name == "manual_computation":
+            # Operands are resharded to in_shardings; results are out_shardings already.
+            for i, target in enumerate(attr(op, "in_shardings")):
+                self.reshard_operand(op, i, target)
+        elif _is_global_collective(name):
             # A collective was written against its operand's decided sharding.
             v = op.operand(0)
             target = self.decided.get(v, v.mapping)
@@ -686,6 +693,12 @@ class _FunctionRewriter:
         op.set_operand(index, existing)
 
 
+def _is_global_collective(name: str) -> bool:
+    """A global collective (the per-device `spmd.*` ops of a manual body have factor rules)."""
+    op_def = get_op_def(name)
+    return op_def is not None and op_def.has(COLLECTIVE) and not name.startswith("spmd.")
+
+
 # ----- the invariant ---------------------------------------------------------------------------
 
 
@@ -712,6 +725,7 @@ def check_locally_computable(module: Module) -> list[str]:
       else);
     - an op without a rule: operands and results fully replicated;
     - `call`: operands laid out as the callee's arguments, results as the callee's results;
+    - `manual_computation`: operands laid out as its in_shardings;
     - `return`: operands laid out as the function's declared result shardings.
 
     "Laid out as" compares dims and unreduced axes (`same_layout`), with no mapping meaning
@@ -737,8 +751,7 @@ def _layout_matches(v: Value, want: NamedMapping | None) -> bool:
 
 def _op_problems(module: Module, func: Function, op: Operation) -> list[str]:
     name = op.name
-    op_def = get_op_def(name)
-    if name in _DATA_MOVEMENT or (op_def is not None and op_def.has(COLLECTIVE)):
+    if name in _DATA_MOVEMENT or _is_global_collective(name):
         return []
     if name in _ANNOTATIONS:
         return ["is left in the program"]
@@ -764,6 +777,11 @@ def _op_problems(module: Module, func: Function, op: Operation) -> list[str]:
         for i, (r, t) in enumerate(zip(op.results, callee.result_types, strict=False)):
             if not _layout_matches(r, getattr(t, "mapping", None)):
                 out.append(f"result {i} is {r.mapping}, @{callee.name} returns {t}")
+        return out
+    if name == "manual_computation":
+        for i, (v, m) in enumerate(zip(op.operands, attr(op, "in_shardings"), strict=False)):
+            if not _layout_matches(v, m):
+                out.append(f"operand {i} is {v.mapping}, its in_sharding is {m}")
         return out
     rule = rule_for(op)
     values = [*op.operands, *op.results]

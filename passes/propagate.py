@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from ir.attributes import format_string
 from ir.core import Module, Value
 from ir.diagnostics import PassError
+from ir.ops.manual import normalize as normalize_manual
 from passes.manager import Pass, PassContext, register_alias, register_pass
 from passes.propagation.driver import build_state
 from passes.propagation.origins import OriginTracker
@@ -61,6 +62,7 @@ class Propagate(Pass):
                 gc.enable()
 
     def _run(self, module: Module, ctx: PassContext, strategy) -> None:
+        normalize_manual(module)  # manual_computation values carry its shardings (annotations)
         origins = OriginTracker()
         origins.seed(module, annotation_label)
         state = build_state(module, strategy, conservative=self.conservative, origins=origins)
@@ -130,6 +132,7 @@ class PropagationPipeline(Pass):
         from passes.split_constants import split_function
 
         remove_size_one_axes(module)
+        normalize_manual(module)
         for func in module.functions.values():
             split_function(func)
         apply_constraints(module)

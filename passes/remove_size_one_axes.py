@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ir.core import Module
 from ir.mapping import DimSharding, NamedMapping
+from ir.ops.manual import manual_computations
 from ir.types import DistributedTensorType
 from passes.manager import Pass, PassContext, register_alias, register_pass
 
@@ -39,6 +40,13 @@ def remove_size_one_axes(module: Module) -> None:
         for i, t in enumerate(func.result_types):
             if isinstance(t, DistributedTensorType) and t.mapping is not None:
                 func.result_types[i] = t.with_mapping(without_size_one_axes(t.mapping))
+    for op in manual_computations(module):
+        for key in ("in_shardings", "out_shardings"):
+            op.attributes[key] = tuple(without_size_one_axes(m) for m in op.attributes[key])
+        mesh = next((m.mesh for m in op.attributes["in_shardings"]), None)
+        if mesh is not None:
+            axes = op.attributes["manual_axes"]
+            op.attributes["manual_axes"] = tuple(a for a in axes if a.axis_size(mesh) != 1)
 
 
 @register_pass("remove-size-one-axes")

@@ -3,7 +3,7 @@
 Input: every value has a closed sharding, data moves only through the six global collectives, and
 every other op computes locally under its sharding rule. Output: the same function with local
 types (each device's padded block), the global collectives turned into `spmd.*` ops with explicit
-device groups (`passes/spmd_ops.py`), and the facts executors need recorded on the function::
+device groups (`ir/ops/spmd.py`), and the facts executors need recorded on the function::
 
     func @main(%x: tensor<3x8xf32>) -> tensor<8xf32> attributes {mesh = @m,
         in_shapes = [[10, 8]], in_shardings = [<@m, [{"x"}, {}]>],
@@ -22,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
-import passes.spmd_ops  # noqa: F401 - registers the spmd.* ops
 from ir.attributes import DenseElements, Keyword, Symbol
 from ir.core import Function, Module, Operation, Value
 from ir.diagnostics import PassError, ShardcError
 from ir.mapping import DimSharding, NamedMapping
 from ir.mesh import AxisRef, DeviceMesh
 from ir.ops.compute import dot_general_dims
+from ir.ops.manual import body_of, manual_computations, manual_names, manual_shards
 from ir.ops.registry import attr
 from ir.ops.scalar_bodies import sort_dimension
 from ir.placements import ReduceOp
@@ -65,10 +65,14 @@ class Spmd(Pass):
     """Lower the global-view program to the per-device (SPMD) program."""
 
     def run(self, module: Module, ctx: PassContext) -> None:
+        # manual_computation bodies are lowered when their op is, and inlined there.
+        bodies = {attr(op, "body").name for op in manual_computations(module)}
         for func in list(module.functions.values()):
-            if is_spmd(func):
+            if is_spmd(func) or func.name in bodies:
                 continue
             _Lowering(module, func).run()
+        for name in bodies - {attr(op, "body").name for op in manual_computations(module)}:
+            del module.functions[name]
 
 
 def is_spmd(func: Function) -> bool:
@@ -475,6 +479,75 @@ def _lower_sharding_group(low: _Lowering, op: Operation) -> None:
     op.erase()
 
 
+# ----- manual_computation ------------------------------------------------------------------------
+
+
+def _lower_manual(low: _Lowering, op: Operation) -> None:
+    """Inline the body where the op stands. The body is per-device code over the manual axes
+    already; its free-axis shardings are lowered like any function's (the body is lowered first,
+    on its own), so each device's block of an operand (laid out by its in_sharding) is exactly
+    the body argument's block, and the body's results are the blocks of the op's results."""
+    body = body_of(op)
+    assert body is not None, "the verifier checks the body exists"
+    if not is_spmd(body):
+        inner = _Lowering(low.module, body)
+        inner.mesh = inner.mesh or low.mesh
+        inner.run()
+    manual = manual_names(op)
+    for i, (v, m, a) in enumerate(zip(op.operands, attr(op, "in_shardings"), body.args)):
+        have = low.mapping(v)
+        layout = _closed(have) if have is not None else _closed(m).with_dims(
+            [DimSharding() for _ in m.dims]
+        )
+        if not same_layout(layout, _closed(m)):
+            raise PassError(
+                f"'manual_computation' op operand {i} is laid out as {layout}, not as its "
+                f"in_sharding {m}; run insert-reshards before spmd",
+                op.loc,
+            )
+        _check_free_axes_divide(op, f"in_shardings[{i}]", m, low.global_shape(v), manual)
+        assert low.local_shape(v) == a.type.shape, (low.local_shape(v), a.type)
+    values: dict[int, Value] = {id(a): v for a, v in zip(body.args, op.operands)}
+    returned: list[Value] = []
+    for inner_op in body.body:
+        if inner_op.name == "return":
+            returned = [values[id(x)] for x in inner_op.operands]
+            break
+        copy = inner_op.clone([values[id(x)] for x in inner_op.operands])
+        low.anchor.parent.insert_before(low.anchor, copy)  # type: ignore[union-attr]
+        for old, new in zip(inner_op.results, copy.results):
+            values[id(old)] = new
+            low.new.add(id(new))
+    taken: set[int] = set()
+    for j, (r, m) in enumerate(zip(op.results, attr(op, "out_shardings"))):
+        _check_free_axes_divide(op, f"out_shardings[{j}]", m, r.type.shape, manual)
+        v = returned[j]
+        if id(v) not in low.new or id(v) in taken:
+            # A body argument (or a value returned twice) stands for another global tensor
+            # here: give the result a value of its own.
+            v = low.emit("reshape", [v], {}, low.local_shape(v), v.type.dtype)
+        taken.add(id(v))
+        r.replace_all_uses_with(v)
+        low.replaced[id(v)] = r
+    op.erase()
+
+
+def _check_free_axes_divide(
+    op: Operation, what: str, m: NamedMapping, shape: tuple[int, ...], manual: tuple[str, ...]
+) -> None:
+    """Inside a manual block, the free axes must split it evenly: the body pads its own blocks,
+    which would not sit where the global layout puts them otherwise."""
+    for d, (n, k) in enumerate(zip(shape, manual_shards(m, manual))):
+        free = m.num_shards(d) // k
+        if free > 1 and (n // k) % free:
+            raise PassError(
+                f"'manual_computation' op {what} {m}: the free axes of dim {d} split its "
+                f"per-block size {n // k} into {free} uneven parts, which the SPMD program "
+                "cannot lay out like the global tensor; shard that dim of the body evenly",
+                op.loc,
+            )
+
+
 # ----- ops that create data ----------------------------------------------------------------------
 
 
@@ -866,6 +939,7 @@ _HANDLERS = {
     "sharding_constraint": _lower_identity,
     "propagation_barrier": _lower_identity,
     "sharding_group": _lower_sharding_group,
+    "manual_computation": _lower_manual,
     "constant": _lower_constant,
     "iota": _lower_iota,
 }

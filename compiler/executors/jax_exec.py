@@ -59,13 +59,20 @@ def import_jax() -> Any:
 
 
 def _shard_map(jax: Any) -> Callable[..., Any]:
+    """`shard_map(f, mesh, in_specs, out_specs, axis_names=None)`; `axis_names` (manual axes,
+    default all) needs a JAX with `jax.shard_map`."""
     if hasattr(jax, "shard_map"):
-        return lambda f, mesh, i, o: jax.shard_map(
-            f, mesh=mesh, in_specs=i, out_specs=o, check_vma=False
-        )
+
+        def new(f, mesh, i, o, axis_names=None):
+            kw = {} if axis_names is None else {"axis_names": set(axis_names)}
+            return jax.shard_map(f, mesh=mesh, in_specs=i, out_specs=o, check_vma=False, **kw)
+
+        return new
     from jax.experimental.shard_map import shard_map  # noqa: PLC0415 - older JAX
 
-    return lambda f, mesh, i, o: shard_map(f, mesh=mesh, in_specs=i, out_specs=o, check_rep=False)
+    return lambda f, mesh, i, o, axis_names=None: shard_map(
+        f, mesh=mesh, in_specs=i, out_specs=o, check_rep=False
+    )
 
 
 class JaxExecutor:

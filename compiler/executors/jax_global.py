@@ -12,6 +12,8 @@ This is the JAX/XLA side of the benchmarks: XLA's own SPMD partitioner shards `f
 argument and result shardings, so shardc's sharding decisions can be compared with XLA's on the
 same program. With `mesh=` (a `jax.sharding.Mesh`), `sharding_constraint` and `reshard` become
 `jax.lax.with_sharding_constraint` to the op's closed sharding; without it they are the identity.
+A `manual_computation` is `jax.shard_map` over its manual axes (`axis_names`), its body's
+`spmd.*` ops the JAX collectives over those axes.
 """
 
 from __future__ import annotations
@@ -23,11 +25,12 @@ import numpy as np
 
 from compiler.executors import control
 from compiler.executors.control import control_flow
-from compiler.executors.jax_exec import _JAX_OPS, import_jax
+from compiler.executors.jax_exec import _JAX_OPS, _shard_map, import_jax
 from compiler.executors.jax_extra import JAX_EXTRA_OPS
 from ir.core import Function, Module, Operation
 from ir.diagnostics import ExecutionError
 from ir.ops import GLOBAL_COLLECTIVES
+from ir.ops.manual import body_of, manual_names
 from ir.ops.registry import attr
 from ir.types import numpy_dtype
 
@@ -92,6 +95,7 @@ class _Translator:
         self.jax = jax
         self.module = module
         self.mesh = mesh
+        self.manual: tuple[Any, tuple[str, ...]] | None = None  # (mesh, axes) inside a body
 
     def call(self, func: Function, args: Sequence[Any]) -> tuple[Any, ...]:
         env: dict[int, Any] = {id(a): x for a, x in zip(func.args, args)}
@@ -123,6 +127,11 @@ class _Translator:
             return self._constraint(op, xs[0])
         if name == "sharding_group":
             return ()
+        if name == "manual_computation":
+            out = self._manual_computation(op, xs)
+            return out[0] if len(op.results) == 1 else out
+        if name.startswith("spmd.") and self.manual is not None:
+            return self._per_device(op, xs)
         if name in ("call", "composite"):
             callee = self.module.lookup_function(
                 attr(op, "callee" if name == "call" else "decomposition").name
@@ -138,10 +147,97 @@ class _Translator:
             raise ExecutionError(f"no JAX translation of op '{name}'", op.loc)
         return fn(op, *xs)
 
+    def _manual_computation(self, op: Operation, xs: list[Any]) -> tuple[Any, ...]:
+        """`jax.shard_map` over the manual axes: each operand cut by its in_sharding's manual
+        axes, the results put together by the out_shardings' (free axes stay automatic)."""
+        from compiler.jax_api import mesh_to_jax  # noqa: PLC0415 - needs JAX
+
+        body = body_of(op)
+        if body is None or self.manual is not None:
+            raise ExecutionError("nested or bodiless manual_computation", op.loc)
+        manual = manual_names(op)
+        shardings = (*attr(op, "in_shardings"), *attr(op, "out_shardings"))
+        mesh = self.mesh if self.mesh is not None else mesh_to_jax(shardings[0].mesh)
+        P = self.jax.sharding.PartitionSpec  # noqa: N806 - JAX's name
+
+        def spec(m: Any) -> Any:
+            dims = []
+            for d in m.dims:
+                names = []
+                for a in d.axes:
+                    if a.name not in manual:
+                        break
+                    if a.is_sub_axis:
+                        raise ExecutionError("manual sub-axes have no JAX translation", op.loc)
+                    names.append(a.name)
+                dims.append(tuple(names) or None)
+            return P(*dims)
+
+        def run(*args: Any) -> tuple[Any, ...]:
+            self.manual = (shardings[0].mesh, manual)
+            try:
+                return self.call(body, args)
+            finally:
+                self.manual = None
+
+        fn = _shard_map(self.jax)(
+            run, mesh, tuple(spec(m) for m in attr(op, "in_shardings")),
+            tuple(spec(m) for m in attr(op, "out_shardings")), frozenset(manual),
+        )
+        return tuple(fn(*xs))
+
+    def _per_device(self, op: Operation, xs: list[Any]) -> Any:
+        """A body's per-device collective over (whole) manual axes."""
+        lax, jnp = self.jax.lax, self.jax.numpy
+        assert self.manual is not None
+        mesh, manual = self.manual
+        name = op.name
+        if name == "spmd.collective_permute":
+            ids = mesh.all_device_ids()
+
+            def index(device: int) -> int:
+                coords = mesh.coords(ids.index(device))
+                i = 0
+                for axis in manual:
+                    i = i * mesh.axis_size(axis) + coords[axis]
+                return i
+
+            perm = sorted({(index(s), index(t)) for s, t in attr(op, "pairs")})
+            return lax.ppermute(xs[0], manual, perm)
+        refs = attr(op, "axes")
+        if any(a.is_sub_axis for a in refs):
+            raise ExecutionError("per-device collectives over sub-axes have no translation", op.loc)
+        axes = tuple(a.name for a in refs)
+        if name == "spmd.axis_index":
+            return lax.axis_index(axes).astype(jnp.int32)
+        (x,) = xs
+        if name == "spmd.all_gather":
+            return lax.all_gather(x, axes, axis=attr(op, "dim"), tiled=True)
+        if name == "spmd.all_slice":
+            d = attr(op, "dim")
+            size = op.results[0].type.shape[d]
+            return lax.dynamic_slice_in_dim(x, lax.axis_index(axes) * size, size, axis=d)
+        if name == "spmd.all_to_all":
+            return lax.all_to_all(
+                x, axes, attr(op, "split_dim"), attr(op, "concat_dim"), tiled=True
+            )
+        if name == "spmd.reduce_scatter":
+            return lax.psum_scatter(x, axes, scatter_dimension=attr(op, "dim"), tiled=True)
+        kind = attr(op, "kind").word
+        if kind == "add":
+            return lax.psum(x, axes)
+        if kind == "maximum":
+            return lax.pmax(x, axes)
+        if kind == "minimum":
+            return lax.pmin(x, axes)
+        return jnp.prod(lax.all_gather(x, axes, axis=0), axis=0).astype(x.dtype)
+
     def _constraint(self, op: Operation, x: Any) -> Any:
         mapping = op.results[0].mapping
         if self.mesh is None or mapping is None or not mapping.is_fully_resolved:
             return x
+        if self.manual is not None:
+            return x  # inside a body: the layout over free axes is XLA's choice
         from compiler.jax_api import _named_sharding  # noqa: PLC0415 - needs JAX
 
         sharding = _named_sharding(mapping, self.mesh, f"'{op.name}' op")

@@ -315,6 +315,14 @@ class NumpyExecutor:
         self.general_groups = general_groups
         self._plans: dict[str, _Plan] = {}
 
+    @classmethod
+    def on_layout(cls, module: Module, layout: DeviceLayout) -> NumpyExecutor:
+        """An executor for `call`ing per-device functions of `module` on batched values laid
+        out by `layout` (no entry function: the body of a manual_computation)."""
+        ex = cls.__new__(cls)
+        ex.module, ex.layout, ex.general_groups, ex._plans = module, layout, False, {}
+        return ex
+
     # ----- entry points ---------------------------------------------------------------------
 
     def run(self, inputs: Sequence[Any] | Mapping[str, Any]) -> list[np.ndarray]:

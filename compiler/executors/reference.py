@@ -144,6 +144,8 @@ class Interpreter:
             return known_custom_call(op)
         if op.name in ("while", "case"):
             return self._region_kernel(op)
+        if op.name == "manual_computation":
+            return self._manual_kernel(op)
         kernel = self.kernels.get(op.name)
         if kernel is not None:
             return kernel
@@ -179,6 +181,17 @@ class Interpreter:
             return out[0] if single else out
 
         return call
+
+    def _manual_kernel(self, op: Operation) -> Kernel:
+        from compiler.executors.manual import run_manual_computation  # numpy_exec imports us
+
+        single = len(op.results) == 1
+
+        def manual(op: Operation, *args: np.ndarray) -> Any:
+            out = run_manual_computation(self.module, op, args)
+            return out[0] if single else tuple(out)
+
+        return manual
 
 
 def known_custom_call(op: Operation) -> Kernel:

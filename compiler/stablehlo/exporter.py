@@ -22,13 +22,13 @@ from compiler.stablehlo.attributes import (
     SDY_CONSTANT_MARKER,
     round_to_dtype,
 )
+from compiler.stablehlo.export_extra import RESULT_NAMES, extra_op_text
 from compiler.stablehlo.export_regions import (
     OWN_ATTRS,
     REGION_OPS,
     RegionPrinter,
     region_only_functions,
 )
-from compiler.stablehlo.export_extra import RESULT_NAMES, extra_op_text
 from compiler.stablehlo.ops_extra import REDUCER_ATTRS
 from ir.attributes import DenseElements, Keyword, OpaqueAttr, Symbol
 from ir.core import Function, Module, Operation, Value

@@ -6,8 +6,10 @@ from ir.ops import (  # noqa: F401 - registration
     dynamic,
     elementwise,
     func,
+    manual,
     sharding,
     special,
+    spmd,
     structural,
     window,
 )

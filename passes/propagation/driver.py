@@ -13,6 +13,7 @@ Calls are data-flow edges: call operand i is identified with callee argument i a
 j with call result j (identity rules), so shardings flow both ways through private functions.
 `while` and `case` have Shardy's data-flow edges between their operands, results and region
 functions (regions.py).
+A `manual_computation` has such edges too, across its manual axes (manual_edges.py).
 Members of a `sharding_group` always share one sharding. A `propagation_barrier` lets shardings
 through only in its allowed direction.
 
@@ -39,8 +40,11 @@ from ir.diagnostics import PassError, ShardcError, VerifyError
 from ir.mapping import NamedMapping
 from ir.ops import ELEMENTWISE, attr, get_op_def
 from ir.ops.control import region_functions
+from ir.ops.manual import normalize as normalize_manual
+from ir.ops.manual import sync_all as sync_manual
 from ir.types import DistributedTensorType
 from passes.propagation.factor_propagation import PropagationDirection, propagate_shardings
+from passes.propagation.manual_edges import ManualEdge, ManualEdges
 from passes.propagation.origins import OriginTracker
 from passes.propagation.regions import REGION_OPS, RegionEdge, Regions, build_regions
 from passes.propagation.regions import live_uses as live_uses  # re-exported: priorities.py
@@ -83,6 +87,7 @@ _NEVER_DEAD = (
     "call",
     "custom_call",
     *REGION_OPS,
+    "manual_computation",
 )
 
 
@@ -105,13 +110,19 @@ def walk_order(
     module: Module,
     erased: set[int] | frozenset[int] = frozenset(),
     regions: Regions | None = None,
-) -> list[Operation | RegionEdge]:
+    manual: ManualEdges | None = None,
+) -> list:
     """Ops top-down (but `erased` ones), a callee's body right after its first call (as if
     inlined there, which is the order Shardy visits a call's named computation in); uncalled
     functions last. A `while`/`case` is its region functions' ops (first reference) then its
-    data-flow edges (`regions`), as Shardy visits the regions then the `sdy.data_flow_edge`s."""
-    out: list[Operation | RegionEdge] = []
+    data-flow edges (`regions`), as Shardy visits the regions then the `sdy.data_flow_edge`s;
+    a manual_computation stands for its edges around its body (`manual`)."""
+    out: list = []
     seen: set[str] = set()
+
+    def visit_once(func: Function) -> None:
+        if func.name not in seen:
+            visit(func)
 
     def visit(func: Function) -> None:
         seen.add(func.name)
@@ -124,6 +135,9 @@ def walk_order(
                     if callee is not None and callee.name not in seen:
                         visit(callee)
                 out.extend(regions.edges.get(id(op), ()))
+                continue
+            if manual is not None and op.name == "manual_computation":
+                manual.walk(op, visit_once, out)
                 continue
             out.append(op)
             if op.name == "call":
@@ -179,6 +193,7 @@ class PropagationState:
     groups: dict[int, list[Value]] = field(default_factory=dict)
     group_of: dict[int, int] = field(default_factory=dict)  # id(value) -> group id
     callers: dict[str, list[Operation]] = field(default_factory=dict)
+    manual: ManualEdges | None = None
     origins: OriginTracker | None = None
     no_rule: dict[str, Operation] = field(default_factory=dict)
     regions: Regions = field(default_factory=Regions)
@@ -224,6 +239,8 @@ def build_state(
     origins: OriginTracker | None = None,
 ) -> PropagationState:
     state = PropagationState(module, strategy, conservative, origins=origins)
+    normalize_manual(module)
+    state.manual = ManualEdges(module)
     for op in module.walk():
         if op.name == "sharding_group":
             gid = attr(op, "group_id")
@@ -291,7 +308,7 @@ class Driver:
     def run(self) -> None:
         module = self.state.module
         self._sync_func_results()
-        ops = walk_order(module, self._erased, self.state.regions)
+        ops = walk_order(module, self._erased, self.state.regions, self.state.manual)
         for sweep in range(MAX_SWEEPS):
             self._stack = list(reversed(ops))
             self._queued = {id(op) for op in ops}
@@ -310,13 +327,15 @@ class Driver:
                     f"propagation did not converge after {MAX_SWEEPS} sweeps over the module "
                     f"({self.state.visits} op visits); this is a bug in shardc, please report it"
                 )
-            ops = walk_order(module, self._erased, self.state.regions)
+            ops = walk_order(module, self._erased, self.state.regions, self.state.manual)
         self._sync_func_results()
+        if self.state.manual is not None and self.state.manual.args:
+            sync_manual(module)
 
-    def _erase_if_dead(self, op: Operation | RegionEdge) -> bool:
+    def _erase_if_dead(self, op: Operation | RegionEdge | ManualEdge) -> bool:
         """MLIR's driver erases an op nothing uses any more, then revisits its operands'
         defining ops that are left with at most one other user."""
-        if isinstance(op, RegionEdge):
+        if isinstance(op, (RegionEdge, ManualEdge)):
             return False
         if id(op) in self._erased:
             return True
@@ -333,7 +352,7 @@ class Driver:
                     self._notify(d)
         return True
 
-    def _notify(self, op: Operation | RegionEdge | None) -> None:
+    def _notify(self, op: Operation | RegionEdge | ManualEdge | None) -> None:
         if op is None or op is self._current or id(op) in self._queued:
             return
         if isinstance(op, Operation) and op.name in REGION_OPS:
@@ -345,9 +364,18 @@ class Driver:
 
     def _notify_value(self, v: Value) -> None:
         """Revisit the defining op and every user of `v` (call sites for returned values; the
-        data-flow edge of a `while`/`case` target, source or region return)."""
+        data-flow edge of a `while`/`case` target, source or region return; of a
+        manual_computation operand, result, body argument or result)."""
         regions = self.state.regions
-        self._notify(regions.edge_of_target.get(id(v)) or v.defining_op)
+        manual = self.state.manual
+        d = v.defining_op
+        target_edge = regions.edge_of_target.get(id(v))
+        if target_edge is not None:
+            self._notify(target_edge)
+        elif manual is not None and d is not None and d.name == "manual_computation":
+            self._notify(manual.of_result(d, v.index))
+        else:
+            self._notify(d)
         for use in v.uses:
             user = use.op
             if user.name == "return":
@@ -357,8 +385,13 @@ class Driver:
                         self._notify(call)
                     for edge in regions.return_edges(func, use.index):
                         self._notify(edge)
+                    if manual is not None:
+                        for mc in manual.bodies.get(func.name, ()):
+                            self._notify(manual.of_result(mc, use.index))
             elif user.name in REGION_OPS:
                 self._notify(regions.edge_for_use(user, use.index))
+            elif manual is not None and user.name == "manual_computation":
+                self._notify(manual.of_operand(user, use.index))
             else:
                 self._notify(user)
         if v.is_argument:
@@ -366,6 +399,9 @@ class Driver:
             assert isinstance(func, Function)
             for call in self.state.callers.get(func.name, ()):
                 self._notify(call)
+            if manual is not None:
+                for mc in manual.bodies.get(func.name, ()):
+                    self._notify(manual.of_operand(mc, v.index))
 
     def _set(self, v: Value, mapping: NamedMapping, via: Operation | None) -> None:
         old = _mapping(v)
@@ -398,8 +434,10 @@ class Driver:
         try:
             if isinstance(op, RegionEdge):
                 return self._visit_region_edge(op)
+            if isinstance(op, ManualEdge):
+                return self._visit_manual_edge(op)
             name = op.name
-            if name in ("return", "sharding_group"):
+            if name in ("return", "sharding_group", "manual_computation"):
                 return False
             if name == "call":
                 return self._visit_call(op)
@@ -442,6 +480,41 @@ class Driver:
         size = target.type.num_elements
         info = self.state.interned_info(rule, False, (size,) * (len(sources) + 1))
         return self._propagate(edge.op, sources, [target], info, self.direction(None, rule))
+
+    def _visit_manual_edge(self, edge: ManualEdge) -> bool:
+        """An identity rule between the edge's source and its target seen from the source's
+        side, over the target's shape (Shardy's PropagateDataFlowEdgeOp)."""
+        ends = edge.endpoints()
+        if ends is None:
+            return False
+        source, target = ends
+        view, src = edge.target_view(target), _mapping(source)
+        if src is None and view is None:
+            return False
+        rule = identity_rule(target.type.shape)
+        directions = self.direction(None, rule)
+        if all(d is NONE for d in directions):
+            return False
+        size = target.type.num_elements
+        try:
+            new_ops, new_res = propagate_shardings(
+                [src],
+                [view],
+                rule,
+                direction=directions,
+                strategy=self.state.strategy,
+                tensor_sizes=(size, size),
+            )
+        except ShardcError as e:
+            raise e.with_location(edge.op.loc) from None
+        changed = False
+        if new_res[0] is not None and new_res[0] != view:
+            self._set(target, edge.target_value(new_res[0], target), edge.op)
+            changed = True
+        if new_ops[0] is not None and new_ops[0] != src:
+            self._set(source, new_ops[0], edge.op)
+            changed = True
+        return changed
 
     def _edge(self, op: Operation, source: Value, target: Value) -> bool:
         rule = identity_rule(source.type.shape)
@@ -511,11 +584,12 @@ class Driver:
         """Identity edges between each returned value and the function's declared result. A
         region function's results are not values of their own: they take the shardings of the
         edge targets they feed (body result k: the carried value k; branch result k: result k
-        of the case)."""
+        of the case); a manual body's results are its op's out_shardings (edges)."""
         regions = self.state.regions
+        manual = self.state.manual
         for func in self.state.module.functions.values():
             ret = func.return_op
-            if ret is None:
+            if ret is None or (manual is not None and manual.is_body(func)):
                 continue
             if func.name in regions.functions:
                 for edge in regions.returns.get(func.name, ()):

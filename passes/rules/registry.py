@@ -27,7 +27,7 @@ from ir.core import Operation
 from ir.diagnostics import ShardcError, VerifyError
 from ir.ops import attr
 from ir.ops.elementwise import BINARY, UNARY
-from passes.rules import contraction, elementwise, indexing, shape, window
+from passes.rules import contraction, elementwise, indexing, per_device, shape, window
 from passes.rules.builder import pointwise_rule
 from passes.rules.query import RuleQuery
 from passes.rules.rule import OpShardingRule, parse_rule, rule_from_einsum
@@ -123,6 +123,13 @@ RULES: dict[str, RuleEntry] = {
             "index_vector_dim",
         ),
     ),
+    # Per-device collectives in a manual_computation body (passes/rules/per_device.py).
+    "spmd.all_reduce": RuleEntry(per_device.pointwise),
+    "spmd.collective_permute": RuleEntry(per_device.pointwise),
+    "spmd.all_gather": RuleEntry(per_device.one_dim, ("dim",)),
+    "spmd.all_slice": RuleEntry(per_device.one_dim, ("dim",)),
+    "spmd.reduce_scatter": RuleEntry(per_device.one_dim, ("dim",)),
+    "spmd.all_to_all": RuleEntry(per_device.all_to_all, ("split_dim", "concat_dim")),
 }
 
 # Ops without a rule, and why. Propagation does not go through them by factors.
@@ -143,6 +150,8 @@ NO_RULE: dict[str, str] = {
     "optimization_barrier": "Shardy registers none (an identity that stops optimisations)",
     "top_k": "Shardy registers none for chlo.top_k (only for the mhlo.topk custom call)",
     "composite": "Shardy registers none: it does not propagate into the decomposition",
+    "spmd.axis_index": "no operands: nothing to propagate",
+    "manual_computation": "the driver links operands, body and results (data-flow edges)",
 }
 
 # Custom-call targets Shardy treats as element-wise (custom_call without a `sharding_rule`).
