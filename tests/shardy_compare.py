@@ -40,6 +40,29 @@ def _non_constant_ops(func, skip_dead: bool = False) -> list[Operation]:
     return out
 
 
+def _scalar_none(mapping):
+    """A sharding that says nothing no sharding would not say: a scalar's `<@mesh, []>` and
+    an all-open sharding with no axes (`[{?}, {?}]`, which Shardy writes on every result of an
+    op once any of its results has a sharding). Both compare equal to no sharding."""
+    if mapping is None or mapping.replicated or mapping.unreduced:
+        return mapping
+    if all(not d.axes and not d.is_closed for d in mapping.dims):
+        return None
+    return mapping
+
+
+def _counterpart(theirs: Module, fname: str, ours: Module):
+    """`fname` in Shardy's module, or the one function Shardy renamed it to (`@f` -> `@f_1`:
+    its call-graph passes rename a private function called from several places)."""
+    g = theirs.functions.get(fname)
+    if g is not None:
+        return g
+    renamed = [n for n in theirs.functions
+               if n.startswith(fname + "_") and n[len(fname) + 1:].isdigit()
+               and n not in ours.functions]
+    return theirs.functions[renamed[0]] if len(renamed) == 1 else None
+
+
 @dataclass
 class Agreement:
     compared: int = 0
@@ -48,6 +71,7 @@ class Agreement:
     structural: list[str] = field(default_factory=list)
 
     def add(self, where: str, ours, theirs) -> None:
+        ours, theirs = _scalar_none(ours), _scalar_none(theirs)
         a = str(ours) if ours is not None else "<none>"
         b = str(theirs) if theirs is not None else "<none>"
         self.compared += 1
@@ -58,15 +82,25 @@ class Agreement:
 
 
 def compare_modules(ours: Module, theirs: Module, name: str = "") -> Agreement:
+    from compiler.stablehlo.export_regions import region_only_functions
+
     out = Agreement()
+    # An outlined region's arguments and results are not values in Shardy's text (a block
+    # argument carries no sharding there; it is the op's result or a captured outer value, both
+    # compared where they are defined): compare only the ops inside.
+    regions = region_only_functions(ours)
     for fname, f in ours.functions.items():
-        g = theirs.functions.get(fname)
+        g = _counterpart(theirs, fname, ours)
         if g is None:
             out.structural.append(f"{name}: @{fname} missing in Shardy's result")
             continue
         for i, (a, b) in enumerate(zip(f.args, g.args)):
+            if fname in regions:
+                break
             out.add(f"{name}@{fname} arg {i}", a.mapping, b.mapping)
         for i, (a, b) in enumerate(zip(f.result_types, g.result_types)):
+            if fname in regions:
+                break
             ma = a.mapping if isinstance(a, DistributedTensorType) else None
             mb = b.mapping if isinstance(b, DistributedTensorType) else None
             out.add(f"{name}@{fname} result {i}", ma, mb)

@@ -197,7 +197,8 @@ def convert_manual(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
         "manual_axes": axes,
         "out_shardings": tuple(out_sh),
     }
-    return "manual_computation", attrs, results, None
+    # The results are typed with their out_shardings, as propagation leaves them.
+    return "manual_computation", attrs, results, out_sh
 
 
 def convert_all_reduce(fb: FunctionBuilder, rec: OpRec, operands: list[Value], props):
