@@ -35,7 +35,7 @@ from ir.diagnostics import PassError, ShardcError
 from ir.mapping import DimSharding, NamedMapping, axes_text
 from ir.mesh import AxisRef, DeviceMesh
 from ir.ops import COLLECTIVE, attr, get_op_def
-from ir.ops.control import region_functions
+from ir.ops.control import region_signatures
 from ir.ops.manual import fill_all, sync_all
 from ir.ops.scalar_bodies import sort_dimension
 from ir.placements import ReduceOp
@@ -378,14 +378,6 @@ class InsertReshards(Pass):
 register_alias("sdy-insert-explicit-reshards", "insert-reshards")
 
 
-def _region_signatures(module: Module, op: Operation) -> list[tuple[Function, int]]:
-    """The region functions of a `while`/`case` with the index of the operand that feeds their
-    argument 0 (while: 0; case: 1, after the branch index)."""
-    offset = 1 if op.name == "case" else 0
-    funcs = [module.lookup_function(name) for name in region_functions(op)]
-    return [(f, offset) for f in funcs if f is not None]
-
-
 def _close_regions(module: Module) -> None:
     """Give the region functions of every `while`/`case` the closed shardings of the values
     they stand for: a carried value k (result k, cond and body argument k, body result k) and
@@ -420,7 +412,7 @@ def _close_regions(module: Module) -> None:
     for op in list(module.walk()):
         if op.name not in ("while", "case"):
             continue
-        sigs = _region_signatures(module, op)
+        sigs = region_signatures(module, op)
         # Captured operands and the arguments they feed.
         first_capture = len(op.results) if op.name == "while" else 1
         for j in range(first_capture, op.num_operands):
@@ -564,7 +556,7 @@ class _FunctionRewriter:
     def visit_region_op(self, op: Operation) -> None:
         """`while`/`case`: operands laid out as the region functions' arguments (a case index
         replicated), results as the body's / branches' results (set by `_close_regions`)."""
-        sigs = _region_signatures(self.module, op)
+        sigs = region_signatures(self.module, op)
         assert sigs, "the verifier checks region functions exist"
         func, offset = sigs[-1]
         if op.name == "case" and op.operand(0).mapping is not None:
@@ -848,7 +840,7 @@ def _region_problems(module: Module, op: Operation) -> list[str]:
     """`while`/`case`: operands laid out as every region function's arguments, results as the
     body's / every branch's results, the loop condition and the branch index replicated."""
     out = []
-    for func, offset in _region_signatures(module, op):
+    for func, offset in region_signatures(module, op):
         for i, a in enumerate(func.args):
             v = op.operand(i + offset)
             if not _layout_matches(v, a.mapping):

@@ -28,6 +28,7 @@ from ir.diagnostics import PassError, ShardcError
 from ir.mapping import DimSharding, NamedMapping
 from ir.mesh import AxisRef, DeviceMesh
 from ir.ops.compute import dot_general_dims
+from ir.ops.control import region_signatures
 from ir.ops.manual import body_of, manual_computations, manual_names, manual_shards
 from ir.ops.registry import attr
 from ir.ops.scalar_bodies import sort_dimension
@@ -889,8 +890,6 @@ def _lower_region_op(low: _Lowering, op: Operation) -> None:
     """`while`/`case` stay as they are and run the region functions, which are lowered like
     every function (per-device functions on local blocks). insert-reshards laid the operands
     out as the functions' arguments and the results as their results; checked here."""
-    from passes.insert_reshards import _region_signatures  # noqa: PLC0415 - shared helper
-
     def layouts(func: Function, key: str, declared: list) -> list[NamedMapping | None]:
         if is_spmd(func):  # already lowered: its signature records the global layouts
             return list(func.attributes.get(key, [None] * len(declared)))
@@ -907,7 +906,7 @@ def _lower_region_op(low: _Lowering, op: Operation) -> None:
                 op.loc,
             )
 
-    for func, offset in _region_signatures(low.module, op):
+    for func, offset in region_signatures(low.module, op):
         args = layouts(func, "in_shardings", [a.mapping for a in func.args])
         for i, want in enumerate(args):
             check(op.operand(i + offset), want, f"operand {i + offset}")

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from ir.attributes import Symbol
-from ir.core import Function, Operation, Value
+from ir.core import Function, Module, Operation, Value
 from ir.ops.registry import OpDef, attr, op_error, opt, register, req
 from ir.types import TensorType
 
@@ -37,6 +37,14 @@ def region_functions(op: Operation) -> list[str]:
         elif isinstance(value, tuple):
             names.extend(v.name for v in value if isinstance(v, Symbol))
     return names
+
+
+def region_signatures(module: Module, op: Operation) -> list[tuple[Function, int]]:
+    """The region functions of a `while`/`case` (cond, body / the branches), each with the index
+    of the operand that feeds its argument 0 (while: 0; case: 1, after the branch index)."""
+    offset = 1 if op.name == "case" else 0
+    funcs = [module.lookup_function(name) for name in region_functions(op)]
+    return [(f, offset) for f in funcs if f is not None]
 
 
 def num_carried(op: Operation) -> int:
