@@ -418,7 +418,10 @@ def import_stablehlo(text: str, filename: str = "<input>") -> Module:
     builder = ModuleBuilder(text, filename, aliases)
     try:
         module = builder.build(module_rec)
+        from ir.ops.manual import fill_all
         from ir.verifier import verify_module
+
+        fill_all(module)  # a manual_computation's values carry its attributes' shardings
 
         verify_module(module)
     except ShardcError as e:

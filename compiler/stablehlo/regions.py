@@ -21,6 +21,7 @@ from compiler.stablehlo.attributes import props_ints
 from compiler.stablehlo.records import AttrRec, OpRec, RegionRec
 from ir.attributes import Keyword, OpaqueAttr, Symbol
 from ir.core import Function, Value
+from ir.mesh import AxisRef
 from ir.types import DistributedTensorType
 
 if TYPE_CHECKING:
@@ -183,7 +184,7 @@ def convert_manual(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     meshes = {m.mesh.name for m in in_sh + out_sh}
     if len(meshes) > 1:
         raise ValueError(f"in/out shardings name several meshes ({sorted(meshes)})")
-    axes = tuple(a.name if hasattr(a, "name") else a[0] for a in rec.extra["axes"])
+    axes = tuple(AxisRef(a.name if hasattr(a, "name") else a[0]) for a in rec.extra["axes"])
     saved = fb.manual_mesh
     mesh = (in_sh + out_sh)[0].mesh if in_sh or out_sh else None
     fb.manual_mesh = mesh
@@ -276,8 +277,6 @@ def _axes_for_groups(mesh, groups, device_groups):
     """The mesh axes (in mesh order, as shard_map's psum names them) whose device groups are
     `groups` (as sets of sets), or None."""
     from itertools import combinations
-
-    from ir.mesh import AxisRef
 
     want = {frozenset(g) for g in groups}
     names = list(mesh.axis_names)
