@@ -26,7 +26,7 @@ from typing import Any
 from ir.core import Function, Operation
 from ir.diagnostics import ExecutionError
 from ir.ops.registry import attr
-from ir.ops.scalar_bodies import reduce_inputs, sort_dimension
+from ir.ops.scalar_bodies import sort_dimension
 
 Body = Callable[..., tuple[Any, ...]]
 
@@ -240,7 +240,6 @@ __all__ = [
     "body_of",
     "body_reduce_kernel",
     "evaluate_body",
-    "reduce_inputs",
     "reduce_with_body",
     "sort_kernel",
     "sort_with_comparator",

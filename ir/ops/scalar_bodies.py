@@ -146,16 +146,6 @@ def verify_reduce(op: Operation) -> None:
     )
 
 
-def scalar_body_functions(module) -> set[str]:
-    """Names of the functions `sort` comparators and `reduce` bodies refer to."""
-    names = set()
-    for func in module.functions.values():
-        for op in func.body:
-            if op.name == "sort" or op.name == "reduce" and "body" in op.attributes:
-                names.add(attr(op, "comparator" if op.name == "sort" else "body").name)
-    return names
-
-
 def has_body(op: Operation) -> bool:
     """A `reduce` (or other op) whose combiner is a body function, not a `kind`."""
     return "body" in op.attributes
