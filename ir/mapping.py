@@ -8,6 +8,9 @@ The text is Shardy's::
   `{}` closed and replicated; `{?}` open and unsharded; `p0`, `p1`, ... priorities (p0 strongest).
 - `replicated` axes are explicitly replicated: propagation may not use them.
 - `unreduced` axes hold partial results awaiting a reduction (`sum`; `unreduced_op` for others).
+
+`replicated` and `unreduced` are sets kept in Shardy's canonical form (`canonical_axis_set`):
+mesh order, adjacent sub-axes of one axis merged (`{"x":(1)2, "x":(2)2}` is `{"x"}`).
 """
 
 from __future__ import annotations
@@ -96,13 +99,40 @@ class DimSharding:
         return self.text()
 
 
-def _sorted_refs(refs: Iterable[AxisRef], mesh: DeviceMesh) -> tuple[AxisRef, ...]:
-    """Canonical order for replicated/unreduced sets: mesh axis order, then major sub-axes."""
+def _is_sub_axis_of(ref: AxisRef, mesh: DeviceMesh) -> bool:
+    """Is `ref` a sub-axis of a mesh axis that it divides (no exception for invalid refs)?"""
+    return (
+        ref.size is not None
+        and mesh.has_axis(ref.name)
+        and mesh.axis_size(ref.name) % (ref.pre * ref.size) == 0
+    )
+
+
+def canonical_axis_set(refs: Iterable[AxisRef], mesh: DeviceMesh) -> tuple[AxisRef, ...]:
+    """Canonical form of a replicated/unreduced set, as Shardy spells it: mesh axis order, major
+    sub-axes first, and adjacent sub-axes of one axis merged (`"x":(1)2, "x":(2)2` -> `"x"`), so
+    one set of devices has one spelling. Invalid refs are left alone for validation to report.
+    """
 
     def key(r: AxisRef) -> tuple[int, int]:
         return (mesh.axis_index(r.name) if mesh.has_axis(r.name) else 1 << 30, r.pre)
 
-    return tuple(sorted(refs, key=key))
+    out: list[AxisRef] = []
+    for ref in sorted(refs, key=key):
+        prev = out[-1] if out else None
+        if (
+            prev is not None
+            and prev.name == ref.name
+            and _is_sub_axis_of(prev, mesh)
+            and _is_sub_axis_of(ref, mesh)
+            and prev.pre * prev.size == ref.pre
+        ):
+            pre, size = prev.pre, prev.size * ref.size
+            whole = pre == 1 and size == mesh.axis_size(ref.name)
+            out[-1] = AxisRef(ref.name) if whole else AxisRef(ref.name, pre, size)
+        else:
+            out.append(ref)
+    return tuple(out)
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +151,8 @@ class NamedMapping:
             value = getattr(self, name)
             if not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))
-        object.__setattr__(self, "replicated", _sorted_refs(self.replicated, self.mesh))
-        object.__setattr__(self, "unreduced", _sorted_refs(self.unreduced, self.mesh))
+        object.__setattr__(self, "replicated", canonical_axis_set(self.replicated, self.mesh))
+        object.__setattr__(self, "unreduced", canonical_axis_set(self.unreduced, self.mesh))
         self._validate()
 
     def _validate(self) -> None:

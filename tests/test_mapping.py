@@ -42,6 +42,26 @@ def test_replicated_and_unreduced_sets_are_sorted_in_mesh_order() -> None:
     assert [r.name for r in m.replicated] == ["dp", "pp"]
 
 
+def test_adjacent_sub_axes_in_replicated_and_unreduced_sets_are_merged() -> None:
+    # Shardy's canonical form: `"x":(1)2, "x":(2)2` is `"x"`; a set never spells it in pieces.
+    mesh = DeviceMesh.create("mesh", {"a": 8, "b": 4})
+    m = NamedMapping(
+        mesh,
+        (DimSharding((AxisRef("b", 2, 2),)),),
+        replicated=(AxisRef("a", 4, 2), AxisRef("b", 1, 2), AxisRef("a", 1, 2)),
+        unreduced=(AxisRef("a", 2, 2),),
+    )
+    assert m.replicated == (AxisRef("a", 1, 2), AxisRef("a", 4, 2), AxisRef("b", 1, 2))
+    pieces = (AxisRef("a", 2, 4), AxisRef("b", 1, 2), AxisRef("b", 2, 2), AxisRef("a", 1, 2))
+    whole = NamedMapping(mesh, (DimSharding(),), unreduced=pieces)
+    assert whole.unreduced == (AxisRef("a"), AxisRef("b"))
+    assert whole == NamedMapping(mesh, (DimSharding(),), unreduced=(AxisRef("a"), AxisRef("b")))
+    assert whole.text() == '<@mesh, [{}], unreduced={"a", "b"}>'
+    halves = (AxisRef("a", 2, 2), AxisRef("a", 1, 2))
+    partial = NamedMapping(mesh, (DimSharding(),), replicated=halves)
+    assert partial.replicated == (AxisRef("a", 1, 4),)
+
+
 @pytest.mark.parametrize(
     "build, message",
     [

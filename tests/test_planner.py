@@ -510,6 +510,22 @@ def test_plans_reach_the_target_and_move_the_right_data(case, seed):
     check_plan(greedy, shape, src, dst, rng)
 
 
+@pytest.mark.parametrize("dst_dims, dst_unreduced", [("y,z", ""), ("x", "z:1:2,z:2:2")])
+def test_unreduced_sub_axes_that_make_a_whole_axis_plan_like_the_whole_axis(
+    dst_dims, dst_unreduced
+):
+    """`unreduced={"z":(1)2, "z":(2)2}` is `unreduced={"z"}` (Shardy merges adjacent sub-axes):
+    the planner's layouts, which merge them, must compare equal to the ones given."""
+    m = mesh({"x": 3, "y": 3, "z": 4})
+    src = layout(m, ["x,y"], "z:1:2,z:2:2")
+    dst = layout(m, [dst_dims], dst_unreduced)
+    for shape in [(1,), (9,), (10,)]:
+        plan = plan_reshard(shape, "i32", src, dst)
+        check_plan(plan, shape, src, dst)
+        check_plan(greedy_plan(shape, "i32", src, dst), shape, src, dst)
+        assert plan.steps == plan_reshard(shape, "i32", layout(m, ["x,y"], "z"), dst).steps
+
+
 def test_max_partials_reduce_with_max():
     m = mesh({"x": 2, "y": 2})
     src = layout(m, ["", ""], "x", ReduceOp.MAX)

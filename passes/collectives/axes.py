@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from ir.diagnostics import ShardingError
+from ir.mapping import canonical_axis_set
 from ir.mesh import AxisRef, DeviceMesh
 
 Cuts = dict[str, tuple[int, ...]]
@@ -87,9 +88,9 @@ def merge_refs(refs: Sequence[AxisRef], mesh: DeviceMesh) -> tuple[AxisRef, ...]
 
 
 def merge_set(refs: Iterable[AxisRef], mesh: DeviceMesh) -> tuple[AxisRef, ...]:
-    """Canonical form of an unordered set of refs (unreduced/replicated): sort, then merge."""
-    ordered = sorted(refs, key=lambda r: (mesh.axis_index(r.name), r.pre))
-    return merge_refs(ordered, mesh)
+    """Canonical form of an unordered set of refs (unreduced/replicated): sort, then merge
+    (the form `NamedMapping` keeps its sets in, `ir.mapping.canonical_axis_set`)."""
+    return canonical_axis_set(refs, mesh)
 
 
 def product(refs: Iterable[AxisRef], mesh: DeviceMesh) -> int:
