@@ -655,17 +655,17 @@ def test_propagation_through_sort_and_body_reduce_matches_shardy(case) -> None:
     assert _ours(native) == _theirs(shlo), native
 
 
-EXAMPLE = Path(__file__).parent.parent / "examples" / "scalar_bodies" / "argsort_argmax.mlir"
+EXAMPLE = Path(__file__).parent.parent / "examples" / "argsort_argmax.mlir"
 
 
 def test_example_round_trips_and_runs_on_both_backends() -> None:
-    """examples/scalar_bodies/argsort_argmax.mlir (docs/ir.md): printed back byte for byte;
+    """examples/argsort_argmax.mlir (docs/ir.md): printed back byte for byte;
     compiled, it runs on numpy and JAX like the reference. (Not in examples/ itself until the
     StableHLO exporter inlines scalar bodies: every example there is exported too.)"""
     text = EXAMPLE.read_text()
     module = parse_module(text, EXAMPLE.name)
     assert print_module(module) == text
-    docs = (EXAMPLE.parent.parent.parent / "docs" / "ir.md").read_text()
+    docs = (EXAMPLE.parent.parent / "docs" / "ir.md").read_text()
     assert "```mlir\n" + text + "```" in docs  # the docs show this very file
     x = np.random.default_rng(7).standard_normal((16, 32)).astype(np.float32)
     x[[1, 4, 4], [2, 2, 9]] = np.nan  # (its plain TOTALORDER comparator puts -0.0 before 0.0)

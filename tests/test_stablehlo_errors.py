@@ -21,46 +21,45 @@ def _func(body: str, sig: str = "%arg0: tensor<8x16xf32>", res: str = "tensor<8x
 
 # (name, text, line, col, message fragment)
 CASES = [
-    ("while", _func(
+    ("while with empty regions", _func(
         "  %0:1 = stablehlo.while(%iterArg = %arg0) : tensor<8x16xf32>\n"
         "  cond {\n  } do {\n  }\n  return %0 : tensor<8x16xf32>\n"),
-     3, 10, "unsupported op 'stablehlo.while'"),
-    ("generic sort", _func(
+     3, 10, "a region must end with a return"),
+    ("sort comparator reads an outer value", _func(
         '  %0 = "stablehlo.sort"(%arg0) <{dimension = 1 : i64}> ({\n'
         "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
-        "    %1 = stablehlo.compare LT, %a, %b, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
+        "    %1 = stablehlo.compare LT, %a, %arg1, FLOAT : (tensor<f32>, tensor<f32>) -> tensor<i1>\n"
         "    stablehlo.return %1 : tensor<i1>\n"
-        "  }) : (tensor<8x16xf32>) -> tensor<8x16xf32>\n  return %0 : tensor<8x16xf32>\n"),
-     3, 8, "unsupported op 'stablehlo.sort'"),
+        "  }) : (tensor<8x16xf32>) -> tensor<8x16xf32>\n  return %0 : tensor<8x16xf32>\n",
+        sig="%arg0: tensor<8x16xf32>, %arg1: tensor<f32>"),
+     3, 8, "comparator reads %arg1 from the enclosing scope"),
     ("popcnt", _func(
         "  %0 = stablehlo.popcnt %arg0 : tensor<8x16xf32>\n"
         "  return %0 : tensor<8x16xf32>\n"),
      3, 8, "unsupported op 'stablehlo.popcnt'"),
-    ("manual_computation", _func(
-        "  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{}, {}]>] "
-        'out_shardings=[<@mesh, [{}, {}]>] manual_axes={"dp"} (%arg1: tensor<8x16xf32>) {\n'
+    ("manual_computation body not local", _func(
+        '  %0 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{"dp"}, {}]>] '
+        'out_shardings=[<@mesh, [{"dp"}, {}]>] manual_axes={"dp"} (%arg1: tensor<8x16xf32>) {\n'
         "    sdy.return %arg1 : tensor<8x16xf32>\n  } : (tensor<8x16xf32>) -> tensor<8x16xf32>\n"
         "  return %0 : tensor<8x16xf32>\n"),
-     3, 8, "unsupported op 'sdy.manual_computation'"),
-    ("variadic reduce", _func(
+     3, 3, "split by the manual axes of"),
+    ("variadic reduce body returns too few", _func(
         "  %c = stablehlo.constant dense<0.000000e+00> : tensor<f32>\n"
         "  %0:2 = stablehlo.reduce(%arg0 init: %c), (%arg0 init: %c) across dimensions = [1] "
         ": (tensor<8x16xf32>, tensor<8x16xf32>, tensor<f32>, tensor<f32>) -> "
         "(tensor<8xf32>, tensor<8xf32>)\n"
         "   reducer(%a: tensor<f32>, %b: tensor<f32>) (%c2: tensor<f32>, %d: tensor<f32>)  {\n"
-        "    stablehlo.return %a, %c2 : tensor<f32>, tensor<f32>\n  }\n"
+        "    stablehlo.return %a : tensor<f32>\n  }\n"
         "  return %arg0 : tensor<8x16xf32>\n"),
-     4, 10, "variadic reduce"),
-    ("reduce body with two ops", _func(
-        "  %c = stablehlo.constant dense<0.000000e+00> : tensor<f32>\n"
-        "  %0 = stablehlo.reduce(%arg0 init: %c) across dimensions = [1] "
-        ": (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>\n"
-        "   reducer(%a: tensor<f32>, %b: tensor<f32>)  {\n"
+     4, 3, "(acc0, acc1, ..., x0, x1, ...)"),
+    ("all_reduce outside shard_map", _func(
+        '  %0 = "stablehlo.all_reduce"(%arg0) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, '
+        "use_global_device_ids}> ({\n"
+        "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
         "    %1 = stablehlo.add %a, %b : tensor<f32>\n"
-        "    %2 = stablehlo.multiply %1, %b : tensor<f32>\n"
-        "    stablehlo.return %2 : tensor<f32>\n  }\n"
-        "  return %arg0 : tensor<8x16xf32>\n"),
-     4, 8, "only a region whose body is one"),
+        "    stablehlo.return %1 : tensor<f32>\n"
+        "  }) : (tensor<8x16xf32>) -> tensor<8x16xf32>\n  return %0 : tensor<8x16xf32>\n"),
+     3, 8, "only inside an sdy.manual_computation body"),
     ("unknown mesh", _func(
         "  %0 = sdy.sharding_constraint %arg0 <@nope, [{}, {}]> : tensor<8x16xf32>\n"
         "  return %0 : tensor<8x16xf32>\n"),

@@ -169,6 +169,8 @@ def _scalar(v: Any, dtype: str) -> str:
 def format_dense(value: DenseElements, dtype: str) -> str:
     if value.hex is not None:
         return f'dense<"{value.hex}">'
+    if value.bits is not None:
+        return f"dense<{value.bits}>"
     if value.is_splat:
         return f"dense<{_scalar(value.values[0], dtype)}>"
     if not value.shape:

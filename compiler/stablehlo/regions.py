@@ -82,7 +82,7 @@ def outline(
     captured = [fb.scope_value(c, region) for c in captures]
     terminator = region.ops[-1] if region.ops else None
     if terminator is None or not terminator.name.endswith("return"):
-        raise b.fail("a region must end with a return", region_tok(region, fb) or fb.tok)
+        raise b.fail("a region must end with a return", fb.tok or region_tok(region, fb))
     res_toks = terminator.sig[2] if terminator.sig is not None else []
     if len(res_toks) != len(terminator.operands):
         raise b.fail("the region's return must list the types of its operands", terminator.tok)
