@@ -20,14 +20,8 @@ from ir.types import DistributedTensorType
 DATA = Path(__file__).parent / "data" / "stablehlo"
 EXAMPLES = Path(__file__).parent.parent / "examples"
 
-IMPORTABLE = [
-    "attention", "bf16", "broadcast_reduce", "concat_slice_pad", "conv2d",
-    "donation_and_aliasing", "embedding_logits_xent", "embedding_lookup", "extra_syntax",
-    "func_call", "layer_norm", "megatron_mlp", "mesh_3axis",
-    "mesh_device_order", "mesh_size_one_axis", "mlp", "mlp_dp_only", "replicated_and_multiaxis",
-    "reshape_split_merge", "softmax", "transformer_block", "transpose_chain", "unconstrained",
-    "with_sharding_constraint",
-]
+from tests.test_stablehlo_import import IMPORTABLE  # noqa: E402 - every corpus case
+
 ROUND_TRIP_FILES = (
     [f"{c}.mlir" for c in IMPORTABLE]
     + [f"{c}.propagated.mlir" for c in IMPORTABLE]
@@ -36,6 +30,7 @@ ROUND_TRIP_FILES = (
     + [f"extras/{c}.origins.mlir" for c in
        ("mlp", "attention", "reshape_split_merge", "with_sharding_constraint")]
     + [f"extras/priorities_handwritten{v}.mlir" for v in ("", ".open", ".propagated")]
+    + [f"regions/{p.name}" for p in sorted((DATA / "regions").glob("*.mlir"))]
 )
 
 

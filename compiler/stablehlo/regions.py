@@ -236,8 +236,12 @@ def convert_all_reduce(fb: FunctionBuilder, rec: OpRec, operands: list[Value], p
     if constraint is not None:
         # JAX constrains the reducer's scalar to replicated in a partially manual shard_map: a
         # no-op on a scalar, kept only so the exporter writes it back.
-        attrs["reducer_constraint"] = OpaqueAttr(
-            f"{constraint.name} {constraint.extra['sharding']}")
+        text = f"{constraint.name} {constraint.extra['sharding']}"
+        if constraint.attrs is not None and constraint.attrs.entries:
+            text += " {" + ", ".join(
+                key if v is None else f"{key} = {fb.b.text[v.start:v.end]}"
+                for key, v in constraint.attrs.entries.items()) + "}"
+        attrs["reducer_constraint"] = OpaqueAttr(text)
     channel = props.get("channel_handle")
     if channel is not None:
         attrs["channel_handle"] = OpaqueAttr(fb.b.text[channel.start : channel.end])
