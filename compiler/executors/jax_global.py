@@ -25,7 +25,7 @@ import numpy as np
 
 from compiler.executors import control
 from compiler.executors.control import control_flow
-from compiler.executors.jax_exec import _JAX_OPS, _shard_map, import_jax
+from compiler.executors.jax_exec import _JAX_OPS, _shard_map, import_jax, named_axes_collective
 from compiler.executors.jax_extra import JAX_EXTRA_OPS
 from ir.core import Function, Module, Operation
 from ir.diagnostics import ExecutionError
@@ -188,7 +188,7 @@ class _Translator:
 
     def _per_device(self, op: Operation, xs: list[Any]) -> Any:
         """A body's per-device collective over (whole) manual axes."""
-        lax, jnp = self.jax.lax, self.jax.numpy
+        lax = self.jax.lax
         assert self.manual is not None
         mesh, manual = self.manual
         name = op.name
@@ -207,30 +207,7 @@ class _Translator:
         refs = attr(op, "axes")
         if any(a.is_sub_axis for a in refs):
             raise ExecutionError("per-device collectives over sub-axes have no translation", op.loc)
-        axes = tuple(a.name for a in refs)
-        if name == "spmd.axis_index":
-            return lax.axis_index(axes).astype(jnp.int32)
-        (x,) = xs
-        if name == "spmd.all_gather":
-            return lax.all_gather(x, axes, axis=attr(op, "dim"), tiled=True)
-        if name == "spmd.all_slice":
-            d = attr(op, "dim")
-            size = op.results[0].type.shape[d]
-            return lax.dynamic_slice_in_dim(x, lax.axis_index(axes) * size, size, axis=d)
-        if name == "spmd.all_to_all":
-            return lax.all_to_all(
-                x, axes, attr(op, "split_dim"), attr(op, "concat_dim"), tiled=True
-            )
-        if name == "spmd.reduce_scatter":
-            return lax.psum_scatter(x, axes, scatter_dimension=attr(op, "dim"), tiled=True)
-        kind = attr(op, "kind").word
-        if kind == "add":
-            return lax.psum(x, axes)
-        if kind == "maximum":
-            return lax.pmax(x, axes)
-        if kind == "minimum":
-            return lax.pmin(x, axes)
-        return jnp.prod(lax.all_gather(x, axes, axis=0), axis=0).astype(x.dtype)
+        return named_axes_collective(self.jax, op, xs, tuple(a.name for a in refs))
 
     def _constraint(self, op: Operation, x: Any) -> Any:
         mapping = op.results[0].mapping

@@ -14,23 +14,12 @@ dynamic_update_slice 16x32, update 4x32
 
 from __future__ import annotations
 
+from ir.ops.window import CONV_DIMS
 from passes.rules.builder import NULL, RuleBuilder
 from passes.rules.query import RuleQuery
 from passes.rules.rule import FactorKind, OpShardingRule
 
-CONV_ATTRS = (
-    "input_batch_dimension",
-    "input_feature_dimension",
-    "input_spatial_dimensions",
-    "kernel_input_feature_dimension",
-    "kernel_output_feature_dimension",
-    "kernel_spatial_dimensions",
-    "output_batch_dimension",
-    "output_feature_dimension",
-    "output_spatial_dimensions",
-    "feature_group_count",
-    "batch_group_count",
-)
+CONV_ATTRS = (*CONV_DIMS, "feature_group_count", "batch_group_count")
 REDUCE_WINDOW_ATTRS = (
     "window_dimensions",
     "window_strides",
