@@ -17,16 +17,19 @@ The native `propagation-pipeline{close=true}` (what `shardc compile` runs) is un
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 from ir.builder import Builder
-from ir.core import Function, Module
+from ir.core import Function, Module, Operation
 from ir.mapping import DimSharding, NamedMapping
-from ir.ops.manual import fill_all, sync_all
+from ir.ops.manual import fill_all, manual_computations, sync_all
+from ir.ops.manual import normalize as normalize_manual
 from ir.types import DistributedTensorType
 from passes.close_shardings import close
 from passes.manager import Pass, PassContext, register_pass
-from passes.propagate import PropagationPipeline
+from passes.propagate import Propagate
+from passes.split_constants import _is_constant_expression, _is_scalar_expansion
 
 SDY_CONSTANT_MARKER = "sdy.constant"
 
@@ -76,19 +79,52 @@ def _map_results(func: Function, fn) -> None:
             func.result_types[i] = DistributedTensorType(t.shape, t.dtype, fn(t.mapping))
 
 
+def _close(m: NamedMapping) -> NamedMapping:
+    m = close(m)
+    return dataclasses.replace(m, replicated=()) if m.replicated else m
+
+
 def close_existing(module: Module) -> None:
-    """Shardy's `sdy-close-shardings`: close every sharding there is; add none."""
+    """Shardy's `sdy-close-shardings`: close every sharding there is (and drop its replicated
+    axes); add none."""
+    for op in manual_computations(module):
+        for key in ("in_shardings", "out_shardings"):
+            op.attributes[key] = tuple(_close(m) for m in op.attributes[key])
     fill_all(module)
     for func in module.functions.values():
         for a in func.args:
             if a.mapping is not None:
-                a.set_mapping(close(a.mapping))
+                a.set_mapping(_close(a.mapping))
         for op in func.body:
             for r in op.results:
                 if r.mapping is not None:
-                    r.set_mapping(close(r.mapping))
-        _map_results(func, close)
+                    r.set_mapping(_close(r.mapping))
+        _map_results(func, _close)
     sync_all(module)
+
+
+def merge_constants(func: Function) -> None:
+    """Shardy's `sdy-constant-or-scalar-merger`: identical constant sub-computations and scalar
+    expansions with the same shardings become one (the first)."""
+    members: set[int] = set()
+    seen: dict[tuple, Operation] = {}
+    for op in list(func.body):
+        if not (_is_constant_expression(op, members) or _is_scalar_expansion(op)):
+            continue
+        members.add(id(op))
+        key = (
+            op.name,
+            tuple(id(v) for v in op.operands),
+            repr(sorted(op.attributes.items(), key=lambda kv: kv[0])),
+            tuple(str(r.type) for r in op.results),
+        )
+        first = seen.get(key)
+        if first is None:
+            seen[key] = op
+            continue
+        for old, new in zip(op.results, first.results):
+            old.replace_all_uses_with(new)
+        op.erase()
 
 
 def mark_sdy_constants(module: Module) -> None:
@@ -106,7 +142,19 @@ class SdyPropagationPipeline(Pass):
     strategy: str = "aggressive"
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        PropagationPipeline(strategy=self.strategy).run(module, ctx)
+        from passes.apply_sharding_constraints import apply_constraints
+        from passes.remove_size_one_axes import remove_size_one_axes
+        from passes.split_constants import split_function
+
+        # propagation-pipeline, with the constant copies where Shardy's splitter puts them
+        remove_size_one_axes(module)
+        normalize_manual(module)
+        for func in module.functions.values():
+            split_function(func, at_original=True)
+        apply_constraints(module)
+        Propagate(strategy=self.strategy).run(module, ctx)
+        for func in module.functions.values():
+            merge_constants(func)
         constraints_to_reshards(module)
         remove_io_sub_axes(module)
         close_existing(module)

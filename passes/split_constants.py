@@ -57,7 +57,11 @@ def _clone_tree(v: Value, before: Operation, mapping: dict[int, Value]) -> Value
     return mapping[id(v)]
 
 
-def split_function(func: Function) -> int:
+def split_function(func: Function, at_original: bool = False) -> int:
+    """Clone every shared constant sub-computation per user; the clones go right before their
+    user, or with `at_original` right before the op they copy (where Shardy's
+    `sdy-constant-or-scalar-splitter` puts them, so that merging them back restores the order
+    of the program)."""
     constants: set[int] = set()
     expansions: set[int] = set()
     members: list[Operation] = []
@@ -76,7 +80,7 @@ def split_function(func: Function) -> int:
         for i, v in enumerate(op.operands):
             d = v.defining_op
             if d is not None and (id(d) in constants or id(d) in expansions) and v.type.rank > 0:
-                op.set_operand(i, _clone_tree(v, op, {}))
+                op.set_operand(i, _clone_tree(v, d if at_original else op, {}))
                 clones += 1
     for op in reversed(members):
         if all(u.op.name == "sharding_group" for r in op.results for u in r.uses):
