@@ -96,9 +96,14 @@ def close_existing(module: Module) -> None:
             if a.mapping is not None:
                 a.set_mapping(_close(a.mapping))
         for op in func.body:
+            mesh = next((r.mapping.mesh for r in op.results if r.mapping is not None), None)
             for r in op.results:
                 if r.mapping is not None:
                     r.set_mapping(_close(r.mapping))
+                elif mesh is not None:
+                    # an op's shardings are one attribute: a result without one is open ({?})
+                    # there, and closing makes it replicated
+                    r.set_mapping(NamedMapping.fully_replicated(mesh, r.type.rank))
         _map_results(func, _close)
     sync_all(module)
 
@@ -125,6 +130,44 @@ def merge_constants(func: Function) -> None:
         for old, new in zip(op.results, first.results):
             old.replace_all_uses_with(new)
         op.erase()
+
+
+def scalar_call_arguments(module: Module) -> None:
+    """A callee's scalar argument without a sharding takes the one its call's operand has after
+    propagation (Shardy's call-graph flattening and unflattening give a callee's arguments the
+    shardings at its call); an operand that is a `while` region's argument has the `while`
+    result's sharding, `[]` for a scalar once the `while` has any)."""
+    loops: dict[str, Operation] = {}
+    for func in module.functions.values():
+        for op in func.body:
+            if op.name == "while":
+                for key in ("cond", "body"):
+                    loops[op.attributes[key].name] = op
+
+    def sharding_of(v, func: Function):
+        if v.mapping is not None or not v.is_argument:
+            return v.mapping
+        loop = loops.get(func.name)
+        if loop is None or v.index >= len(loop.results):
+            return None
+        if loop.results[v.index].mapping is not None:
+            return loop.results[v.index].mapping
+        # the loop's shardings are one attribute: an unsharded scalar has `[]` in it
+        mesh = next((r.mapping.mesh for r in loop.results if r.mapping is not None), None)
+        return None if mesh is None else NamedMapping.fully_replicated(mesh, 0)
+
+    for func in module.functions.values():
+        for op in func.body:
+            if op.name != "call":
+                continue
+            callee = module.functions.get(op.attributes["callee"].name)
+            if callee is None or not any(a.mapping is not None for a in callee.args):
+                continue  # (a callee with no sharded argument gets none)
+            for a, v in zip(callee.args, op.operands):
+                if a.type.rank == 0 and a.mapping is None:
+                    m = sharding_of(v, func)
+                    if m is not None:
+                        a.set_mapping(m)
 
 
 def mark_sdy_constants(module: Module) -> None:
@@ -157,5 +200,6 @@ class SdyPropagationPipeline(Pass):
             merge_constants(func)
         constraints_to_reshards(module)
         remove_io_sub_axes(module)
+        scalar_call_arguments(module)
         close_existing(module)
         mark_sdy_constants(module)
