@@ -132,6 +132,25 @@ def merge_constants(func: Function) -> None:
         op.erase()
 
 
+def restore_order(func: Function, order: dict[int, int], sources: dict[int, Operation]) -> None:
+    """Put every op back at its place in the imported program, a constant copy that survived the
+    merge at the place of the op it copies (Shardy's splitter keeps the original for one user)."""
+    ops = list(func.body)
+    keys, last = [], -1
+    for op in ops:
+        key = order.get(id(sources.get(id(op), op)))
+        last = last if key is None else key
+        keys.append(last)
+    ranked = [op for _, _, op in sorted(zip(keys, range(len(ops)), ops), key=lambda t: t[:2])]
+    if ranked == ops:
+        return
+    for op in ops:
+        func.body._unlink(op)
+        op.parent = op.prev = op.next = None
+    for op in ranked:
+        func.body.append(op)
+
+
 def scalar_call_arguments(module: Module) -> None:
     """In a function that a `call` names and that has a sharded argument, every scalar argument
     without a sharding gets `[]`: after Shardy's call-graph flattening the function's arguments
@@ -177,12 +196,16 @@ class SdyPropagationPipeline(Pass):
         # propagation-pipeline, with the constant copies where Shardy's splitter puts them
         remove_size_one_axes(module)
         normalize_manual(module)
+        order: dict[int, int] = {}
+        sources: dict[int, Operation] = {}
         for func in module.functions.values():
-            split_function(func, at_original=True)
+            order.update((id(op), i) for i, op in enumerate(func.body))
+            split_function(func, at_original=True, sources=sources)
         apply_constraints(module)
         Propagate(strategy=self.strategy).run(module, ctx)
         for func in module.functions.values():
             merge_constants(func)
+            restore_order(func, order, sources)
         constraints_to_reshards(module)
         remove_io_sub_axes(module)
         scalar_call_arguments(module)
