@@ -20,6 +20,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
+from ir.attributes import Symbol
 from ir.builder import Builder
 from ir.core import Function, Module, Operation
 from ir.mapping import DimSharding, NamedMapping
@@ -151,6 +152,49 @@ def restore_order(func: Function, order: dict[int, int], sources: dict[int, Oper
         func.body.append(op)
 
 
+def _symbols(value) -> list[str]:
+    if isinstance(value, Symbol):
+        return [value.name]
+    if isinstance(value, (list, tuple)):
+        return [n for v in value for n in _symbols(v)]
+    return []
+
+
+def reorder_functions(module: Module) -> None:
+    """The order Shardy prints functions in. Its import turns every `call` into a named
+    computation (the called functions go), and its export makes each named computation a function
+    again, appended to the module in the order of a post-order walk of the public functions (a
+    callee's callees before it; a region's calls before its op). Functions no call names stay
+    in place, ahead of the public functions, which the flattening re-inserts."""
+    funcs = module.functions
+    regions: set[str] = set()
+    called: list[str] = []
+
+    def walk(func: Function) -> None:
+        for op in func.body:
+            if op.name == "call":
+                name = op.attributes["callee"].name
+                if name in funcs and name not in called:
+                    walk(funcs[name])
+                    called.append(name)
+            elif op.name != "composite":
+                for value in op.attributes.values():
+                    for name in _symbols(value):
+                        if name in funcs and name not in regions:
+                            regions.add(name)
+                            walk(funcs[name])
+
+    public = [f for f in funcs.values() if f.visibility != "private"]
+    for f in public:
+        walk(f)
+    if not called:
+        return
+    rest = [n for n, f in funcs.items() if n not in called and n not in regions and f not in public]
+    order = rest + [f.name for f in public] + called + [n for n in funcs if n in regions]
+    if list(funcs) != order:
+        module.functions = {n: funcs[n] for n in order}
+
+
 def scalar_call_arguments(module: Module) -> None:
     """In a function that a `call` names and that has a sharded argument, every scalar argument
     without a sharding gets `[]`: after Shardy's call-graph flattening the function's arguments
@@ -211,3 +255,4 @@ class SdyPropagationPipeline(Pass):
         scalar_call_arguments(module)
         close_existing(module)
         mark_sdy_constants(module)
+        reorder_functions(module)
