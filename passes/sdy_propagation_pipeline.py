@@ -161,22 +161,30 @@ def _symbols(value) -> list[str]:
 
 
 def reorder_functions(module: Module) -> None:
-    """The order Shardy prints functions in. Its import turns every `call` into a named
-    computation (the called functions go), and its export makes each named computation a function
-    again, appended to the module in the order of a post-order walk of the public functions (a
-    callee's callees before it; a region's calls before its op). Functions no call names stay
-    in place, ahead of the public functions, which the flattening re-inserts."""
+    """The order and names Shardy prints functions with. Its import turns every `call` into a
+    named computation (the called functions go), and its export makes each named computation a
+    function again, appended to the module in the order of a post-order walk of the public
+    functions (a callee's callees before it; a region's calls before its op). A function called
+    from several places comes back once, at its last call, under a new name (`f_0`, `f_1`, ...:
+    the first one free). Functions no call names stay in place, ahead of the public functions,
+    which the flattening re-inserts."""
     funcs = module.functions
     regions: set[str] = set()
-    called: list[str] = []
+    events: list[str] = []  # callees, in post-order, once per call
+    walked: set[str] = set()
+    calls: dict[str, list[Operation]] = {}
 
     def walk(func: Function) -> None:
         for op in func.body:
             if op.name == "call":
                 name = op.attributes["callee"].name
-                if name in funcs and name not in called:
+                if name not in funcs:
+                    continue
+                calls.setdefault(name, []).append(op)
+                if name not in walked:
+                    walked.add(name)
                     walk(funcs[name])
-                    called.append(name)
+                events.append(name)
             elif op.name != "composite":
                 for value in op.attributes.values():
                     for name in _symbols(value):
@@ -187,12 +195,25 @@ def reorder_functions(module: Module) -> None:
     public = [f for f in funcs.values() if f.visibility != "private"]
     for f in public:
         walk(f)
-    if not called:
+    if not events:
         return
-    rest = [n for n, f in funcs.items() if n not in called and n not in regions and f not in public]
+    last = {name: i for i, name in enumerate(events)}
+    called = [name for i, name in enumerate(events) if last[name] == i]
+    rest = [n for n, f in funcs.items() if n not in last and n not in regions and f not in public]
     order = rest + [f.name for f in public] + called + [n for n in funcs if n in regions]
-    if list(funcs) != order:
-        module.functions = {n: funcs[n] for n in order}
+    module.functions = {n: funcs[n] for n in order}
+    for name in called:
+        if len(calls[name]) < 2:
+            continue
+        k = 0
+        while f"{name}_{k}" in module.functions:
+            k += 1
+        new = f"{name}_{k}"
+        func = module.functions[name]
+        func.name = new
+        module.functions = {(new if n == name else n): f for n, f in module.functions.items()}
+        for op in calls[name]:
+            op.attributes["callee"] = Symbol(new)
 
 
 def scalar_call_arguments(module: Module) -> None:
