@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 
-from ir.attributes import Symbol
+from ir.attributes import OpaqueAttr, Symbol
 from ir.builder import Builder
 from ir.core import Function, Module, Operation
 from ir.mapping import DimSharding, NamedMapping
@@ -36,10 +36,15 @@ SDY_CONSTANT_MARKER = "sdy.constant"
 
 
 def constraints_to_reshards(module: Module) -> None:
-    """Shardy's `sdy-sharding-constraint-to-reshard`: unconditionally."""
+    """Shardy's `sdy-sharding-constraint-to-reshard`: unconditionally. The constraint JAX puts
+    on the reducer of a partially manual `all_reduce` (kept as text on the imported
+    `spmd.all_reduce`) first gives the reducer's scalar its sharding, as Shardy's
+    `sdy-apply-sharding-constraints` does, then becomes a reshard too."""
     builder = Builder(module)
     for func in module.functions.values():
         for op in list(func.body):
+            if op.name == "spmd.all_reduce":
+                _reducer_constraint_to_reshard(op)
             if op.name != "sharding_constraint":
                 continue
             with builder.insertion_point(before=op):
@@ -49,6 +54,21 @@ def constraints_to_reshards(module: Module) -> None:
                 new.defining_op.attributes.setdefault(k, v)  # type: ignore[union-attr]
             op.result.replace_all_uses_with(new)
             op.erase()
+
+
+def _reducer_constraint_to_reshard(op: Operation) -> None:
+    constraint = op.attributes.get("reducer_constraint")
+    prefix = "sdy.sharding_constraint "
+    if constraint is None or not constraint.text.startswith(prefix):
+        return
+    sharding = constraint.text[len(prefix):]
+    if not sharding.startswith("<") or not sharding.endswith(">") or "?" in sharding:
+        return  # attributes on the constraint, or an open sharding: left as imported
+    if "reducer_attrs" not in op.attributes:
+        op.attributes["reducer_attrs"] = OpaqueAttr(
+            "{sdy.sharding = #sdy.sharding_per_value<[" + sharding + "]>}"
+        )
+    op.attributes["reducer_constraint"] = OpaqueAttr("sdy.reshard " + sharding)
 
 
 def _without_sub_axes(m: NamedMapping) -> NamedMapping:

@@ -25,11 +25,6 @@ DIFFERENCES: dict[str, str] = {
         "of a concatenate whose concatenated dim is sharded (moving that dim's axes to another "
         "dim) and the result back; shardc's pipeline inserts no explicit reshards"
     ),
-    "shard_map_partial": (
-        "sdy-apply-sharding-constraints inside a region nested in a manual_computation body: "
-        "Shardy gives the constrained scalar (a reducer's add) the constraint's sharding; "
-        "shardc's apply-sharding-constraints does not reach region bodies"
-    ),
 }
 
 
