@@ -18,6 +18,7 @@ The native `propagation-pipeline{close=true}` (what `shardc compile` runs) is un
 from __future__ import annotations
 
 import dataclasses
+import math
 from dataclasses import dataclass
 
 from ir.attributes import OpaqueAttr, Symbol
@@ -92,6 +93,34 @@ def remove_io_sub_axes(module: Module) -> None:
             if a.mapping is not None:
                 a.set_mapping(_without_sub_axes(a.mapping))
         _map_results(func, _without_sub_axes)
+
+
+def _divisible(m: NamedMapping, shape) -> NamedMapping:
+    dims = []
+    for d, n in zip(m.dims, shape):
+        axes, size = [], 1
+        for a in d.axes:
+            size *= a.axis_size(m.mesh)
+            if n % size:
+                break  # Shardy keeps the sub-axis that divides; the sub-axes step then drops it
+            axes.append(a)
+        dims.append(DimSharding(tuple(axes), d.is_closed, d.priority) if len(axes) < len(d.axes)
+                    else d)
+    return m.with_dims(dims)
+
+
+def divisible_io_shardings(module: Module) -> None:
+    """Shardy's `sdy-update-non-divisible-input-output-shardings`: a function argument/result
+    dim keeps only the axes that split it evenly."""
+    for func in module.functions.values():
+        for a in func.args:
+            if a.mapping is not None:
+                a.set_mapping(_divisible(a.mapping, a.type.shape))
+        for i, t in enumerate(func.result_types):
+            if isinstance(t, DistributedTensorType) and t.mapping is not None:
+                func.result_types[i] = DistributedTensorType(
+                    t.shape, t.dtype, _divisible(t.mapping, t.shape)
+                )
 
 
 def _map_results(func: Function, fn) -> None:
@@ -259,6 +288,59 @@ def scalar_call_arguments(module: Module) -> None:
                 a.set_mapping(NamedMapping.fully_replicated(mesh, 0))
 
 
+def _concat_target(op: Operation) -> NamedMapping | None:
+    """The sharding Shardy's non-full explicit-reshard step gives a concatenate whose operands do
+    not agree with its result: the result's sharding with the concatenated dim replicated, its
+    axes (the result's, else the first operand's that has some) appended to the first other dim
+    they divide evenly (dropped if none). Found by running jaxlib's pass on small programs."""
+    target = op.result.mapping
+    dim = op.attributes["dimension"]
+    mesh = target.mesh
+    moved: tuple = ()
+    for m in [target, *(v.mapping for v in op.operands)]:
+        if m is not None and m.dims[dim].axes:
+            moved = m.dims[dim].axes
+            break
+    size = math.prod(a.axis_size(mesh) for a in moved)
+    dims = [DimSharding(d.axes, True) for d in target.dims]
+    dims[dim] = DimSharding((), True)
+    for i, d in enumerate(dims):
+        if i == dim or not moved:
+            continue
+        have = math.prod(a.axis_size(mesh) for a in d.axes)
+        if op.result.type.shape[i] % (have * size) == 0:
+            dims[i] = DimSharding(d.axes + tuple(moved), True)
+            break
+    return target.with_dims(dims)
+
+
+def concatenate_reshards(module: Module) -> None:
+    """Shardy's `sdy-insert-explicit-reshards{enable-full-version=false}` as it acts on the
+    corpus: a `concatenate` whose operands are not all sharded as its result computes under
+    `_concat_target`; operands are resharded to it and the result back to what propagation
+    decided. (The full version is `insert-reshards`.)"""
+    builder = Builder(module)
+    for func in list(module.functions.values()):
+        for op in list(func.body):
+            if op.name != "concatenate" or op.result.mapping is None:
+                continue
+            target = op.result.mapping
+            if all(v.mapping is not None and v.mapping.dims == target.dims for v in op.operands):
+                continue
+            new = _concat_target(op)
+            for i, v in enumerate(op.operands):
+                if v.mapping is None or v.mapping.dims != new.dims:
+                    with builder.insertion_point(before=op):
+                        op.set_operand(i, builder.reshard(v, new))
+            if new.dims != target.dims:
+                users = list(op.result.uses)
+                op.result.set_mapping(new)
+                with builder.insertion_point(after=op):
+                    back = builder.reshard(op.result, target)
+                for u in users:
+                    u.op.set_operand(u.index, back)
+
+
 def mark_sdy_constants(module: Module) -> None:
     for func in module.functions.values():
         for op in func.body:
@@ -292,8 +374,10 @@ class SdyPropagationPipeline(Pass):
             merge_constants(func)
             restore_order(func, order, sources)
         constraints_to_reshards(module)
+        divisible_io_shardings(module)
         remove_io_sub_axes(module)
         scalar_call_arguments(module)
         close_existing(module)
+        concatenate_reshards(module)
         mark_sdy_constants(module)
         reorder_functions(module)

@@ -2,8 +2,9 @@
 
 For every JAX corpus case `tests/data/stablehlo/<case>.mlir`, the command's output is compared
 byte for byte with Shardy's `<case>.propagated.mlir` (import + propagation + export; see
-`tests/data/stablehlo/README.md`). No normalisation. The cases that still differ are strict
-xfails whose reason names the cause (docs/interop.md, "Shardy's whole pipeline").
+`tests/data/stablehlo/README.md`). No normalisation. A case that differs would be a strict
+xfail in `DIFFERENCES` whose reason names the cause (docs/interop.md, "Shardy's whole
+pipeline"); today all 31 match.
 """
 
 from __future__ import annotations
@@ -19,13 +20,8 @@ CASES = sorted(
     p.name[: -len(".mlir")] for p in DATA.glob("*.mlir") if not p.name.endswith(".propagated.mlir")
 )
 
-DIFFERENCES: dict[str, str] = {
-    "concat_slice_pad": (
-        "sdy-insert-explicit-reshards{enable-full-version=false}: Shardy reshards the operands "
-        "of a concatenate whose concatenated dim is sharded (moving that dim's axes to another "
-        "dim) and the result back; shardc's pipeline inserts no explicit reshards"
-    ),
-}
+# Cases whose output still differs from Shardy's, with the cause (a strict xfail each): none.
+DIFFERENCES: dict[str, str] = {}
 
 
 def _params():
