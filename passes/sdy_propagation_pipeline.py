@@ -3,14 +3,14 @@ that `shardc opt X.mlir -p sdy-propagation-pipeline` prints what Shardy prints.
 
     shardc opt model.mlir -p sdy-propagation-pipeline
 
-It is `propagation-pipeline` followed by the export steps of Shardy's pipeline
-(`tests/data/stablehlo/generate.py: expanded_pipeline()`), each a small function below:
-
-- `sdy-sharding-constraint-to-reshard`: every `sharding_constraint` becomes a `reshard`;
-- `sdy-remove-sub-axes-in-input-output-shardings`: sub-axes leave function argument/result
-  shardings;
-- `sdy-close-shardings`: every existing sharding is closed (values without one keep none);
-- constants print as `sdy.constant` (Shardy's import turns every `stablehlo.constant` into one).
+It is `propagation-pipeline` (the constant copies placed where Shardy's splitter puts them)
+followed by the export steps of Shardy's pipeline (`tests/data/stablehlo/generate.py:
+expanded_pipeline()`), each a small function below: the constant merger, constraints to
+reshards, non-divisible and sub-axis argument/result shardings, closing, explicit reshards
+around a disagreeing `concatenate`, `sdy.constant`, and the function order of Shardy's
+call-graph export. On the JAX corpus (`tests/data/stablehlo/`) the output is byte-identical to
+jaxlib 0.10.2's for all 31 cases (tests/test_sdy_propagation_pipeline.py); several steps follow
+what Shardy was observed to do there rather than all of its logic (see docs/interop.md).
 
 The native `propagation-pipeline{close=true}` (what `shardc compile` runs) is unchanged.
 """
