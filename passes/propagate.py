@@ -143,6 +143,5 @@ class PropagationPipeline(Pass):
             CloseShardings().run(module, ctx)
 
 
-# Shardy's pipeline also closes every dim; its export steps (explicit reshards, constraints to
-# reshards) are `insert-reshards` here, which `shardc compile` runs. See docs/propagation.md.
-register_alias("sdy-propagation-pipeline", "propagation-pipeline", close="true")
+# `sdy-propagation-pipeline` (jaxlib's import + propagation + export, printed as Shardy prints
+# it) is its own pass: passes/sdy_propagation_pipeline.py.

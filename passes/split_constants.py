@@ -41,23 +41,37 @@ def _is_scalar_expansion(op: Operation) -> bool:
     return op.name == "broadcast_in_dim" and op.operand(0).type.rank == 0
 
 
-def _clone_tree(v: Value, before: Operation, mapping: dict[int, Value]) -> Value:
+def _clone_tree(
+    v: Value,
+    before: Operation,
+    mapping: dict[int, Value],
+    sources: dict[int, Operation] | None = None,
+) -> Value:
     """Clone the sub-computation producing `v` right before `before` (scalars stay shared)."""
     if v.type.rank == 0 or id(v) in mapping:
         return mapping.get(id(v), v)
     op = v.defining_op
     assert op is not None
     operands = [
-        _clone_tree(o, before, mapping) if o.defining_op is not None else o for o in op.operands
+        _clone_tree(o, before, mapping, sources) if o.defining_op is not None else o
+        for o in op.operands
     ]
     copy = op.clone(operands)
+    if sources is not None:
+        sources[id(copy)] = sources.get(id(op), op)
     before.parent.insert_before(before, copy)  # type: ignore[union-attr]
     for old, new in zip(op.results, copy.results):
         mapping[id(old)] = new
     return mapping[id(v)]
 
 
-def split_function(func: Function) -> int:
+def split_function(
+    func: Function, at_original: bool = False, sources: dict[int, Operation] | None = None
+) -> int:
+    """Clone every shared constant sub-computation per user; the clones go right before their
+    user, or with `at_original` right before the op they copy (where Shardy's
+    `sdy-constant-or-scalar-splitter` puts them, so that merging them back restores the order
+    of the program). `sources`, if given, maps each clone (by id) to the op it copies."""
     constants: set[int] = set()
     expansions: set[int] = set()
     members: list[Operation] = []
@@ -76,7 +90,7 @@ def split_function(func: Function) -> int:
         for i, v in enumerate(op.operands):
             d = v.defining_op
             if d is not None and (id(d) in constants or id(d) in expansions) and v.type.rank > 0:
-                op.set_operand(i, _clone_tree(v, op, {}))
+                op.set_operand(i, _clone_tree(v, d if at_original else op, {}, sources))
                 clones += 1
     for op in reversed(members):
         if all(u.op.name == "sharding_group" for r in op.results for u in r.uses):
