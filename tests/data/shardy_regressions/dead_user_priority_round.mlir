@@ -1,7 +1,7 @@
 // Random-testing regression (docs/propagation.md, "Agreement with Shardy").
 // As dead_user_single_use.mlir with both shardings at user priority p1: %5 was erased in the p0
 // round, so in the p1 round's stage 0 tanh's operand %1 has one use and the constraint wins.
-// %y: [{?}, {"a2", "a0", ?}] (uses counted per stage, not ignoring erasure altogether).
+// %y: [{?}, {"a2", "a0", ?}] (an erased op stops counting, just not within its stage).
 mesh @mesh = <["a0"=2, "a2"=4]>
 
 func @main(%x: tensor<6x2xf32, <@mesh, [{"a2", ?}p1, {}]>>, %y: tensor<6x2xf32>) -> (tensor<6x2xf32, <@mesh, [{}, {?}]>>) {

@@ -1,7 +1,8 @@
 // Random-testing regression (docs/propagation.md, "Agreement with Shardy").
-// %5 is dead: the second user of %1. Shardy erases it during op-priority stage 0 but its use of
-// %1 counts until stage 1 starts, so tanh (operand %1) is not a stage-0 op: %x's a2 reaches %1
-// first (multiply, stage 1) and the constraint's axes never do. %y: [{"a2", ?}, {?}].
+// %5 is dead: the second user of %1. When op-priority stage 0 first looks at tanh (once the
+// constraint has sharded %3) %1 has two uses, so tanh is not a stage-0 op for the whole stage,
+// though %5 is erased right after: %x's a2 reaches %1 first (multiply, stage 1) and the
+// constraint's axes never do. %y: [{"a2", ?}, {?}].
 mesh @mesh = <["a0"=2, "a2"=4]>
 
 func @main(%x: tensor<6x2xf32, <@mesh, [{"a2", ?}, {}]>>, %y: tensor<6x2xf32>) -> (tensor<6x2xf32, <@mesh, [{}, {?}]>>) {
