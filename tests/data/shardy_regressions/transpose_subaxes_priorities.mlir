@@ -1,3 +1,6 @@
+// Random-testing regression (docs/propagation.md, "Agreement with Shardy"): three transposes of
+// one argument sharded on sub-axes, a prioritised result sharding and constraints. Diverged
+// while the single-use test of op-priority stage 0 was re-evaluated on every visit.
 mesh @mesh = <["a0"=4, "a1"=4, "a2"=4]>
 
 func @main(%x: tensor<6x2xf32, <@mesh, [{"a2":(2)2, "a1":(1)2}, {"a0":(1)2, ?}]>>, %y: tensor<6x2xf32>) -> (tensor<6x2xf32, <@mesh, [{}, {"a1":(2)2, "a0":(2)2, ?}p0]>>, tensor<2x6xf32, <@mesh, [{"a0":(2)2, "a1"}, {"a2":(1)2, ?}p1]>>) {
