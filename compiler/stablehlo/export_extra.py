@@ -9,8 +9,11 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from compiler.stablehlo.mlir_text import functional_type as _functional
+from compiler.stablehlo.mlir_text import int_list as _ints
+from compiler.stablehlo.mlir_text import tensor_text as _ty
 from ir.attributes import OpaqueAttr, Symbol
 from ir.core import Operation
 from ir.ops import attr
@@ -25,19 +28,10 @@ RESULT_NAMES = {"top_k": ("values", "indices")}
 _PLAIN = {"shift_left", "shift_right_arithmetic", "shift_right_logical"}
 
 
-def _ty(t: TensorType) -> str:
-    return "tensor<" + "".join(f"{d}x" for d in t.shape) + t.dtype + ">"
 
 
-def _functional(op: Operation) -> str:
-    ins = ", ".join(_ty(v.type) for v in op.operands)
-    outs = [_ty(r.type) for r in op.results]
-    res = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
-    return f"({ins}) -> {res}"
 
 
-def _ints(values: Any) -> str:
-    return "[" + ", ".join(str(int(v)) for v in values) + "]"
 
 
 def _conv_layout(batch: int, feature: int, spatial: tuple, letters: str) -> str:

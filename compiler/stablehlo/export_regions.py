@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from compiler.stablehlo.mlir_text import results_text as _results
+from compiler.stablehlo.mlir_text import tensor_text as _ty
 from ir.attributes import Symbol
 from ir.core import Function, Module, Operation
 
@@ -60,13 +62,8 @@ def region_only_functions(module: Module) -> set[str]:
             if name in module.functions and module.functions[name].is_private}
 
 
-def _ty(t) -> str:
-    return "tensor<" + "".join(f"{d}x" for d in t.shape) + t.dtype + ">"
 
 
-def _results(op: Operation) -> str:
-    outs = [_ty(r.type) for r in op.results]
-    return outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
 
 
 class RegionPrinter:

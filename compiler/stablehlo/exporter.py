@@ -29,6 +29,9 @@ from compiler.stablehlo.export_regions import (
     RegionPrinter,
     region_only_functions,
 )
+from compiler.stablehlo.mlir_text import functional_type as _functional
+from compiler.stablehlo.mlir_text import int_list as _ints
+from compiler.stablehlo.mlir_text import tensor_text as _ty
 from compiler.stablehlo.ops_extra import REDUCER_ATTRS
 from ir.attributes import DenseElements, Keyword, OpaqueAttr, Symbol
 from ir.core import Function, Module, Operation, Value
@@ -359,15 +362,8 @@ _COLLECTIVE_AXES = {"all_gather": "gathering_axes", "all_slice": "slicing_axes",
                     "reduce_scatter": "scatter_axes"}
 
 
-def _ty(t: TensorType) -> str:
-    return "tensor<" + "".join(f"{d}x" for d in t.shape) + t.dtype + ">"
 
 
-def _functional(op: Operation) -> str:
-    ins = ", ".join(_ty(v.type) for v in op.operands)
-    outs = [_ty(r.type) for r in op.results]
-    res = outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
-    return f"({ins}) -> {res}"
 
 
 def _same_or_functional(op: Operation) -> str:
@@ -375,8 +371,6 @@ def _same_or_functional(op: Operation) -> str:
     return types.pop() if len(types) == 1 else _functional(op)
 
 
-def _ints(values) -> str:
-    return "[" + ", ".join(str(int(v)) for v in values) + "]"
 
 
 def _axis_sets(per_dim) -> str:
