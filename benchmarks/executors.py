@@ -5,7 +5,7 @@
     python benchmarks/executors.py --repeat 9         # more runs per step-time median
     python benchmarks/executors.py --write-docs       # update docs/benchmarks.md
 
-Three measurements, on zoo models (`compiler.models.MODELS`) with their `dp_tp` preset
+Three measurements, on zoo models (`shardc.models.MODELS`) with their `dp_tp` preset
 (mesh dp=2, tp=4: 8 devices) and the FSDP preset where noted:
 
 (a) numpy executor: `NumpyExecutor(result.spmd).run(inputs)` (8 simulated devices, global
@@ -51,10 +51,10 @@ sys.path.insert(0, str(ROOT))
 
 from docs_section import read_section, write_section  # noqa: E402
 
-from compiler.models import MODELS  # noqa: E402
-from compiler.pipeline import compile  # noqa: E402
-from ir.core import Module  # noqa: E402
-from ir.types import numpy_dtype  # noqa: E402
+from shardc.ir.core import Module  # noqa: E402
+from shardc.ir.types import numpy_dtype  # noqa: E402
+from shardc.models import MODELS  # noqa: E402
+from shardc.pipeline import compile  # noqa: E402
 
 
 @dataclass(frozen=True)
@@ -173,10 +173,10 @@ def executor_inputs(executor: Any, inputs: list[np.ndarray]) -> list[Any]:
 def step_row(config: Config, repeat: int) -> StepRow:
     import jax
 
-    from compiler.executors.jax_exec import JaxExecutor
-    from compiler.executors.jax_global import jit_global
-    from compiler.executors.numpy_exec import NumpyExecutor
-    from compiler.executors.reference import run_reference
+    from shardc.executors.jax_exec import JaxExecutor
+    from shardc.executors.jax_global import jit_global
+    from shardc.executors.numpy_exec import NumpyExecutor
+    from shardc.executors.reference import run_reference
 
     module = MODELS[config.model].build(config.preset, **config.params)
     result = compile(module)
@@ -254,9 +254,9 @@ def first_step_once(layers: int, xla_first: bool) -> tuple[int, float, float, fl
     for a fresh `layers`-deep transformer (new objects, so no cache is hit)."""
     import jax
 
-    from compiler.executors.jax_exec import JaxExecutor
-    from compiler.executors.jax_global import global_function
-    from compiler.jax_api import mesh_to_jax, to_jax_shardings
+    from shardc.executors.jax_exec import JaxExecutor
+    from shardc.executors.jax_global import global_function
+    from shardc.jax_api import mesh_to_jax, to_jax_shardings
 
     module = MODELS["transformer"].build("dp_tp", layers=layers)
     func = module.main

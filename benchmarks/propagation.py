@@ -5,7 +5,8 @@
     python benchmarks/propagation.py --no-shardy        # shardc only (no jaxlib needed)
     python benchmarks/propagation.py --write-docs       # also update docs/benchmarks.md
 
-Two programs, each N layers deep, built with `ir.builder.Builder` on a `["dp"=2, "tp"=4]` mesh:
+Two programs, each N layers deep, built with `shardc.ir.builder.Builder` on a
+`["dp"=2, "tp"=4]` mesh:
 
 - `mlp`: N Megatron MLP blocks, `x + (tanh(x @ w1) @ w2)`, the input sharded on its batch dim
   (`dp`), `w1` column-parallel and `w2` row-parallel (`tp`).
@@ -41,9 +42,9 @@ sys.path.insert(0, str(ROOT))
 
 from docs_section import write_section  # noqa: E402
 
-from ir.builder import Builder, MeshHandle  # noqa: E402
-from ir.core import Module, Value  # noqa: E402
-from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline  # noqa: E402
+from shardc.ir.builder import Builder, MeshHandle  # noqa: E402
+from shardc.ir.core import Module, Value  # noqa: E402
+from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline  # noqa: E402
 
 # Small shapes: propagation time depends on the op count, not on tensor sizes.
 BATCH, SEQ, MODEL, HEADS, HEAD_DIM, HIDDEN = 8, 16, 64, 4, 16, 256
@@ -178,7 +179,7 @@ def time_shardy(text: str, repeat: int) -> tuple[float, float]:
 
 def agreement(build: Callable[[], Module], text: str) -> str:
     """`equal/compared` values between shardc's and Shardy's propagation (+ structural notes)."""
-    from compiler.stablehlo import import_stablehlo
+    from shardc.stablehlo import import_stablehlo
     from tests.shardy_compare import (
         compare_modules,
         run_shardy,
@@ -266,7 +267,7 @@ def run(
                 row.growth = row.shardc / previous[n // 4]
             previous[n] = row.shardc
             if shardy:
-                from compiler.stablehlo import export_stablehlo
+                from shardc.stablehlo import export_stablehlo
 
                 text = export_stablehlo(module)
                 row.shardy_total, row.shardy_pipeline = time_shardy(text, reps)

@@ -5,10 +5,10 @@
     python benchmarks/quality.py --details            # also list every collective, both sides
     python benchmarks/quality.py --write-docs         # update docs/benchmarks.md
 
-For every model of the zoo (`compiler.models.MODELS`) and every annotation preset, at the
+For every model of the zoo (`shardc.models.MODELS`) and every annotation preset, at the
 model's default sizes (stacked models with `--layers` layers, default 2):
 
-- shardc: `compiler.pipeline.compile(module)`; its report gives the collectives, the bytes per
+- shardc: `shardc.pipeline.compile(module)`; its report gives the collectives, the bytes per
   device and the peak memory per device (docs/cost.md).
 - XLA: the same global program as a JAX function (`compiler/executors/jax_global.py`), under
   `jax.jit` with the argument AND result shardings of shardc's compiled module (all closed) as
@@ -44,13 +44,13 @@ sys.path.insert(0, str(ROOT))
 
 from docs_section import read_section, write_section  # noqa: E402
 
-from compiler.models import MODELS  # noqa: E402
-from compiler.pipeline import DEFAULT_PIPELINE, CompileOptions, clone, compile  # noqa: E402
-from ir.core import Module  # noqa: E402
-from ir.diagnostics import ShardcError  # noqa: E402
-from ir.types import numpy_dtype  # noqa: E402
-from passes.cost import collective_report  # noqa: E402
-from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline  # noqa: E402
+from shardc.ir.core import Module  # noqa: E402
+from shardc.ir.diagnostics import ShardcError  # noqa: E402
+from shardc.ir.types import numpy_dtype  # noqa: E402
+from shardc.models import MODELS  # noqa: E402
+from shardc.passes.cost import collective_report  # noqa: E402
+from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline  # noqa: E402
+from shardc.pipeline import DEFAULT_PIPELINE, CompileOptions, clone, compile  # noqa: E402
 
 # ----- XLA's collectives, from the compiled HLO text ----------------------------------------------
 
@@ -329,8 +329,8 @@ def run_case(
 ) -> Case:
     import jax
 
-    from compiler.executors.jax_exec import JaxExecutor
-    from compiler.executors.jax_global import jit_global
+    from shardc.executors.jax_exec import JaxExecutor
+    from shardc.executors.jax_global import jit_global
 
     spec = MODELS[model]
     module = spec.build(preset, **params)

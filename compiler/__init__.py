@@ -1,9 +1,9 @@
 """shardc's user-facing layer: the CLI, the pipeline, StableHLO interop and the executors.
 
-`compiler.from_jax(f, *args, mesh=..., in_shardings=...)` lowers a JAX function and imports it;
-`compiler.to_jax_shardings` / `compiler.mesh_to_jax` go the other way (docs/jax.md).
+`shardc.from_jax(f, *args, mesh=..., in_shardings=...)` lowers a JAX function and imports it;
+`shardc.to_jax_shardings` / `shardc.mesh_to_jax` go the other way (docs/jax.md).
 """
 
-from compiler.jax_api import from_jax, mesh_to_jax, to_jax_shardings
+from shardc.jax_api import from_jax, mesh_to_jax, to_jax_shardings
 
 __all__ = ["from_jax", "mesh_to_jax", "to_jax_shardings"]

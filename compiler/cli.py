@@ -11,9 +11,9 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from compiler import formats
-from ir.diagnostics import Location, ShardcError
-from passes.manager import (
+from shardc import formats
+from shardc.ir.diagnostics import Location, ShardcError
+from shardc.passes.manager import (
     DESCRIPTIONS,
     PASSES,
     PassContext,
@@ -78,7 +78,7 @@ def write_output(text: str, path: str | None) -> None:
 
 def parse_pipeline_or_usage(text: str):
     """A bad pipeline is bad usage (exit 2), not bad input."""
-    from ir.diagnostics import PassError
+    from shardc.ir.diagnostics import PassError
 
     try:
         return parse_pipeline(text) if text else []
@@ -143,7 +143,7 @@ def _opt_one(text: str, name: str, pipeline, args: argparse.Namespace) -> str:
 
 def cmd_passes(args: argparse.Namespace) -> int:
     load_all_passes()
-    from passes.manager import ALIASES
+    from shardc.passes.manager import ALIASES
 
     for name in sorted(PASSES):
         print(f"{name:34} {DESCRIPTIONS.get(name, '')}")
@@ -230,7 +230,7 @@ EXTRA_COMMANDS: list[Callable[[argparse._SubParsersAction], None]] = []
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from compiler import commands  # noqa: F401 - registers the other subcommands
+    from shardc import commands  # noqa: F401 - registers the other subcommands
 
     parser = build_parser()
     args = parser.parse_args(argv)

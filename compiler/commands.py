@@ -1,11 +1,11 @@
-"""Subcommands beyond `opt`: each adds its parser to `compiler.cli.EXTRA_COMMANDS`."""
+"""Subcommands beyond `opt`: each adds its parser to `shardc.cli.EXTRA_COMMANDS`."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from compiler import cli, formats
+from shardc import cli, formats
 
 
 def _cmd_convert(target: str):
@@ -52,11 +52,11 @@ def _parse_mesh(text: str | None) -> dict[str, int] | None:
 
 def _load(args: argparse.Namespace):
     """The input module (from a file, or the model zoo with --model), with --mesh applied."""
-    from compiler.pipeline import with_mesh
+    from shardc.pipeline import with_mesh
 
     mesh = _parse_mesh(getattr(args, "mesh", None))
     if getattr(args, "model", None):
-        from compiler.models import MODELS
+        from shardc.models import MODELS
 
         spec = MODELS.get(args.model)
         if spec is None:
@@ -78,7 +78,7 @@ def _load(args: argparse.Namespace):
 
 
 def _compile(args: argparse.Namespace):
-    from compiler.pipeline import CompileOptions, compile
+    from shardc.pipeline import CompileOptions, compile
 
     module, fmt = _load(args)
     options = CompileOptions(strategy=args.strategy, strict=args.strict)
@@ -86,7 +86,7 @@ def _compile(args: argparse.Namespace):
 
 
 def cmd_compile(args: argparse.Namespace) -> int:
-    from compiler.report import report_json, report_text
+    from shardc.report import report_json, report_text
 
     result, fmt = _compile(args)
     for w in result.warnings:
@@ -107,7 +107,7 @@ def cmd_compile(args: argparse.Namespace) -> int:
 def _random_inputs(module, seed: int) -> list:
     import numpy as np
 
-    from ir.types import is_float, numpy_dtype
+    from shardc.ir.types import is_float, numpy_dtype
 
     rng = np.random.default_rng(seed)
     out = []
@@ -125,7 +125,7 @@ def _random_inputs(module, seed: int) -> list:
 def _read_inputs(path: str, module) -> list:
     import numpy as np
 
-    from ir.diagnostics import ExecutionError
+    from shardc.ir.diagnostics import ExecutionError
 
     try:
         data = np.load(path)
@@ -193,7 +193,7 @@ def _simulate_cpu_devices(module) -> None:
 def cmd_run(args: argparse.Namespace) -> int:
     import numpy as np
 
-    from compiler.executors.reference import run_reference
+    from shardc.executors.reference import run_reference
 
     result, _ = _compile(args)
     for w in result.warnings:
@@ -294,7 +294,7 @@ cli.EXTRA_COMMANDS.append(_add_compile_run)
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    from compiler.models import MODELS
+    from shardc.models import MODELS
 
     for name, spec in MODELS.items():
         print(f"{name:12} {spec.description}")
@@ -307,8 +307,8 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from compiler.explain import explain_text, to_dot, to_html, visualize_sharding
-    from compiler.pipeline import CompileOptions, compile
+    from shardc.explain import explain_text, to_dot, to_html, visualize_sharding
+    from shardc.pipeline import CompileOptions, compile
 
     module, _ = _load(args)
     result = compile(module, CompileOptions(strategy=args.strategy, strict=args.strict))
@@ -323,7 +323,7 @@ def cmd_explain(args: argparse.Namespace) -> int:
     text = explain_text(result.module, origins)
     if args.value:
         func = result.module.main
-        from ir.printer import Namer
+        from shardc.ir.printer import Namer
 
         name = Namer(func)
         wanted = args.value if args.value.startswith("%") else "%" + args.value

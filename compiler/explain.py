@@ -19,12 +19,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from compiler.layout import layered_layout
-from ir.core import Function, Module, Operation, Value
-from ir.mapping import NamedMapping
-from ir.printer import Namer
-from ir.types import shard_bounds, shard_shape
-from passes.cost import COLLECTIVES, collective_report
+from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.printer import Namer
+from shardc.ir.types import shard_bounds, shard_shape
+from shardc.layout import layered_layout
+from shardc.passes.cost import COLLECTIVES, collective_report
 
 # ColorBrewer Set3 without its grey and red (grey is "replicated", red marks collectives).
 PALETTE = (

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import re
 
-from ir.core import Module
-from ir.diagnostics import ShardcError
-from ir.parser import parse_module
-from ir.printer import print_module
+from shardc.ir.core import Module
+from shardc.ir.diagnostics import ShardcError
+from shardc.ir.parser import parse_module
+from shardc.ir.printer import print_module
 
 _SDY_MARKERS = re.compile(r"^\s*(module\b|func\.func\b|sdy\.mesh\b)|\bstablehlo\.|\bsdy\.", re.M)
 # Native text starts its top-level items with `mesh @`, `func @`/`func private @`.
@@ -28,7 +28,7 @@ def detect(text: str, explicit: str | None = None) -> str:
 def parse(text: str, filename: str, fmt: str) -> Module:
     if fmt == "native":
         return parse_module(text, filename)
-    from compiler.stablehlo import import_stablehlo
+    from shardc.stablehlo import import_stablehlo
 
     return import_stablehlo(text, filename)
 
@@ -37,7 +37,7 @@ def emit(module: Module, fmt: str) -> str:
     if fmt == "native":
         return print_module(module)
     if fmt == "sdy":
-        from compiler.stablehlo import export_stablehlo
+        from shardc.stablehlo import export_stablehlo
 
         return export_stablehlo(module)
     raise ShardcError(f"unknown output format '{fmt}' (expected native or sdy)")

@@ -17,11 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from ir.core import Function, Module
-from ir.diagnostics import ConversionError, ShardcError
-from ir.mapping import NamedMapping
-from ir.mesh import DeviceMesh
-from ir.types import DistributedTensorType
+from shardc.ir.core import Function, Module
+from shardc.ir.diagnostics import ConversionError, ShardcError
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.mesh import DeviceMesh
+from shardc.ir.types import DistributedTensorType
 
 __all__ = ["from_jax", "mesh_to_jax", "to_jax_shardings"]
 
@@ -55,7 +55,7 @@ def from_jax(
         from_jax(f, x, w, mesh=mesh, in_shardings=(P("dp", None), P(None, "tp")))
     """
     jax = _jax()
-    from compiler.stablehlo import import_stablehlo
+    from shardc.stablehlo import import_stablehlo
 
     in_shardings = _bind_specs(in_shardings, mesh, "in_shardings")
     out_shardings = _bind_specs(out_shardings, mesh, "out_shardings")

@@ -19,13 +19,13 @@ from typing import Any
 
 import numpy as np
 
-from ir.core import Module
-from ir.diagnostics import ShardcError
-from ir.mesh import DeviceMesh
-from ir.parser import parse_module
-from ir.printer import print_module
-from ir.types import shard_shape
-from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
+from shardc.ir.core import Module
+from shardc.ir.diagnostics import ShardcError
+from shardc.ir.mesh import DeviceMesh
+from shardc.ir.parser import parse_module
+from shardc.ir.printer import print_module
+from shardc.ir.types import shard_shape
+from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
 
 DEFAULT_PIPELINE = (
     "propagation-pipeline,close-shardings,insert-reshards,lower-collectives,canonicalize"
@@ -55,7 +55,7 @@ class CompileResult:
     @property
     def report(self) -> dict[str, Any]:
         if self._report is None:
-            from compiler.report import build_report
+            from shardc.report import build_report
 
             self._report = build_report(self)
         return self._report
@@ -67,11 +67,11 @@ class CompileResult:
     ) -> list[np.ndarray]:
         """Run the per-device program on every device of the mesh; global arrays in and out."""
         if backend == "numpy":
-            from compiler.executors.numpy_exec import NumpyExecutor
+            from shardc.executors.numpy_exec import NumpyExecutor
 
             return NumpyExecutor(self.spmd).run(inputs)
         if backend == "jax":
-            from compiler.executors.jax_exec import JaxExecutor
+            from shardc.executors.jax_exec import JaxExecutor
 
             return JaxExecutor(self.spmd).run(inputs)
         raise ShardcError(f"unknown backend '{backend}' (expected numpy or jax)")

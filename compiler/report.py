@@ -11,12 +11,12 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from ir.printer import Namer
-from ir.types import shard_shape
-from passes.cost import collective_report
+from shardc.ir.printer import Namer
+from shardc.ir.types import shard_shape
+from shardc.passes.cost import collective_report
 
 if TYPE_CHECKING:
-    from compiler.pipeline import CompileResult
+    from shardc.pipeline import CompileResult
 
 
 def _values(result: CompileResult) -> list[dict[str, Any]]:

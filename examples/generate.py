@@ -16,8 +16,8 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # run from a checkout without installing
 
-from compiler.models import MODELS  # noqa: E402
-from ir.printer import print_module  # noqa: E402
+from shardc.ir.printer import print_module  # noqa: E402
+from shardc.models import MODELS  # noqa: E402
 
 
 def example_texts() -> dict[str, str]:

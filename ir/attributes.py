@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from ir.mapping import NamedMapping
-from ir.mesh import AxisRef
-from ir.types import numpy_dtype
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.mesh import AxisRef
+from shardc.ir.types import numpy_dtype
 
 
 @dataclass(frozen=True, slots=True)

@@ -22,13 +22,13 @@ from typing import Any
 
 import numpy as np
 
-from ir.attributes import Keyword, Symbol, dense_from_numpy
-from ir.core import Block, Function, Module, Operation, Value
-from ir.diagnostics import Location
-from ir.mapping import UNCONSTRAINED, NamedMapping, SpecEntry
-from ir.mesh import DeviceMesh
-from ir.ops import infer_result_types, verify_operation
-from ir.types import DistributedTensorType, TensorType
+from shardc.ir.attributes import Keyword, Symbol, dense_from_numpy
+from shardc.ir.core import Block, Function, Module, Operation, Value
+from shardc.ir.diagnostics import Location
+from shardc.ir.mapping import UNCONSTRAINED, NamedMapping, SpecEntry
+from shardc.ir.mesh import DeviceMesh
+from shardc.ir.ops import infer_result_types, verify_operation
+from shardc.ir.types import DistributedTensorType, TensorType
 
 
 class MeshHandle:
@@ -163,7 +163,7 @@ class Builder:
 
     def __getattr__(self, name: str):
         """`b.tanh(x)`, `b.add(x, y)`: any registered op whose result type is inferable."""
-        from ir.ops import OPS
+        from shardc.ir.ops import OPS
 
         if name in OPS:
             return lambda *operands, **attrs: self.op(name, list(operands), attrs)

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from ir.diagnostics import Location, VerifyError
-from ir.mesh import DeviceMesh
-from ir.types import DistributedTensorType, TensorType
+from shardc.ir.diagnostics import Location, VerifyError
+from shardc.ir.mesh import DeviceMesh
+from shardc.ir.types import DistributedTensorType, TensorType
 
 
 class Use:

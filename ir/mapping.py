@@ -20,9 +20,9 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from ir.diagnostics import ConversionError, ShardingError
-from ir.mesh import AxisRef, DeviceMesh
-from ir.placements import Partial, Placement, ReduceOp, Replicated, Sharded
+from shardc.ir.diagnostics import ConversionError, ShardingError
+from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.ir.placements import Partial, Placement, ReduceOp, Replicated, Sharded
 
 
 class _Unconstrained:

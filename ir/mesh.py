@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-from ir.diagnostics import ShardingError
+from shardc.ir.diagnostics import ShardingError
 
 
 @dataclass(frozen=True, slots=True, order=True)

@@ -14,7 +14,7 @@ from typing import Any
 import lark
 from lark import Token
 
-from ir.attributes import (
+from shardc.ir.attributes import (
     DenseElements,
     Keyword,
     OpaqueAttr,
@@ -22,20 +22,20 @@ from ir.attributes import (
     flatten_nested,
     unescape,
 )
-from ir.core import Function, Module, Operation, Value
-from ir.diagnostics import Location, ParseError, ShardcError
-from ir.mapping import DimSharding, NamedMapping
-from ir.mesh import AxisRef, DeviceMesh
-from ir.ops import coerce_attributes, get_op_def
-from ir.placements import ReduceOp
-from ir.types import DistributedTensorType
+from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.diagnostics import Location, ParseError, ShardcError
+from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.ir.ops import coerce_attributes, get_op_def
+from shardc.ir.placements import ReduceOp
+from shardc.ir.types import DistributedTensorType
 
 MAX_INPUT_BYTES = 256 * 1024 * 1024
 
 
 @functools.cache
 def _parser() -> lark.Lark:
-    grammar = resources.files("ir").joinpath("grammar.lark").read_text()
+    grammar = resources.files("shardc.ir").joinpath("grammar.lark").read_text()
     return lark.Lark(
         grammar,
         parser="lalr",
@@ -445,7 +445,7 @@ def parse_module(text: str, filename: str = "<input>", *, verify: bool = True) -
     except ShardcError as e:
         raise e.with_location(None, text) from None
     if verify:
-        from ir.verifier import verify_module
+        from shardc.ir.verifier import verify_module
 
         try:
             verify_module(module)

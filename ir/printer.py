@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ir.attributes import format_attr_value, format_string
-from ir.core import Function, Module, Operation, Value
-from ir.diagnostics import Location
+from shardc.ir.attributes import format_attr_value, format_string
+from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.diagnostics import Location
 
 
 def _loc_text(loc: Location) -> str:

@@ -17,8 +17,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ir.diagnostics import ShardingError
-from ir.mapping import NamedMapping
+from shardc.ir.diagnostics import ShardingError
+from shardc.ir.mapping import NamedMapping
 
 # Element types: the MLIR spelling -> numpy dtype name (bf16 comes from ml_dtypes when present).
 DTYPES: dict[str, str] = {

@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from ir.core import Function, Module, Operation
-from ir.diagnostics import VerifyError
-from ir.ops import verify_operation
+from shardc.ir.core import Function, Module, Operation
+from shardc.ir.diagnostics import VerifyError
+from shardc.ir.ops import verify_operation
 
 
 def _check_mapping_mesh(module: Module, mapping, loc, what: str) -> None:

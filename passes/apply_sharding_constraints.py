@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ir.core import Module, Operation, Value
-from ir.mapping import NamedMapping
-from ir.ops import attr
-from passes.manager import Pass, PassContext, register_alias, register_pass
+from shardc.ir.core import Module, Operation, Value
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.ops import attr
+from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 
 _CONSTRAINING = ("sharding_constraint", "manual_computation")
 

@@ -12,13 +12,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ir.core import Module, Operation, Value
-from ir.diagnostics import ShardcError
-from ir.mesh import AxisRef
-from ir.ops import GLOBAL_COLLECTIVES, verify_operation
-from ir.types import DistributedTensorType
-from passes.collectives.steps import same_layout
-from passes.manager import Pass, PassContext, register_pass
+from shardc.ir.core import Module, Operation, Value
+from shardc.ir.diagnostics import ShardcError
+from shardc.ir.mesh import AxisRef
+from shardc.ir.ops import GLOBAL_COLLECTIVES, verify_operation
+from shardc.ir.types import DistributedTensorType
+from shardc.passes.collectives.steps import same_layout
+from shardc.passes.manager import Pass, PassContext, register_pass
 
 Rewrite = Callable[[Operation], bool]
 ANY = "*"

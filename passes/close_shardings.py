@@ -8,11 +8,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ir.core import Module, Value
-from ir.mapping import DimSharding, NamedMapping
-from ir.ops.manual import fill_all, sync_all
-from ir.types import DistributedTensorType
-from passes.manager import Pass, PassContext, register_alias, register_pass
+from shardc.ir.core import Module, Value
+from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.ops.manual import fill_all, sync_all
+from shardc.ir.types import DistributedTensorType
+from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 
 
 def close(m: NamedMapping) -> NamedMapping:

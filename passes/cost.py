@@ -10,7 +10,8 @@
 
 The keys are CLI.md's (`shardc compile --report json` adds mesh, values, warnings and timings);
 the cost model and every field are documented in docs/cost.md. Per-collective numbers come from
-the planner's own step costs (`passes.collectives.steps`), so a plan's cost and the report agree.
+the planner's own step costs (`shardc.passes.collectives.steps`), so a plan's cost and the report
+agree.
 Pure: reads the module, changes nothing.
 """
 
@@ -19,17 +20,24 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from ir.core import Function, Module, Operation, Value
-from ir.diagnostics import VerifyError
-from ir.mapping import NamedMapping
-from ir.ops import GLOBAL_COLLECTIVES, attr
-from ir.ops.control import region_functions
-from ir.ops.manual import manual_computations
-from ir.printer import Namer
-from ir.types import element_bytes, shard_shape
-from passes.collectives import CollectivePermute
-from passes.collectives.steps import AllGather, AllReduce, AllSlice, AllToAll, ReduceScatter, Step
-from passes.lower_collectives import op_step
+from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.diagnostics import VerifyError
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.ops import GLOBAL_COLLECTIVES, attr
+from shardc.ir.ops.control import region_functions
+from shardc.ir.ops.manual import manual_computations
+from shardc.ir.printer import Namer
+from shardc.ir.types import element_bytes, shard_shape
+from shardc.passes.collectives import CollectivePermute
+from shardc.passes.collectives.steps import (
+    AllGather,
+    AllReduce,
+    AllSlice,
+    AllToAll,
+    ReduceScatter,
+    Step,
+)
+from shardc.passes.lower_collectives import op_step
 
 COLLECTIVES = frozenset(GLOBAL_COLLECTIVES)
 

@@ -29,22 +29,22 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from ir.builder import Builder
-from ir.core import Function, Module, Operation, Value
-from ir.diagnostics import PassError, ShardcError
-from ir.mapping import DimSharding, NamedMapping, axes_text
-from ir.mesh import AxisRef, DeviceMesh
-from ir.ops import COLLECTIVE, attr, get_op_def
-from ir.ops.control import region_signatures
-from ir.ops.manual import fill_all, sync_all
-from ir.ops.scalar_bodies import sort_dimension
-from ir.placements import ReduceOp
-from ir.types import DistributedTensorType
-from passes import scalar_bodies
-from passes.collectives.axes import merge_set
-from passes.collectives.steps import same_layout
-from passes.manager import Pass, PassContext, register_alias, register_pass
-from passes.propagation.projection import (
+from shardc.ir.builder import Builder
+from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.diagnostics import PassError, ShardcError
+from shardc.ir.mapping import DimSharding, NamedMapping, axes_text
+from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.ir.ops import COLLECTIVE, attr, get_op_def
+from shardc.ir.ops.control import region_signatures
+from shardc.ir.ops.manual import fill_all, sync_all
+from shardc.ir.ops.scalar_bodies import sort_dimension
+from shardc.ir.placements import ReduceOp
+from shardc.ir.types import DistributedTensorType
+from shardc.passes import scalar_bodies
+from shardc.passes.collectives.axes import merge_set
+from shardc.passes.collectives.steps import same_layout
+from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
+from shardc.passes.propagation.projection import (
     FactorSharding,
     ShardingProjection,
     TensorFactorShardings,
@@ -54,8 +54,8 @@ from passes.propagation.projection import (
     prefix_without_overlap_all,
     project_tensor,
 )
-from passes.rules.registry import rule_for
-from passes.rules.rule import FactorKind, OpShardingRule
+from shardc.passes.rules.registry import rule_for
+from shardc.passes.rules.rule import FactorKind, OpShardingRule
 
 AxesPerFactor = list[tuple[AxisRef, ...]]
 
@@ -697,7 +697,7 @@ def _is_global_collective(name: str) -> bool:
 def _needs_whole_operands(op: Operation) -> bool:
     """A custom_call shardc runs (e.g. a Cholesky factorisation) reads whole matrices, whatever
     factors its JAX-given rule names: its operands and results are replicated."""
-    from compiler.executors.kernels_extra import CUSTOM_CALLS  # noqa: PLC0415 - executors
+    from shardc.executors.kernels_extra import CUSTOM_CALLS  # noqa: PLC0415 - executors
 
     return op.name == "custom_call" and op.attributes.get("call_target_name") in CUSTOM_CALLS
 

@@ -9,7 +9,7 @@
     %1 = all_to_all %0 {axes = ["x"], src_dim = 0, tgt_dim = 1}
          : tensor<16x64xf32, <@m, [{}, {"x"}]>>
 
-The plan comes from `passes.collectives.plan_reshard` (A* over layouts, ring-model bytes per
+The plan comes from `shardc.passes.collectives.plan_reshard` (A* over layouts, ring-model bytes per
 device; SEMANTICS.md §5). Every emitted collective carries the sharding it produces in its result
 type, so the op verifiers check each step. A reshard whose operand is unreduced plans the
 reduction too (`all_reduce`, or `reduce_scatter` when the target shards a dim on those axes).
@@ -25,12 +25,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from ir.core import Module, Operation, Value
-from ir.diagnostics import PassError, ShardcError
-from ir.mapping import NamedMapping
-from ir.ops import verify_operation
-from ir.types import DistributedTensorType
-from passes.collectives import (
+from shardc.ir.core import Module, Operation, Value
+from shardc.ir.diagnostics import PassError, ShardcError
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.ops import verify_operation
+from shardc.ir.types import DistributedTensorType
+from shardc.passes.collectives import (
     AllGather,
     AllReduce,
     AllSlice,
@@ -42,8 +42,8 @@ from passes.collectives import (
     greedy_plan,
     plan_reshard,
 )
-from passes.collectives.planner import COST_MODELS
-from passes.manager import Pass, PassContext, register_alias, register_pass
+from shardc.passes.collectives.planner import COST_MODELS
+from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 
 PLANNERS = ("optimal", "greedy")
 

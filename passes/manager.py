@@ -22,9 +22,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from ir.core import Module
-from ir.diagnostics import PassError, ShardcError
-from ir.verifier import verify_module
+from shardc.ir.core import Module
+from shardc.ir.diagnostics import PassError, ShardcError
+from shardc.ir.verifier import verify_module
 
 
 @dataclass
@@ -219,8 +219,8 @@ def load_all_passes() -> None:
     import importlib
     import pkgutil
 
-    import passes
+    import shardc.passes
 
-    for info in pkgutil.iter_modules(passes.__path__):
+    for info in pkgutil.iter_modules(shardc.passes.__path__):
         if info.name not in ("manager",) and not info.ispkg:
-            importlib.import_module(f"passes.{info.name}")
+            importlib.import_module(f"shardc.passes.{info.name}")

@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ir.attributes import OpaqueAttr
-from ir.core import Module
-from passes.manager import Pass, PassContext, register_alias, register_pass
-from passes.propagation.driver import rule_for
+from shardc.ir.attributes import OpaqueAttr
+from shardc.ir.core import Module
+from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
+from shardc.passes.propagation.driver import rule_for
 
 RULE_ATTR = "sdy.sharding_rule"
 

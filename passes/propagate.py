@@ -14,15 +14,15 @@ from __future__ import annotations
 import gc
 from dataclasses import dataclass
 
-from ir.attributes import format_string
-from ir.core import Module, Value
-from ir.diagnostics import PassError
-from ir.ops.manual import normalize as normalize_manual
-from passes.manager import Pass, PassContext, register_alias, register_pass
-from passes.propagation.driver import build_state
-from passes.propagation.origins import OriginTracker
-from passes.propagation.priorities import run_op_priority, run_user_priorities
-from passes.propagation.strategies import strategy_named
+from shardc.ir.attributes import format_string
+from shardc.ir.core import Module, Value
+from shardc.ir.diagnostics import PassError
+from shardc.ir.ops.manual import normalize as normalize_manual
+from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
+from shardc.passes.propagation.driver import build_state
+from shardc.passes.propagation.origins import OriginTracker
+from shardc.passes.propagation.priorities import run_op_priority, run_user_priorities
+from shardc.passes.propagation.strategies import strategy_named
 
 
 def annotation_label(v: Value) -> str:
@@ -127,9 +127,9 @@ class PropagationPipeline(Pass):
     close: bool = False
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        from passes.apply_sharding_constraints import apply_constraints
-        from passes.remove_size_one_axes import remove_size_one_axes
-        from passes.split_constants import split_function
+        from shardc.passes.apply_sharding_constraints import apply_constraints
+        from shardc.passes.remove_size_one_axes import remove_size_one_axes
+        from shardc.passes.split_constants import split_function
 
         remove_size_one_axes(module)
         normalize_manual(module)
@@ -138,7 +138,7 @@ class PropagationPipeline(Pass):
         apply_constraints(module)
         Propagate(strategy=self.strategy).run(module, ctx)
         if self.close:
-            from passes.close_shardings import CloseShardings
+            from shardc.passes.close_shardings import CloseShardings
 
             CloseShardings().run(module, ctx)
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ir.core import Module
-from ir.mapping import DimSharding, NamedMapping
-from ir.ops.manual import manual_computations
-from ir.types import DistributedTensorType
-from passes.manager import Pass, PassContext, register_alias, register_pass
+from shardc.ir.core import Module
+from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.ops.manual import manual_computations
+from shardc.ir.types import DistributedTensorType
+from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 
 
 def without_size_one_axes(m: NamedMapping) -> NamedMapping:

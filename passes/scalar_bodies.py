@@ -41,16 +41,16 @@ import math
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ir.core import Operation, Value
-from ir.mapping import DimSharding, NamedMapping
-from ir.mesh import AxisRef, DeviceMesh
-from ir.ops import attr
-from ir.ops.scalar_bodies import has_body, reduce_inputs, sort_dimension
-from ir.types import DistributedTensorType
-from passes.rules.rule import FactorKind, OpShardingRule
+from shardc.ir.core import Operation, Value
+from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.ir.ops import attr
+from shardc.ir.ops.scalar_bodies import has_body, reduce_inputs, sort_dimension
+from shardc.ir.types import DistributedTensorType
+from shardc.passes.rules.rule import FactorKind, OpShardingRule
 
 if TYPE_CHECKING:
-    from passes.insert_reshards import _FunctionRewriter
+    from shardc.passes.insert_reshards import _FunctionRewriter
 
 AxesPerFactor = list[tuple[AxisRef, ...]]
 
@@ -103,7 +103,7 @@ def split_body_reduce(
 ) -> None:
     """Replace `op` by reshape, local reduce, reshard (all_gather) and a combining reduce (see
     the module docstring). `rw` is insert-reshards' function rewriter."""
-    from passes.insert_reshards import mapping_from_factors, replicated  # (imports this)
+    from shardc.passes.insert_reshards import mapping_from_factors, replicated  # (imports this)
 
     inputs, inits = reduce_inputs(op)
     n = len(inputs)

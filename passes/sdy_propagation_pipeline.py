@@ -21,17 +21,17 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from ir.attributes import OpaqueAttr, Symbol
-from ir.builder import Builder
-from ir.core import Function, Module, Operation
-from ir.mapping import DimSharding, NamedMapping
-from ir.ops.manual import fill_all, manual_computations, sync_all
-from ir.ops.manual import normalize as normalize_manual
-from ir.types import DistributedTensorType
-from passes.close_shardings import close
-from passes.manager import Pass, PassContext, register_pass
-from passes.propagate import Propagate
-from passes.split_constants import _is_constant_expression, _is_scalar_expansion
+from shardc.ir.attributes import OpaqueAttr, Symbol
+from shardc.ir.builder import Builder
+from shardc.ir.core import Function, Module, Operation
+from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.ops.manual import fill_all, manual_computations, sync_all
+from shardc.ir.ops.manual import normalize as normalize_manual
+from shardc.ir.types import DistributedTensorType
+from shardc.passes.close_shardings import close
+from shardc.passes.manager import Pass, PassContext, register_pass
+from shardc.passes.propagate import Propagate
+from shardc.passes.split_constants import _is_constant_expression, _is_scalar_expansion
 
 SDY_CONSTANT_MARKER = "sdy.constant"
 
@@ -356,9 +356,9 @@ class SdyPropagationPipeline(Pass):
     strategy: str = "aggressive"
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        from passes.apply_sharding_constraints import apply_constraints
-        from passes.remove_size_one_axes import remove_size_one_axes
-        from passes.split_constants import split_function
+        from shardc.passes.apply_sharding_constraints import apply_constraints
+        from shardc.passes.remove_size_one_axes import remove_size_one_axes
+        from shardc.passes.split_constants import split_function
 
         # propagation-pipeline, with the constant copies where Shardy's splitter puts them
         remove_size_one_axes(module)

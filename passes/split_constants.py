@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ir.core import Function, Module, Operation, Value
-from ir.ops import ELEMENTWISE, get_op_def
-from passes.manager import Pass, PassContext, register_alias, register_pass
+from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.ops import ELEMENTWISE, get_op_def
+from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 
 _PRESERVING = ("broadcast_in_dim", "reshape", "slice")
 

@@ -22,21 +22,21 @@ from typing import Any
 
 import numpy as np
 
-from ir.attributes import DenseElements, Keyword, Symbol
-from ir.core import Function, Module, Operation, Value
-from ir.diagnostics import PassError, ShardcError
-from ir.mapping import DimSharding, NamedMapping
-from ir.mesh import AxisRef, DeviceMesh
-from ir.ops.compute import dot_general_dims
-from ir.ops.control import region_signatures
-from ir.ops.manual import body_of, manual_computations, manual_names, manual_shards
-from ir.ops.registry import attr
-from ir.ops.scalar_bodies import sort_dimension
-from ir.placements import ReduceOp
-from ir.types import DistributedTensorType, is_float, shard_shape
-from passes.collectives.axes import merge_set, product
-from passes.collectives.groups import device_groups, permute_sources
-from passes.collectives.steps import (
+from shardc.ir.attributes import DenseElements, Keyword, Symbol
+from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.diagnostics import PassError, ShardcError
+from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.ir.ops.compute import dot_general_dims
+from shardc.ir.ops.control import region_signatures
+from shardc.ir.ops.manual import body_of, manual_computations, manual_names, manual_shards
+from shardc.ir.ops.registry import attr
+from shardc.ir.ops.scalar_bodies import sort_dimension
+from shardc.ir.placements import ReduceOp
+from shardc.ir.types import DistributedTensorType, is_float, shard_shape
+from shardc.passes.collectives.axes import merge_set, product
+from shardc.passes.collectives.groups import device_groups, permute_sources
+from shardc.passes.collectives.steps import (
     AllGather,
     AllSlice,
     AllToAll,
@@ -44,10 +44,10 @@ from passes.collectives.steps import (
     chunk,
     same_layout,
 )
-from passes.manager import Pass, PassContext, register_pass
-from passes.propagation.projection import ShardingProjection
-from passes.rules.registry import rule_for
-from passes.rules.rule import FactorKind, OpShardingRule
+from shardc.passes.manager import Pass, PassContext, register_pass
+from shardc.passes.propagation.projection import ShardingProjection
+from shardc.passes.rules.registry import rule_for
+from shardc.passes.rules.rule import FactorKind, OpShardingRule
 
 # `unreduced_op` -> the `kind` of spmd.all_reduce (and of `reduce`).
 REDUCE_KIND = {
@@ -952,6 +952,6 @@ _LOCAL_FIXES = {
     "sort": _check_sort,
 }
 
-from passes.spmd_extra import EXTRA_FIXES  # noqa: E402 - its fixes take a _Lowering
+from shardc.passes.spmd_extra import EXTRA_FIXES  # noqa: E402 - its fixes take a _Lowering
 
 _LOCAL_FIXES.update(EXTRA_FIXES)

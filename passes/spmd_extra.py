@@ -22,12 +22,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ir.core import Operation
-from ir.ops.registry import attr
-from passes.rules.rule import OpShardingRule
+from shardc.ir.core import Operation
+from shardc.ir.ops.registry import attr
+from shardc.passes.rules.rule import OpShardingRule
 
 if TYPE_CHECKING:
-    from passes.spmd import _Lowering
+    from shardc.passes.spmd import _Lowering
 
 
 def _fix_dynamic_slice(low: _Lowering, op: Operation, rule: OpShardingRule) -> None:

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from hypothesis import strategies as st
 
-from ir.builder import Builder
-from ir.core import Module, Value
-from ir.mapping import DimSharding, NamedMapping
-from ir.mesh import AxisRef, DeviceMesh
+from shardc.ir.builder import Builder
+from shardc.ir.core import Module, Value
+from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.mesh import AxisRef, DeviceMesh
 
 UNARY = ["tanh", "exponential", "negate", "abs", "logistic"]
 BINARY = ["add", "subtract", "multiply", "maximum", "minimum"]

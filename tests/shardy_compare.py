@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ir.core import Module, Operation
-from ir.ops import ELEMENTWISE, OPS
-from ir.types import DistributedTensorType
+from shardc.ir.core import Module, Operation
+from shardc.ir.ops import ELEMENTWISE, OPS
+from shardc.ir.types import DistributedTensorType
 
 
 def _non_constant_ops(func, skip_dead: bool = False) -> list[Operation]:
-    from passes.propagation.driver import dead_ops
+    from shardc.passes.propagation.driver import dead_ops
 
     constant: set[int] = set()
     dead = dead_ops(func) if skip_dead else set()
@@ -82,7 +82,7 @@ class Agreement:
 
 
 def compare_modules(ours: Module, theirs: Module, name: str = "") -> Agreement:
-    from compiler.stablehlo.export_regions import region_only_functions
+    from shardc.stablehlo.export_regions import region_only_functions
 
     out = Agreement()
     # An outlined region's arguments and results are not values in Shardy's text (a block
@@ -144,8 +144,8 @@ def importable_corpus() -> list[str]:
     """Names of the stored JAX programs (tests/data/stablehlo/<name>.mlir) shardc imports."""
     from pathlib import Path
 
-    from compiler.stablehlo import import_stablehlo
-    from ir.diagnostics import ShardcError
+    from shardc.ir.diagnostics import ShardcError
+    from shardc.stablehlo import import_stablehlo
 
     data = Path(__file__).parent / "data" / "stablehlo"
     names = []

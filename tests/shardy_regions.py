@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import re
 
-from ir.core import Function, Module
-from ir.mapping import NamedMapping
-from ir.ops.control import region_functions
-from ir.types import DistributedTensorType
+from shardc.ir.core import Function, Module
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.ops.control import region_functions
+from shardc.ir.types import DistributedTensorType
 
 _SKIP = ("constant", "iota", "return")
 _NAMES = {"func.call": "call"}
@@ -38,7 +38,7 @@ def _text(mapping: NamedMapping | None) -> str | None:
 def native_flat(module: Module) -> list[tuple[str, list[str | None]]]:
     """(op name, result shardings) in Shardy's print order, plus function signatures. Dead ops
     are left out: Shardy's rewrite driver erases them (passes/propagation/driver.py)."""
-    from passes.propagation.driver import dead_ops
+    from shardc.passes.propagation.driver import dead_ops
 
     regions = {n for op in module.walk() for n in region_functions(op)}
     out: list[tuple[str, list[str | None]]] = []

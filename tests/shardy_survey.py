@@ -19,7 +19,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import seed as hypothesis_seed
 
-from ir.printer import print_module
+from shardc.ir.printer import print_module
 from tests.programs import modules
 from tests.test_shardy_live import check
 

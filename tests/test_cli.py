@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 
-from compiler.cli import main
+from shardc.cli import main
 
 MLP = "examples/mlp.mlir"
 REPORT_KEYS = {

@@ -11,12 +11,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.executors.numpy_exec import NumpyExecutor, run_spmd
-from compiler.executors.reference import run_reference
-from compiler.pipeline import compile
-from ir.diagnostics import ExecutionError
-from ir.parser import parse_module
-from ir.types import numpy_dtype
+from shardc.executors.numpy_exec import NumpyExecutor, run_spmd
+from shardc.executors.reference import run_reference
+from shardc.ir.diagnostics import ExecutionError
+from shardc.ir.parser import parse_module
+from shardc.ir.types import numpy_dtype
+from shardc.pipeline import compile
 
 DATA = Path(__file__).parent / "data" / "control"
 PROGRAMS = [
@@ -167,7 +167,7 @@ func private @body(%x: tensor<4xf32>, %i: tensor<i32>) -> tensor<4xf32> {
   return %x
 }
 """
-    import passes.spmd_ops  # noqa: F401 - registers spmd.axis_index
+    import shardc.passes.spmd_ops  # noqa: F401 - registers spmd.axis_index
 
     module = parse_module(text)
     with pytest.raises(ExecutionError, match="loop condition differs between devices"):
@@ -177,7 +177,7 @@ func private @body(%x: tensor<4xf32>, %i: tensor<i32>) -> tensor<4xf32> {
 @pytest.mark.parametrize("name", PROGRAMS)
 def test_jax_shard_map_matches_reference(name: str) -> None:
     pytest.importorskip("jax")
-    from compiler.executors.jax_exec import JaxExecutor
+    from shardc.executors.jax_exec import JaxExecutor
 
     result = compiled(name)
     executor = JaxExecutor(result.spmd)
@@ -191,7 +191,7 @@ def test_jax_shard_map_matches_reference(name: str) -> None:
 def test_jax_global_matches_reference(name: str) -> None:
     """The global program with its shardings under `jax.jit` (XLA partitions it)."""
     jax = pytest.importorskip("jax")
-    from compiler.executors.jax_global import global_function, jit_global
+    from shardc.executors.jax_global import global_function, jit_global
 
     result = compiled(name)
     args = inputs(result.module, seed=3, index=2)

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from ir.parser import parse_module
-from ir.printer import print_module
-from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
+from shardc.ir.parser import parse_module
+from shardc.ir.printer import print_module
+from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
 from tests.programs import modules
 from tests.shardy_regions import compare_flat, native_flat, shardy_flat
 
@@ -105,7 +105,7 @@ def test_propagation_is_idempotent() -> None:
 
 
 def test_conflicting_linked_shardings_are_an_error() -> None:
-    from ir.diagnostics import ShardcError
+    from shardc.ir.diagnostics import ShardcError
 
     text = """
 mesh @m = <["x"=2]>
@@ -197,7 +197,7 @@ def test_random_programs_in_a_case_match_shardy(module) -> None:
     inline region; where they do not, the program without the `case` disagrees too (a known
     divergence of the op-level propagation, not of the edges)."""
     pytest.importorskip("jax")
-    from compiler.stablehlo import export_stablehlo
+    from shardc.stablehlo import export_stablehlo
     from tests.shardy_compare import run_shardy
     from tests.test_shardy_live import check
 
@@ -325,7 +325,7 @@ def test_random_programs_in_a_loop_match_shardy(module) -> None:
     """The same with the program as a loop body: arguments carried through the loop (two
     sources: the argument and the body's return of it), results carried from zeros."""
     pytest.importorskip("jax")
-    from compiler.stablehlo import export_stablehlo
+    from shardc.stablehlo import export_stablehlo
     from tests.shardy_compare import run_shardy
     from tests.test_shardy_live import check
 
@@ -345,7 +345,7 @@ def test_random_programs_in_a_loop_match_shardy(module) -> None:
 def test_captured_value_uses_are_counted_inside_the_regions() -> None:
     """A captured value is one value with its region uses (Shardy's op-priority stage 0 asks
     for single-use operands); a carried operand and the case index are ordinary uses."""
-    from passes.propagation.regions import live_uses
+    from shardc.passes.propagation.regions import live_uses
 
     module = parse_module((DATA / "control" / "nested.mlir").read_text())
     main = module.functions["main"]

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ir.parser import parse_module
-from passes.collectives import plan_reshard
-from passes.cost import collective_report, peak_memory
-from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
+from shardc.ir.parser import parse_module
+from shardc.passes.collectives import plan_reshard
+from shardc.passes.cost import collective_report, peak_memory
+from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
 
 load_all_passes()
 

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from compiler.executors.reference import run_reference
-from compiler.pipeline import compile, with_mesh
-from ir.parser import parse_module
-from ir.printer import print_module
+from shardc.executors.reference import run_reference
+from shardc.ir.parser import parse_module
+from shardc.ir.printer import print_module
+from shardc.pipeline import compile, with_mesh
 from tests.programs import modules
 from tests.shardy_compare import importable_corpus
 
@@ -83,8 +83,8 @@ def test_jax_programs_compile_and_run_like_the_reference(name: str) -> None:
     """Every JAX program shardc imports compiles and runs sharded to the unsharded result."""
     from pathlib import Path
 
-    from compiler.stablehlo import import_stablehlo
-    from ir.types import is_float, numpy_dtype
+    from shardc.ir.types import is_float, numpy_dtype
+    from shardc.stablehlo import import_stablehlo
 
     path = Path(__file__).parent / "data" / "stablehlo" / f"{name}.mlir"
     module = import_stablehlo(path.read_text(), str(path))
@@ -112,7 +112,7 @@ EXAMPLES = sorted((__import__("pathlib").Path(__file__).parent.parent / "example
 def test_every_example_runs_on_both_backends(path) -> None:
     """`shardc run EXAMPLE --check` on numpy and on JAX (8 CPU devices): both equal the reference."""
     pytest.importorskip("jax")
-    from ir.types import is_float, numpy_dtype
+    from shardc.ir.types import is_float, numpy_dtype
 
     module = parse_module(path.read_text(), str(path))
     rng = np.random.default_rng(0)

@@ -12,9 +12,9 @@ from pathlib import Path
 
 import pytest
 
-from ir.parser import parse_module
-from ir.printer import print_module
-from passes.manager import load_all_passes
+from shardc.ir.parser import parse_module
+from shardc.ir.printer import print_module
+from shardc.passes.manager import load_all_passes
 
 ROOT = Path(__file__).parent.parent
 DOCS = sorted((ROOT / "docs").glob("*.md")) + [ROOT / "README.md"]
@@ -36,7 +36,7 @@ def blocks(kind: str) -> list[tuple[str, str]]:
 def test_mlir_blocks_round_trip(name: str, text: str) -> None:
     load_all_passes()  # registers the spmd.* ops of per-device programs
     if "stablehlo." in text or "func.func" in text or "sdy." in text:
-        from compiler.stablehlo import import_stablehlo
+        from shardc.stablehlo import import_stablehlo
 
         import_stablehlo(text, name)
         return

@@ -10,15 +10,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compiler.cli import main as shardc
-from compiler.executors.numpy_exec import run_spmd
-from compiler.executors.reference import run_reference
-from compiler.models import MODELS
-from ir.diagnostics import ShardcError
-from ir.parser import parse_module
-from ir.printer import print_module
-from passes.cost import collective_report
-from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
+from shardc.cli import main as shardc
+from shardc.executors.numpy_exec import run_spmd
+from shardc.executors.reference import run_reference
+from shardc.ir.diagnostics import ShardcError
+from shardc.ir.parser import parse_module
+from shardc.ir.printer import print_module
+from shardc.models import MODELS
+from shardc.passes.cost import collective_report
+from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.mlir"))
@@ -80,7 +80,7 @@ def test_example_propagates_without_warnings(path: Path):
     module = parse_module(path.read_text(encoding="utf-8"), path.name)
     ctx = _run(module, "propagation-pipeline")
     assert [w.render() for w in ctx.warnings] == []
-    from compiler.stablehlo.export_regions import region_only_functions
+    from shardc.stablehlo.export_regions import region_only_functions
 
     scalar_bodies = {n for n in region_only_functions(module)
                      if all(not a.type.shape for a in module.functions[n].args)}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.explain import (
+from shardc.explain import (
     REPLICATED_COLOR,
     block_owners,
     explain_text,
@@ -17,12 +17,12 @@ from compiler.explain import (
     to_html,
     visualize_sharding,
 )
-from compiler.layout import layered_layout
-from ir.mapping import NamedMapping
-from ir.mesh import DeviceMesh
-from ir.parser import parse_module
-from ir.types import shard_bounds
-from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.mesh import DeviceMesh
+from shardc.ir.parser import parse_module
+from shardc.ir.types import shard_bounds
+from shardc.layout import layered_layout
+from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
 
 ROOT = Path(__file__).resolve().parent.parent
 PIPELINE = "propagation-pipeline,insert-reshards,lower-collectives"

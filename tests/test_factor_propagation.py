@@ -9,9 +9,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ir.mapping import DimSharding, NamedMapping
-from ir.mesh import AxisRef, DeviceMesh
-from passes.propagation.factor_propagation import (
+from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.passes.propagation.factor_propagation import (
     PropagationDirection,
     _merge_compatible,
     compatible_major_axes,
@@ -20,15 +20,15 @@ from passes.propagation.factor_propagation import (
     propagate_shardings,
     resolve_directions,
 )
-from passes.propagation.projection import (
+from shardc.passes.propagation.projection import (
     FactorSharding,
     PrefixStatus,
     ShardingProjection,
     TensorFactorShardings,
     prefix_status,
 )
-from passes.propagation.strategies import AGGRESSIVE, BASIC, strategy_named
-from passes.rules.rule import FactorKind, OpShardingRule, parse_rule
+from shardc.passes.propagation.strategies import AGGRESSIVE, BASIC, strategy_named
+from shardc.passes.rules.rule import FactorKind, OpShardingRule, parse_rule
 
 BOTH = PropagationDirection.BOTH
 FORWARD = PropagationDirection.FORWARD

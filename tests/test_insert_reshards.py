@@ -9,16 +9,16 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from compiler.cli import split_input
-from ir.builder import Builder
-from ir.diagnostics import PassError
-from ir.mapping import DimSharding, NamedMapping
-from ir.mesh import AxisRef, DeviceMesh
-from ir.parser import parse_module
-from ir.verifier import verify_module
-from passes.insert_reshards import check_locally_computable, choose_factor_axes
-from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
-from passes.rules.rule import parse_rule
+from shardc.cli import split_input
+from shardc.ir.builder import Builder
+from shardc.ir.diagnostics import PassError
+from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.ir.parser import parse_module
+from shardc.ir.verifier import verify_module
+from shardc.passes.insert_reshards import check_locally_computable, choose_factor_axes
+from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
+from shardc.passes.rules.rule import parse_rule
 
 load_all_passes()
 FILECHECK = Path(__file__).parent / "filecheck"

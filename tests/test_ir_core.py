@@ -5,12 +5,12 @@ from __future__ import annotations
 import pytest
 from hypothesis import HealthCheck, given, settings
 
-from ir.builder import Builder
-from ir.core import Operation
-from ir.diagnostics import VerifyError
-from ir.parser import parse_module
-from ir.printer import print_module
-from ir.verifier import verify_module
+from shardc.ir.builder import Builder
+from shardc.ir.core import Operation
+from shardc.ir.diagnostics import VerifyError
+from shardc.ir.parser import parse_module
+from shardc.ir.printer import print_module
+from shardc.ir.verifier import verify_module
 from tests.programs import modules
 
 

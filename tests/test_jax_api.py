@@ -23,13 +23,13 @@ import jax.numpy as jnp  # noqa: E402
 from jax.sharding import AxisType, NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
-from compiler.executors.reference import run_reference  # noqa: E402
-from compiler.jax_api import from_jax, mesh_to_jax, to_jax_shardings  # noqa: E402
-from compiler.stablehlo import export_stablehlo, import_stablehlo  # noqa: E402
-from ir.diagnostics import ConversionError, ShardcError  # noqa: E402
-from ir.mapping import DimSharding, NamedMapping  # noqa: E402
-from ir.mesh import AxisRef, DeviceMesh  # noqa: E402
-from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline  # noqa: E402
+from shardc.executors.reference import run_reference  # noqa: E402
+from shardc.ir.diagnostics import ConversionError, ShardcError  # noqa: E402
+from shardc.ir.mapping import DimSharding, NamedMapping  # noqa: E402
+from shardc.ir.mesh import AxisRef, DeviceMesh  # noqa: E402
+from shardc.jax_api import from_jax, mesh_to_jax, to_jax_shardings  # noqa: E402
+from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline  # noqa: E402
+from shardc.stablehlo import export_stablehlo, import_stablehlo  # noqa: E402
 from tests.shardy_compare import compare_modules, run_shardy  # noqa: E402
 
 DATA = Path(__file__).parent / "data" / "stablehlo"

@@ -14,17 +14,17 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compiler.executors.reference import run_reference
-from compiler.pipeline import compile
-from ir.core import Module
-from ir.diagnostics import ExecutionError, PassError
-from ir.parser import parse_module
-from ir.types import numpy_dtype
+from shardc.executors.reference import run_reference
+from shardc.ir.core import Module
+from shardc.ir.diagnostics import ExecutionError, PassError
+from shardc.ir.parser import parse_module
+from shardc.ir.types import numpy_dtype
+from shardc.pipeline import compile
 from tests.test_reference import GATHER_CASES, SCATTER_CASES, rand, ty
 
 jax = pytest.importorskip("jax")
 
-from compiler.executors.jax_global import global_function, jit_global  # noqa: E402
+from shardc.executors.jax_global import global_function, jit_global  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = sorted((ROOT / "examples").glob("*.mlir"))
@@ -88,7 +88,7 @@ def test_example_partitioned_by_xla_equals_reference(path: Path):
 
 
 def test_sharding_constraint_becomes_with_sharding_constraint_on_a_mesh():
-    from compiler.jax_api import mesh_to_jax
+    from shardc.jax_api import mesh_to_jax
 
     text = """mesh @mesh = <["x"=2, "y"=4]>
 func @main(%a: tensor<8x8xf32>) -> tensor<8x8xf32> {

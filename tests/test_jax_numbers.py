@@ -60,9 +60,9 @@ def _close(got, want, tol: float) -> None:
 
 @pytest.mark.parametrize("name", importable_corpus())
 def test_imported_program_runs_to_jax_numbers(name: str) -> None:
-    from compiler.executors.reference import run_reference
-    from compiler.pipeline import compile
-    from compiler.stablehlo import import_stablehlo
+    from shardc.executors.reference import run_reference
+    from shardc.pipeline import compile
+    from shardc.stablehlo import import_stablehlo
 
     fn, args, kw = _case(name)
     inputs = _inputs(args, np.random.default_rng(1))

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from compiler.cli import main
+from shardc.cli import main
 
 GOOD_HEAD = 'mesh @m = <["x"=2, "y"=4]>\n\n'
 

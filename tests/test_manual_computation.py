@@ -9,12 +9,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compiler.executors.reference import run_reference
-from compiler.pipeline import compile
-from ir.diagnostics import PassError, VerifyError
-from ir.parser import parse_module
-from ir.printer import print_module
-from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
+from shardc.executors.reference import run_reference
+from shardc.ir.diagnostics import PassError, VerifyError
+from shardc.ir.parser import parse_module
+from shardc.ir.printer import print_module
+from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
+from shardc.pipeline import compile
 
 DATA = Path(__file__).parent / "data" / "stablehlo"
 MESH = 'mesh @mesh = <["dp"=2, "tp"=4]>\n\n'
@@ -396,7 +396,7 @@ def test_executors_match_the_unsharded_math(name: str, backend: str) -> None:
     if backend == "jax-global":  # the global program, the body under jax.shard_map
         import jax
 
-        from compiler.executors.jax_global import global_function
+        from shardc.executors.jax_global import global_function
 
         got = [np.asarray(g) for g in jax.jit(global_function(parse_module(text)))(*inputs)]
     else:
@@ -409,7 +409,7 @@ def test_executors_match_the_unsharded_math(name: str, backend: str) -> None:
 
 
 def test_cost_report_counts_the_collectives_of_a_body() -> None:
-    from passes.cost import collective_report
+    from shardc.passes.cost import collective_report
 
     report = collective_report(compile(parse_module(SHARD_MAP)).module)
     (entry,) = report["collectives"]

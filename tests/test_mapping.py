@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from ir.diagnostics import ConversionError, ShardingError
-from ir.mapping import UNCONSTRAINED, DimSharding, NamedMapping, PlacementMapping
-from ir.mesh import AxisRef, DeviceMesh
-from ir.placements import Partial, ReduceOp, Replicated, Sharded
+from shardc.ir.diagnostics import ConversionError, ShardingError
+from shardc.ir.mapping import UNCONSTRAINED, DimSharding, NamedMapping, PlacementMapping
+from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.ir.placements import Partial, ReduceOp, Replicated, Sharded
 
 MESH = DeviceMesh.create("mesh", {"dp": 2, "tp": 4, "pp": 2})
 

@@ -7,12 +7,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from compiler.executors.jax_global import global_function
-from compiler.executors.reference import run_reference
-from compiler.pipeline import compile
-from ir.diagnostics import ExecutionError, ShardcError
-from ir.parser import parse_module
-from ir.printer import print_module
+from shardc.executors.jax_global import global_function
+from shardc.executors.reference import run_reference
+from shardc.ir.diagnostics import ExecutionError, ShardcError
+from shardc.ir.parser import parse_module
+from shardc.ir.printer import print_module
+from shardc.pipeline import compile
 
 MESH = 'mesh @mesh = <["dp"=2, "tp"=4]>\n\n'
 
@@ -208,7 +208,7 @@ def _shlo(body: str, args: str = "%arg0: tensor<8x4xi32>, %arg1: tensor<i32>") -
 
 
 def test_generic_forms_import_and_print_pretty() -> None:
-    from compiler.stablehlo import export_stablehlo, import_stablehlo
+    from shardc.stablehlo import export_stablehlo, import_stablehlo
 
     generic = _shlo(
         '    %0 = "stablehlo.dynamic_slice"(%arg0, %arg1, %arg1) <{slice_sizes = array<i64: 2, 4>}>'
@@ -248,7 +248,7 @@ def test_generic_forms_import_and_print_pretty() -> None:
     ],
 )
 def test_malformed_stablehlo_is_a_located_error(body: str, message: str) -> None:
-    from compiler.stablehlo import import_stablehlo
+    from shardc.stablehlo import import_stablehlo
 
     with pytest.raises(ShardcError) as info:
         import_stablehlo(_shlo(body + "    return %arg0 : tensor<8x4xi32>\n"), "bad.mlir")
@@ -261,7 +261,7 @@ def test_malformed_stablehlo_is_a_located_error(body: str, message: str) -> None
 def test_jax_corpus_cases_run_sharded_on_both_backends(case: str) -> None:
     from pathlib import Path
 
-    from compiler.stablehlo import import_stablehlo
+    from shardc.stablehlo import import_stablehlo
 
     path = Path(__file__).parent / "data" / "stablehlo" / f"{case}.mlir"
     module = import_stablehlo(path.read_text(), str(path))

@@ -17,11 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ir.diagnostics import ShardingError
-from ir.mapping import DimSharding, NamedMapping
-from ir.mesh import AxisRef, DeviceMesh
-from ir.placements import ReduceOp
-from passes.collectives import (
+from shardc.ir.diagnostics import ShardingError
+from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.ir.placements import ReduceOp
+from shardc.passes.collectives import (
     AllGather,
     AllReduce,
     AllSlice,
@@ -32,9 +32,9 @@ from passes.collectives import (
     greedy_plan,
     plan_reshard,
 )
-from passes.collectives.axes import cut_points, merge_refs, merge_set, split_refs
-from passes.collectives.simulate import collect, distribute, execute, execute_step
-from passes.collectives.steps import nested_ok, same_layout
+from shardc.passes.collectives.axes import cut_points, merge_refs, merge_set, split_refs
+from shardc.passes.collectives.simulate import collect, distribute, execute, execute_step
+from shardc.passes.collectives.steps import nested_ok, same_layout
 
 
 def mesh(axes: dict[str, int], ids=None) -> DeviceMesh:

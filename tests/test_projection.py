@@ -8,10 +8,10 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ir.diagnostics import ShardingError
-from ir.mapping import DimSharding, NamedMapping
-from ir.mesh import AxisRef, DeviceMesh
-from passes.propagation.projection import (
+from shardc.ir.diagnostics import ShardingError
+from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.passes.propagation.projection import (
     FactorSharding,
     PrefixStatus,
     ShardingProjection,
@@ -26,7 +26,7 @@ from passes.propagation.projection import (
     project_tensor,
     update_mapping,
 )
-from passes.rules.rule import OpShardingRule, parse_rule
+from shardc.passes.rules.rule import OpShardingRule, parse_rule
 
 # ----- helpers --------------------------------------------------------------------------------
 

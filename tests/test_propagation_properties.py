@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from hypothesis import HealthCheck, given, settings
 
-from ir.parser import parse_module
-from ir.printer import print_module
-from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
+from shardc.ir.parser import parse_module
+from shardc.ir.printer import print_module
+from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
 from tests.programs import modules
 
 SETTINGS = settings(
@@ -52,7 +52,7 @@ def atoms(a, b, mesh):
 
 def live_shardings(text: str) -> list[str]:
     """Every live value's sharding (dead ops are erased by propagation, as in Shardy)."""
-    from passes.propagation.driver import dead_ops
+    from shardc.passes.propagation.driver import dead_ops
 
     module = parse_module(text)
     out = []

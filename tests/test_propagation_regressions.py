@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ir.parser import parse_module
-from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
+from shardc.ir.parser import parse_module
+from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
 
 DATA = Path(__file__).parent / "data" / "shardy_regressions"
 

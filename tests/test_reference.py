@@ -13,10 +13,10 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from compiler.executors import run_reference
-from compiler.executors.reference import Interpreter
-from ir.diagnostics import ExecutionError
-from ir.parser import parse_module
+from shardc.executors import run_reference
+from shardc.executors.reference import Interpreter
+from shardc.ir.diagnostics import ExecutionError
+from shardc.ir.parser import parse_module
 
 ROOT = Path(__file__).resolve().parent.parent
 BF16 = np.dtype(ml_dtypes.bfloat16)

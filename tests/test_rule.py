@@ -6,8 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from ir.diagnostics import ParseError, VerifyError
-from passes.rules.rule import (
+from shardc.ir.diagnostics import ParseError, VerifyError
+from shardc.passes.rules.rule import (
     FactorKind,
     OpShardingRule,
     factor_symbol,

@@ -16,13 +16,13 @@ from pathlib import Path
 
 import pytest
 
-from ir.attributes import Symbol
-from ir.core import Operation, Value
-from ir.diagnostics import ShardcError
-from ir.ops import OPS
-from ir.parser import parse_module
-from ir.types import TensorType
-from passes.rules.registry import NO_RULE, RULES, SHARDING_RULE_ATTR, rule_for, rule_query
+from shardc.ir.attributes import Symbol
+from shardc.ir.core import Operation, Value
+from shardc.ir.diagnostics import ShardcError
+from shardc.ir.ops import OPS
+from shardc.ir.parser import parse_module
+from shardc.ir.types import TensorType
+from shardc.passes.rules.registry import NO_RULE, RULES, SHARDING_RULE_ATTR, rule_for, rule_query
 
 EXTRAS = Path(__file__).parent / "data" / "stablehlo" / "extras"
 
@@ -796,7 +796,7 @@ def importer_agreement() -> tuple[Counter, list[tuple[str, str, str, str]], list
     """Import each rules file with the StableHLO importer (skipping files with ops shardc's IR
     lacks), drop Shardy's `sdy.sharding_rule` from every op and rebuild it with `rule_for`.
     Returns (agreements per shardc op, mismatches, files not importable)."""
-    from compiler.stablehlo.importer import import_stablehlo
+    from shardc.stablehlo.importer import import_stablehlo
 
     agree: Counter = Counter()
     mismatches: list[tuple[str, str, str, str]] = []
@@ -825,7 +825,7 @@ def importer_agreement() -> tuple[Counter, list[tuple[str, str, str, str]], list
 
 
 def test_corpus_via_importer_when_available() -> None:
-    pytest.importorskip("compiler.stablehlo.importer")
+    pytest.importorskip("shardc.stablehlo.importer")
     agree, mismatches, _ = importer_agreement()
     assert sum(agree.values()) >= 300, agree
     assert not mismatches, "\n".join(

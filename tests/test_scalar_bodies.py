@@ -14,19 +14,19 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler.executors import scalar_bodies
-from compiler.executors.kernels import KERNELS
-from compiler.executors.reference import run_reference
-from compiler.executors.scalar_bodies import (
+from shardc.executors import scalar_bodies
+from shardc.executors.kernels import KERNELS
+from shardc.executors.reference import run_reference
+from shardc.executors.scalar_bodies import (
     evaluate_body,
     reduce_with_body,
     sort_with_comparator,
 )
-from compiler.pipeline import compile
-from ir.diagnostics import VerifyError
-from ir.parser import parse_module
-from ir.printer import print_module
-from passes.rules.registry import rule_for
+from shardc.ir.diagnostics import VerifyError
+from shardc.ir.parser import parse_module
+from shardc.ir.printer import print_module
+from shardc.passes.rules.registry import rule_for
+from shardc.pipeline import compile
 
 # JAX's comparator for jnp.sort / argsort on f32 keys (tests/data/stablehlo/misc_ops.mlir):
 # -0.0 -> 0.0, every NaN -> the positive quiet NaN, then a TOTALORDER less-than; the second
@@ -479,7 +479,7 @@ def test_jax_reduce_and_sort_equal_the_reference(which: str) -> None:
     """The JAX translation (lax.reduce with the traced body; the sort's comparison matrices in
     jax.numpy) against the numpy reference, NaNs and ties included."""
     pytest.importorskip("jax")
-    from compiler.executors.jax_global import global_function
+    from shardc.executors.jax_global import global_function
 
     body, inits = {
         "argmax": (ARGMAX_BODY, ("0xFF800000", "0")),
@@ -620,7 +620,7 @@ func @main(%x: tensor<{t}xf32, {arg}>) -> ({out_native}, {ri}) {{
 
 
 def _ours(native: str) -> list[str]:
-    from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
+    from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
 
     load_all_passes()
     module = parse_module(native)

@@ -354,7 +354,7 @@ def _inputs(prepare: str) -> tuple[str, ...]:
 
 
 def _shardc_opt(text: str, pipeline: str, split: bool = False) -> subprocess.CompletedProcess:
-    args = [sys.executable, "-m", "compiler.cli", "opt", "-", "-p", pipeline]
+    args = [sys.executable, "-m", "shardc.cli", "opt", "-", "-p", pipeline]
     args += ["--split-input-file"] if split else []
     return subprocess.run(args, input=text, capture_output=True, text=True, timeout=300)
 
@@ -396,7 +396,7 @@ def test_shardc_opt_prints_what_shardy_prints(pass_name: str, program: str) -> N
 
 def test_every_program_imports_and_round_trips() -> None:
     """The programs are in the form MLIR prints, so with no pass both tools print them back."""
-    from compiler.stablehlo import export_stablehlo, import_stablehlo
+    from shardc.stablehlo import export_stablehlo, import_stablehlo
 
     for name, text in PROGRAMS.items():
         assert export_stablehlo(import_stablehlo(text, name)) == text, name

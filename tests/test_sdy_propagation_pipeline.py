@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from compiler.cli import main
+from shardc.cli import main
 
 DATA = Path(__file__).parent / "data" / "stablehlo"
 CASES = sorted(

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.stablehlo import import_stablehlo
-from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
+from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
+from shardc.stablehlo import import_stablehlo
 from tests.shardy_compare import compare_modules, importable_corpus
 
 DATA = Path(__file__).parent / "data" / "stablehlo"

@@ -15,10 +15,10 @@ from hypothesis import HealthCheck, given, settings
 
 pytest.importorskip("jax")
 
-from compiler.stablehlo import export_stablehlo, import_stablehlo  # noqa: E402
-from ir.parser import parse_module  # noqa: E402
-from ir.printer import print_module  # noqa: E402
-from passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline  # noqa: E402
+from shardc.ir.parser import parse_module  # noqa: E402
+from shardc.ir.printer import print_module  # noqa: E402
+from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline  # noqa: E402
+from shardc.stablehlo import export_stablehlo, import_stablehlo  # noqa: E402
 from tests.programs import modules  # noqa: E402
 from tests.shardy_compare import (  # noqa: E402
     compare_modules,

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 import pytest
 
-from compiler.executors.numpy_exec import (
+from shardc.executors.numpy_exec import (
     NumpyExecutor,
     gather,
     gather_outputs,
@@ -24,14 +24,14 @@ from compiler.executors.numpy_exec import (
     scatter,
     scatter_inputs,
 )
-from compiler.executors.reference import run_reference
-from ir.diagnostics import ExecutionError, PassError, ShardingError
-from ir.mapping import NamedMapping
-from ir.mesh import AxisRef, DeviceMesh
-from ir.parser import parse_module
-from ir.types import shard_bounds
-from passes.collectives import simulate
-from passes.collectives.steps import (
+from shardc.executors.reference import run_reference
+from shardc.ir.diagnostics import ExecutionError, PassError, ShardingError
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.ir.parser import parse_module
+from shardc.ir.types import shard_bounds
+from shardc.passes.collectives import simulate
+from shardc.passes.collectives.steps import (
     AllGather,
     AllReduce,
     AllSlice,
@@ -40,8 +40,8 @@ from passes.collectives.steps import (
     ReduceScatter,
     Step,
 )
-from passes.manager import PassManager
-from passes.spmd import Spmd
+from shardc.passes.manager import PassManager
+from shardc.passes.spmd import Spmd
 
 
 def lower(text: str):
@@ -71,7 +71,7 @@ def assert_same(got: list[np.ndarray], want: list[np.ndarray]) -> None:
 
 def jax_executor():
     pytest.importorskip("jax")
-    from compiler.executors.jax_exec import JaxExecutor
+    from shardc.executors.jax_exec import JaxExecutor
 
     return JaxExecutor
 
@@ -407,7 +407,7 @@ MESH = DeviceMesh.create("m", {"x": 4, "y": 2}, [5, 2, 7, 0, 1, 6, 3, 4])
 
 
 def _mapping(*dims: tuple[AxisRef, ...], unreduced: tuple[AxisRef, ...] = ()) -> NamedMapping:
-    from ir.mapping import DimSharding
+    from shardc.ir.mapping import DimSharding
 
     return NamedMapping(MESH, tuple(DimSharding(d) for d in dims), (), unreduced)
 
@@ -481,8 +481,8 @@ M1 = DeviceMesh.create("m", {"x": 4})
 
 
 def _m(mesh: DeviceMesh, *dims, unreduced=(), op="sum") -> NamedMapping:
-    from ir.mapping import DimSharding
-    from ir.placements import ReduceOp
+    from shardc.ir.mapping import DimSharding
+    from shardc.ir.placements import ReduceOp
 
     refs = lambda names: tuple(AxisRef(n) if isinstance(n, str) else n for n in names)  # noqa: E731
     return NamedMapping(
@@ -595,7 +595,7 @@ def test_executor_rejects_a_global_program() -> None:
 
 
 def test_jax_missing_gives_an_install_hint(monkeypatch) -> None:
-    from compiler.executors import jax_exec
+    from shardc.executors import jax_exec
 
     monkeypatch.setitem(sys.modules, "jax", None)
     with pytest.raises(ExecutionError, match=r"pip install 'shardc\[jax\]'"):
@@ -603,7 +603,7 @@ def test_jax_missing_gives_an_install_hint(monkeypatch) -> None:
 
 
 def test_spmd_text_round_trips() -> None:
-    from ir.printer import print_module
+    from shardc.ir.printer import print_module
 
     _, s = lower(UNEVEN_REDUCTIONS)
     text = print_module(s)

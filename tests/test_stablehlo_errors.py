@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from compiler.stablehlo import import_stablehlo
-from ir.diagnostics import ShardcError
+from shardc.ir.diagnostics import ShardcError
+from shardc.stablehlo import import_stablehlo
 
 DATA = Path(__file__).parent / "data" / "stablehlo"
 

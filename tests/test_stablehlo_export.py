@@ -8,14 +8,14 @@ from pathlib import Path
 
 import pytest
 
-from compiler.stablehlo import ExportError, export_stablehlo, import_stablehlo
-from compiler.stablehlo.exporter import format_float
-from ir.attributes import DenseElements, Symbol
-from ir.core import Function, Module, Operation
-from ir.mesh import DeviceMesh
-from ir.ops import get_op_def
-from ir.parser import parse_module
-from ir.types import DistributedTensorType
+from shardc.ir.attributes import DenseElements, Symbol
+from shardc.ir.core import Function, Module, Operation
+from shardc.ir.mesh import DeviceMesh
+from shardc.ir.ops import get_op_def
+from shardc.ir.parser import parse_module
+from shardc.ir.types import DistributedTensorType
+from shardc.stablehlo import ExportError, export_stablehlo, import_stablehlo
+from shardc.stablehlo.exporter import format_float
 
 DATA = Path(__file__).parent / "data" / "stablehlo"
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -75,7 +75,7 @@ def test_debug_info_round_trips_modulo_locations():
     ],
 )
 def test_float_formatting_matches_mlir(value: float, dtype: str, text: str):
-    from compiler.stablehlo.importer import round_to_dtype
+    from shardc.stablehlo.importer import round_to_dtype
 
     assert format_float(round_to_dtype(value, dtype), dtype) == text
 
@@ -84,8 +84,8 @@ def _structure(module: Module) -> list:
     """Everything but value names: meshes, signatures, ops, attributes, dataflow by position.
     Functions that only serve as regions have no name in MLIR's text: they are named by the
     order they are first referenced in (`region0`, ...) and listed in that order, last."""
-    from compiler.stablehlo.export_regions import region_only_functions, region_symbols
-    from ir.ops.manual import fill_all
+    from shardc.ir.ops.manual import fill_all
+    from shardc.stablehlo.export_regions import region_only_functions, region_symbols
 
     fill_all(module)  # the importer types a manual_computation's values by its attributes
     regions = region_only_functions(module)

@@ -11,11 +11,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compiler.stablehlo import export_stablehlo, import_stablehlo
-from ir.attributes import Symbol
-from ir.diagnostics import ShardcError
-from ir.parser import parse_module
-from ir.printer import print_module
+from shardc.ir.attributes import Symbol
+from shardc.ir.diagnostics import ShardcError
+from shardc.ir.parser import parse_module
+from shardc.ir.printer import print_module
+from shardc.stablehlo import export_stablehlo, import_stablehlo
 
 DATA = Path(__file__).parent / "data" / "stablehlo"
 
@@ -139,7 +139,7 @@ def test_imported_loops_run_to_jax_numbers():
     imported programs, run by the reference interpreter, give JAX's own numbers."""
     jax = pytest.importorskip("jax")
     jnp = jax.numpy
-    from compiler.executors.reference import run_reference
+    from shardc.executors.reference import run_reference
 
     def nested(x, n):
         def body(i, c):

@@ -1,5 +1,5 @@
 """Executors: the numpy reference interpreter (global program) and, later, SPMD executors."""
 
-from compiler.executors.reference import run_reference
+from shardc.executors.reference import run_reference
 
 __all__ = ["run_reference"]

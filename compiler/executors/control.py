@@ -10,10 +10,10 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from ir.core import Function, Module, Operation
-from ir.diagnostics import ExecutionError
-from ir.ops.control import branch_symbols, num_carried
-from ir.ops.registry import attr
+from shardc.ir.core import Function, Module, Operation
+from shardc.ir.diagnostics import ExecutionError
+from shardc.ir.ops.control import branch_symbols, num_carried
+from shardc.ir.ops.registry import attr
 
 Call = Callable[[Function, Sequence[Any]], Sequence[Any]]
 

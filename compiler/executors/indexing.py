@@ -15,9 +15,9 @@ from typing import Any
 
 import numpy as np
 
-from compiler.executors.dtypes import F32, I64, LOW_FLOATS
-from ir.core import Operation
-from ir.ops.registry import attr
+from shardc.executors.dtypes import F32, I64, LOW_FLOATS
+from shardc.ir.core import Operation
+from shardc.ir.ops.registry import attr
 
 
 def _index_vectors(indices: np.ndarray, index_vector_dim: int) -> np.ndarray:

@@ -21,26 +21,26 @@ from typing import Any
 
 import numpy as np
 
-import passes.spmd_ops  # noqa: F401 - registers the spmd.* ops
-from compiler.executors import control
-from compiler.executors.control import control_flow
-from compiler.executors.kernels import KERNELS
-from compiler.executors.numpy_exec import (
+import shardc.passes.spmd_ops  # noqa: F401 - registers the spmd.* ops
+from shardc.executors import control
+from shardc.executors.control import control_flow
+from shardc.executors.kernels import KERNELS
+from shardc.executors.numpy_exec import (
     DeviceLayout,
     SpmdSignature,
     check_inputs,
     identity,
     module_layout,
 )
-from compiler.executors.scalar_bodies import body_of, evaluate_body, sort_kernel
-from ir.core import Function, Module, Operation
-from ir.diagnostics import ExecutionError
-from ir.mapping import NamedMapping
-from ir.mesh import DeviceMesh
-from ir.ops.compute import dot_general_dims
-from ir.ops.registry import attr
-from ir.placements import ReduceOp
-from ir.types import numpy_dtype, shard_shape
+from shardc.executors.scalar_bodies import body_of, evaluate_body, sort_kernel
+from shardc.ir.core import Function, Module, Operation
+from shardc.ir.diagnostics import ExecutionError
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.mesh import DeviceMesh
+from shardc.ir.ops.compute import dot_general_dims
+from shardc.ir.ops.registry import attr
+from shardc.ir.placements import ReduceOp
+from shardc.ir.types import numpy_dtype, shard_shape
 
 _REDUCE_OP_KIND = {ReduceOp.SUM: "add", ReduceOp.MAX: "maximum", ReduceOp.MIN: "minimum",
                    ReduceOp.PROD: "multiply", ReduceOp.AND: "and", ReduceOp.OR: "or"}
@@ -386,7 +386,7 @@ def _slice(op: Operation, x: Any) -> Any:
 def _local_ops() -> dict[str, Callable[..., Any]]:
     """Per-device ops: the same translations as the global-program JAX function (jax_global.py
     adds gather, scatter and the exact compare/convert semantics to `_JAX_OPS`)."""
-    from compiler.executors.jax_global import _GLOBAL_OPS
+    from shardc.executors.jax_global import _GLOBAL_OPS
 
     return _GLOBAL_OPS
 

@@ -7,11 +7,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from ir.core import Operation
-from ir.diagnostics import ExecutionError
-from ir.ops.registry import attr
-from ir.ops.window import CONV_DIMS, conv_padding
-from ir.types import numpy_dtype
+from shardc.ir.core import Operation
+from shardc.ir.diagnostics import ExecutionError
+from shardc.ir.ops.registry import attr
+from shardc.ir.ops.window import CONV_DIMS, conv_padding
+from shardc.ir.types import numpy_dtype
 
 
 def _lax() -> Any:

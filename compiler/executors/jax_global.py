@@ -23,16 +23,16 @@ from typing import Any
 
 import numpy as np
 
-from compiler.executors import control
-from compiler.executors.control import control_flow
-from compiler.executors.jax_exec import _JAX_OPS, _shard_map, import_jax, named_axes_collective
-from compiler.executors.jax_extra import JAX_EXTRA_OPS
-from ir.core import Function, Module, Operation
-from ir.diagnostics import ExecutionError
-from ir.ops import GLOBAL_COLLECTIVES
-from ir.ops.manual import body_of, manual_names
-from ir.ops.registry import attr
-from ir.types import numpy_dtype
+from shardc.executors import control
+from shardc.executors.control import control_flow
+from shardc.executors.jax_exec import _JAX_OPS, _shard_map, import_jax, named_axes_collective
+from shardc.executors.jax_extra import JAX_EXTRA_OPS
+from shardc.ir.core import Function, Module, Operation
+from shardc.ir.diagnostics import ExecutionError
+from shardc.ir.ops import GLOBAL_COLLECTIVES
+from shardc.ir.ops.manual import body_of, manual_names
+from shardc.ir.ops.registry import attr
+from shardc.ir.types import numpy_dtype
 
 __all__ = ["global_function", "jit_global"]
 
@@ -74,7 +74,7 @@ def jit_global(
     module's argument and result shardings as `NamedSharding`s on `mesh` (default:
     `mesh_to_jax` of the module's one mesh). The shardings must be closed (compile first)."""
     jax = import_jax()
-    from compiler.jax_api import mesh_to_jax, to_jax_shardings  # noqa: PLC0415 - needs JAX
+    from shardc.jax_api import mesh_to_jax, to_jax_shardings  # noqa: PLC0415 - needs JAX
 
     if mesh is None:
         if len(module.meshes) != 1:
@@ -150,7 +150,7 @@ class _Translator:
     def _manual_computation(self, op: Operation, xs: list[Any]) -> tuple[Any, ...]:
         """`jax.shard_map` over the manual axes: each operand cut by its in_sharding's manual
         axes, the results put together by the out_shardings' (free axes stay automatic)."""
-        from compiler.jax_api import mesh_to_jax  # noqa: PLC0415 - needs JAX
+        from shardc.jax_api import mesh_to_jax  # noqa: PLC0415 - needs JAX
 
         body = body_of(op)
         if body is None or self.manual is not None:
@@ -215,7 +215,7 @@ class _Translator:
             return x
         if self.manual is not None:
             return x  # inside a body: the layout over free axes is XLA's choice
-        from compiler.jax_api import _named_sharding  # noqa: PLC0415 - needs JAX
+        from shardc.jax_api import _named_sharding  # noqa: PLC0415 - needs JAX
 
         sharding = _named_sharding(mapping, self.mesh, f"'{op.name}' op")
         return self.jax.lax.with_sharding_constraint(x, sharding)

@@ -31,14 +31,14 @@ from typing import Any
 
 import numpy as np
 
-from compiler.executors.dtypes import F32, F64, I64, LOW_FLOATS, WIDE_FLOATS, is_float_dtype
-from compiler.executors.indexing import gather, scatter
-from compiler.executors.kernels_extra import EXTRA_KERNELS
-from compiler.executors.scalar_bodies import body_reduce_kernel, sort_kernel
-from ir.core import Operation
-from ir.ops.compute import dot_general_dims
-from ir.ops.registry import attr
-from ir.types import numpy_dtype
+from shardc.executors.dtypes import F32, F64, I64, LOW_FLOATS, WIDE_FLOATS, is_float_dtype
+from shardc.executors.indexing import gather, scatter
+from shardc.executors.kernels_extra import EXTRA_KERNELS
+from shardc.executors.scalar_bodies import body_reduce_kernel, sort_kernel
+from shardc.ir.core import Operation
+from shardc.ir.ops.compute import dot_general_dims
+from shardc.ir.ops.registry import attr
+from shardc.ir.types import numpy_dtype
 
 Kernel = Callable[..., Any]
 

@@ -21,11 +21,11 @@ from typing import Any
 import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
-from compiler.executors.dtypes import F32, LOW_FLOATS
-from ir.core import Operation
-from ir.ops.registry import attr
-from ir.ops.window import CONV_DIMS, conv_padding
-from ir.types import numpy_dtype
+from shardc.executors.dtypes import F32, LOW_FLOATS
+from shardc.ir.core import Operation
+from shardc.ir.ops.registry import attr
+from shardc.ir.ops.window import CONV_DIMS, conv_padding
+from shardc.ir.types import numpy_dtype
 
 Kernel = Callable[..., Any]
 

@@ -16,13 +16,13 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from compiler.executors.numpy_exec import DeviceLayout, NumpyExecutor, from_batched, to_batched
-from ir.core import Module, Operation
-from ir.diagnostics import ExecutionError
-from ir.mapping import DimSharding, NamedMapping
-from ir.mesh import AxisRef
-from ir.ops.manual import body_of, manual_names
-from ir.ops.registry import attr
+from shardc.executors.numpy_exec import DeviceLayout, NumpyExecutor, from_batched, to_batched
+from shardc.ir.core import Module, Operation
+from shardc.ir.diagnostics import ExecutionError
+from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.mesh import AxisRef
+from shardc.ir.ops.manual import body_of, manual_names
+from shardc.ir.ops.registry import attr
 
 
 def _manual_only(m: NamedMapping, manual: Sequence[str]) -> NamedMapping:

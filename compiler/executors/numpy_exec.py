@@ -25,22 +25,22 @@ from typing import Any
 
 import numpy as np
 
-import passes.spmd_ops  # noqa: F401 - registers the spmd.* ops
-from compiler.executors import control
-from compiler.executors.dtypes import LOW_FLOATS, is_float_dtype
-from compiler.executors.kernels import KERNELS
-from compiler.executors.reference import known_custom_call, order_inputs
-from compiler.executors.scalar_bodies import body_reduce_kernel, sort_kernel
-from ir.core import Function, Module, Operation
-from ir.diagnostics import ExecutionError, ShardcError
-from ir.mapping import NamedMapping
-from ir.mesh import AxisRef, DeviceMesh
-from ir.ops.compute import dot_general_dims
-from ir.ops.registry import ELEMENTWISE, OPS, attr
-from ir.placements import ReduceOp
-from ir.types import numpy_dtype, shard_bounds, shard_shape
-from passes.collectives.axes import cut_points, mesh_atoms, split_refs
-from passes.collectives.groups import device_groups
+import shardc.passes.spmd_ops  # noqa: F401 - registers the spmd.* ops
+from shardc.executors import control
+from shardc.executors.dtypes import LOW_FLOATS, is_float_dtype
+from shardc.executors.kernels import KERNELS
+from shardc.executors.reference import known_custom_call, order_inputs
+from shardc.executors.scalar_bodies import body_reduce_kernel, sort_kernel
+from shardc.ir.core import Function, Module, Operation
+from shardc.ir.diagnostics import ExecutionError, ShardcError
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.ir.ops.compute import dot_general_dims
+from shardc.ir.ops.registry import ELEMENTWISE, OPS, attr
+from shardc.ir.placements import ReduceOp
+from shardc.ir.types import numpy_dtype, shard_bounds, shard_shape
+from shardc.passes.collectives.axes import cut_points, mesh_atoms, split_refs
+from shardc.passes.collectives.groups import device_groups
 
 F32 = np.dtype(np.float32)
 F64 = np.dtype(np.float64)

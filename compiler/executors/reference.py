@@ -21,13 +21,13 @@ from typing import Any
 
 import numpy as np
 
-from compiler.executors import control
-from compiler.executors.kernels import KERNELS, Kernel
-from compiler.executors.kernels_extra import CUSTOM_CALLS, custom_call_kernel
-from ir.core import Function, Module, Operation
-from ir.diagnostics import ExecutionError, ShardcError
-from ir.ops.registry import attr
-from ir.types import numpy_dtype
+from shardc.executors import control
+from shardc.executors.kernels import KERNELS, Kernel
+from shardc.executors.kernels_extra import CUSTOM_CALLS, custom_call_kernel
+from shardc.ir.core import Function, Module, Operation
+from shardc.ir.diagnostics import ExecutionError, ShardcError
+from shardc.ir.ops.registry import attr
+from shardc.ir.types import numpy_dtype
 
 
 @dataclass(slots=True)
@@ -183,7 +183,7 @@ class Interpreter:
         return call
 
     def _manual_kernel(self, op: Operation) -> Kernel:
-        from compiler.executors.manual import run_manual_computation  # numpy_exec imports us
+        from shardc.executors.manual import run_manual_computation  # numpy_exec imports us
 
         single = len(op.results) == 1
 

@@ -23,10 +23,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
-from ir.core import Function, Operation
-from ir.diagnostics import ExecutionError
-from ir.ops.registry import attr
-from ir.ops.scalar_bodies import sort_dimension
+from shardc.ir.core import Function, Operation
+from shardc.ir.diagnostics import ExecutionError
+from shardc.ir.ops.registry import attr
+from shardc.ir.ops.scalar_bodies import sort_dimension
 
 Body = Callable[..., tuple[Any, ...]]
 

@@ -1,6 +1,6 @@
 """The model zoo: real model graphs with the annotations a practitioner would write.
 
-    from compiler.models import MODELS
+    from shardc.models import MODELS
     module = MODELS["transformer"].build("dp_tp", layers=2)
 
 Each entry is a `ModelSpec` (spec.py): a name, a one-line description, a builder with keyword
@@ -10,8 +10,8 @@ The models are programs, not trained networks: every input, weights included, is
 
 from __future__ import annotations
 
-from compiler.models import embedding, mixer, mlp, moe, transformer
-from compiler.models.spec import Annotation, ModelSpec, Preset, ann
+from shardc.models import embedding, mixer, mlp, moe, transformer
+from shardc.models.spec import Annotation, ModelSpec, Preset, ann
 
 MODELS: dict[str, ModelSpec] = {
     m.MODEL.name: m.MODEL for m in (mlp, transformer, embedding, moe, mixer)

@@ -15,10 +15,10 @@ all_reduces instead of gathering `[batch, seq, vocab]`.
 
 from __future__ import annotations
 
-from compiler.models import layers as L
-from compiler.models.spec import Annotations, ModelSpec, Preset, ann
-from ir.builder import Builder
-from ir.core import Value
+from shardc.ir.builder import Builder
+from shardc.ir.core import Value
+from shardc.models import layers as L
+from shardc.models.spec import Annotations, ModelSpec, Preset, ann
 
 PRESETS = {
     "dp": Preset(

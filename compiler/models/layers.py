@@ -10,8 +10,8 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-from ir.builder import Builder
-from ir.core import Value
+from shardc.ir.builder import Builder
+from shardc.ir.core import Value
 
 
 def named(v: Value, name: str) -> Value:

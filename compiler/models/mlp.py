@@ -8,9 +8,9 @@ all-gathered where they are used).
 
 from __future__ import annotations
 
-from compiler.models import layers as L
-from compiler.models.spec import Annotations, ModelSpec, Preset, ann
-from ir.builder import Builder
+from shardc.ir.builder import Builder
+from shardc.models import layers as L
+from shardc.models.spec import Annotations, ModelSpec, Preset, ann
 
 _DP = {"x": ann("dp", None), "w1": ann(None, None), "w2": ann(None, None)}
 _TP = {"w1": ann(None, "tp"), "w2": ann("tp", None)}

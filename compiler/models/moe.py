@@ -18,10 +18,10 @@ is the all_to_all of expert parallelism.
 
 from __future__ import annotations
 
-from compiler.models import layers as L
-from compiler.models.spec import Annotations, ModelSpec, Preset, ann
-from ir.builder import Builder
-from ir.core import Value
+from shardc.ir.builder import Builder
+from shardc.ir.core import Value
+from shardc.models import layers as L
+from shardc.models.spec import Annotations, ModelSpec, Preset, ann
 
 PRESETS = {
     "ep": Preset(

@@ -18,10 +18,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ir.builder import Builder, MeshHandle
-from ir.core import Module
-from ir.diagnostics import ShardcError
-from ir.mapping import NamedMapping, SpecEntry
+from shardc.ir.builder import Builder, MeshHandle
+from shardc.ir.core import Module
+from shardc.ir.diagnostics import ShardcError
+from shardc.ir.mapping import NamedMapping, SpecEntry
 
 
 @dataclass(frozen=True, slots=True)

@@ -7,8 +7,8 @@
 See docs/interop.md for the ops that import and what the importer normalises.
 """
 
-from compiler.stablehlo.detect import looks_like_stablehlo
-from compiler.stablehlo.exporter import ExportError, export_stablehlo
-from compiler.stablehlo.importer import import_stablehlo
+from shardc.stablehlo.detect import looks_like_stablehlo
+from shardc.stablehlo.exporter import ExportError, export_stablehlo
+from shardc.stablehlo.importer import import_stablehlo
 
 __all__ = ["ExportError", "export_stablehlo", "import_stablehlo", "looks_like_stablehlo"]

@@ -18,11 +18,11 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from compiler.stablehlo.records import AttrRec
-from ir.attributes import DenseElements, flatten_nested, hex_float_bits, unescape
-from ir.mapping import DimSharding
-from ir.mesh import AxisRef
-from ir.types import DTYPES
+from shardc.ir.attributes import DenseElements, flatten_nested, hex_float_bits, unescape
+from shardc.ir.mapping import DimSharding
+from shardc.ir.mesh import AxisRef
+from shardc.ir.types import DTYPES
+from shardc.stablehlo.records import AttrRec
 
 # Module attribute that keeps a mesh's trailing attribute dict (`{stablehlo.mesh = {...}}`)
 # verbatim, keyed by mesh name: `shardc.mesh_attrs.<mesh>`. The exporter writes it back.

@@ -11,17 +11,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compiler.stablehlo.mlir_text import functional_type as _functional
-from compiler.stablehlo.mlir_text import int_list as _ints
-from compiler.stablehlo.mlir_text import tensor_text as _ty
-from ir.attributes import OpaqueAttr, Symbol
-from ir.core import Operation
-from ir.ops import attr
-from ir.ops.window import CONV_DIMS
-from ir.types import TensorType
+from shardc.ir.attributes import OpaqueAttr, Symbol
+from shardc.ir.core import Operation
+from shardc.ir.ops import attr
+from shardc.ir.ops.window import CONV_DIMS
+from shardc.ir.types import TensorType
+from shardc.stablehlo.mlir_text import functional_type as _functional
+from shardc.stablehlo.mlir_text import int_list as _ints
+from shardc.stablehlo.mlir_text import tensor_text as _ty
 
 if TYPE_CHECKING:
-    from compiler.stablehlo.exporter import _Names, _Printer
+    from shardc.stablehlo.exporter import _Names, _Printer
 
 # MLIR's names for results of ops with an OpAsmOpInterface.
 RESULT_NAMES = {"top_k": ("values", "indices")}
@@ -82,7 +82,7 @@ def _padding_dense(pairs: tuple) -> str:
 
 def _reduce_window(p: _Printer, op: Operation, n: _Names, indent: str, args: str) -> list[str]:
     at = op.attributes
-    from compiler.stablehlo.ops_extra import REDUCER_ATTRS
+    from shardc.stablehlo.ops_extra import REDUCER_ATTRS
 
     props = []
     for key in ("base_dilations", "padding", "window_dilations", "window_dimensions",
@@ -112,7 +112,7 @@ def _reduce_window(p: _Printer, op: Operation, n: _Names, indent: str, args: str
 def _symbol(name: str) -> str:
     import re
 
-    from compiler.stablehlo.exporter import attr_text
+    from shardc.stablehlo.exporter import attr_text
 
     return "@" + name if re.fullmatch(r"[A-Za-z_][\w$.\-]*", name) else "@" + attr_text(name)
 
@@ -153,7 +153,7 @@ def extra_op_text(
         target = _symbol(op.attributes["call_target_name"])
         text = f"stablehlo.custom_call {target}({args}){a(op)} : {_functional(op)}"
     elif name == "composite":
-        from compiler.stablehlo.exporter import attr_text
+        from shardc.stablehlo.exporter import attr_text
 
         extra = {"decomposition": Symbol(op.attributes["decomposition"].name)}
         for key in ("composite_attributes", "version"):

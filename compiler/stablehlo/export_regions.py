@@ -13,13 +13,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from compiler.stablehlo.mlir_text import results_text as _results
-from compiler.stablehlo.mlir_text import tensor_text as _ty
-from ir.attributes import Symbol
-from ir.core import Function, Module, Operation
+from shardc.ir.attributes import Symbol
+from shardc.ir.core import Function, Module, Operation
+from shardc.stablehlo.mlir_text import results_text as _results
+from shardc.stablehlo.mlir_text import tensor_text as _ty
 
 if TYPE_CHECKING:
-    from compiler.stablehlo.exporter import _Names
+    from shardc.stablehlo.exporter import _Names
 
 # Attributes the region printers write in their own syntax (never in the attribute dict).
 OWN_ATTRS = frozenset({"body", "cond", "branches", "comparator", "captures", "dimension",
@@ -72,7 +72,7 @@ class RegionPrinter:
     module: Module
 
     def function_of(self, op: Operation, key: str) -> Function:
-        from compiler.stablehlo.exporter import ExportError
+        from shardc.stablehlo.exporter import ExportError
 
         value = op.attributes[key]
         func = self.module.lookup_function(value.name)

@@ -1,4 +1,4 @@
-"""`ir.core.Module` -> StableHLO + Shardy (sdy) MLIR text, in MLIR's own pretty form.
+"""`shardc.ir.core.Module` -> StableHLO + Shardy (sdy) MLIR text, in MLIR's own pretty form.
 
     %0 = stablehlo.dot_general %arg0, %arg1, contracting_dims = [1] x [0] {sdy.sharding =
         #sdy.sharding_per_value<[<@mesh, [{"dp"}, {"tp"}]>]>} : (tensor<...>, ...) -> tensor<...>
@@ -17,28 +17,28 @@ import math
 import struct
 from typing import Any
 
-from compiler.stablehlo.attributes import (
+from shardc.ir.attributes import DenseElements, Keyword, OpaqueAttr, Symbol
+from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.diagnostics import Location, ShardcError
+from shardc.ir.mapping import NamedMapping, axes_text
+from shardc.ir.ops import OPS
+from shardc.ir.types import TensorType, is_float
+from shardc.stablehlo.attributes import (
     MESH_ATTRS_PREFIX,
     SDY_CONSTANT_MARKER,
     round_to_dtype,
 )
-from compiler.stablehlo.export_extra import RESULT_NAMES, extra_op_text
-from compiler.stablehlo.export_regions import (
+from shardc.stablehlo.export_extra import RESULT_NAMES, extra_op_text
+from shardc.stablehlo.export_regions import (
     OWN_ATTRS,
     REGION_OPS,
     RegionPrinter,
     region_only_functions,
 )
-from compiler.stablehlo.mlir_text import functional_type as _functional
-from compiler.stablehlo.mlir_text import int_list as _ints
-from compiler.stablehlo.mlir_text import tensor_text as _ty
-from compiler.stablehlo.ops_extra import REDUCER_ATTRS
-from ir.attributes import DenseElements, Keyword, OpaqueAttr, Symbol
-from ir.core import Function, Module, Operation, Value
-from ir.diagnostics import Location, ShardcError
-from ir.mapping import NamedMapping, axes_text
-from ir.ops import OPS
-from ir.types import TensorType, is_float
+from shardc.stablehlo.mlir_text import functional_type as _functional
+from shardc.stablehlo.mlir_text import int_list as _ints
+from shardc.stablehlo.mlir_text import tensor_text as _ty
+from shardc.stablehlo.ops_extra import REDUCER_ATTRS
 
 
 class ExportError(ShardcError):

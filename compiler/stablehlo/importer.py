@@ -1,4 +1,4 @@
-"""StableHLO + Shardy (sdy) MLIR text -> `ir.core.Module`.
+"""StableHLO + Shardy (sdy) MLIR text -> `shardc.ir.core.Module`.
 
     module @jit_f attributes {mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32} {
       sdy.mesh @mesh = <["dp"=2, "tp"=4]>
@@ -26,7 +26,13 @@ from typing import Any
 
 from lark import Token
 
-from compiler.stablehlo.attributes import (
+from shardc.ir.attributes import OpaqueAttr
+from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.diagnostics import Location, ParseError, ShardcError
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.mesh import DeviceMesh
+from shardc.ir.types import DistributedTensorType
+from shardc.stablehlo.attributes import (
     MESH_ATTRS_PREFIX,
     SDY_CONSTANT_MARKER,
     SHARDING_BODY,
@@ -35,10 +41,10 @@ from compiler.stablehlo.attributes import (
     tensor_type_text,
     unescape,
 )
-from compiler.stablehlo.locations import Locations
-from compiler.stablehlo.ops import CONVERTERS, REDUCER_KINDS
-from compiler.stablehlo.reader import read
-from compiler.stablehlo.records import (
+from shardc.stablehlo.locations import Locations
+from shardc.stablehlo.ops import CONVERTERS, REDUCER_KINDS
+from shardc.stablehlo.reader import read
+from shardc.stablehlo.records import (
     AttrRec,
     DictRec,
     FuncRec,
@@ -47,12 +53,6 @@ from compiler.stablehlo.records import (
     OpRec,
     RegionRec,
 )
-from ir.attributes import OpaqueAttr
-from ir.core import Function, Module, Operation, Value
-from ir.diagnostics import Location, ParseError, ShardcError
-from ir.mapping import NamedMapping
-from ir.mesh import DeviceMesh
-from ir.types import DistributedTensorType
 
 # Re-exported: the exporter's counterparts and tests name them from here.
 __all__ = ["MESH_ATTRS_PREFIX", "SDY_CONSTANT_MARKER", "import_stablehlo", "round_to_dtype"]
@@ -418,8 +418,8 @@ def import_stablehlo(text: str, filename: str = "<input>") -> Module:
     builder = ModuleBuilder(text, filename, aliases)
     try:
         module = builder.build(module_rec)
-        from ir.ops.manual import fill_all
-        from ir.verifier import verify_module
+        from shardc.ir.ops.manual import fill_all
+        from shardc.ir.verifier import verify_module
 
         fill_all(module)  # a manual_computation's values carry its attributes' shardings
 

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import re
 
-from compiler.stablehlo.attributes import unescape
-from ir.diagnostics import Location
+from shardc.ir.diagnostics import Location
+from shardc.stablehlo.attributes import unescape
 
 
 def _split_top(text: str, sep: str) -> list[str]:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ir.core import Operation
-from ir.types import TensorType
+from shardc.ir.core import Operation
+from shardc.ir.types import TensorType
 
 
 def tensor_text(t: TensorType) -> str:

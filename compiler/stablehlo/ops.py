@@ -13,7 +13,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from compiler.stablehlo.attributes import (
+from shardc.ir.attributes import Keyword, Symbol
+from shardc.ir.core import Value
+from shardc.ir.diagnostics import ShardcError
+from shardc.ir.mesh import AxisRef
+from shardc.stablehlo.attributes import (
     SDY_CONSTANT_MARKER,
     dialect_fields,
     enum_word,
@@ -22,27 +26,23 @@ from compiler.stablehlo.attributes import (
     tensor_type_text,
     unescape,
 )
-from compiler.stablehlo.ops_extra import (
+from shardc.stablehlo.ops_extra import (
     CONVERTERS_EXTRA,
     GENERIC_ONLY_PRETTY,
     SUPPORTED,
     generic_extra,
 )
-from compiler.stablehlo.records import AttrRec, OpRec
-from compiler.stablehlo.regions import (
+from shardc.stablehlo.records import AttrRec, OpRec
+from shardc.stablehlo.regions import (
     REGION_OPS,
     convert_manual,
     convert_reduce_body,
     convert_while,
     generic_region_op,
 )
-from ir.attributes import Keyword, Symbol
-from ir.core import Value
-from ir.diagnostics import ShardcError
-from ir.mesh import AxisRef
 
 if TYPE_CHECKING:
-    from compiler.stablehlo.importer import FunctionBuilder
+    from shardc.stablehlo.importer import FunctionBuilder
 
 UNARY = {
     "abs", "cbrt", "ceil", "convert", "cosine", "exponential", "exponential_minus_one", "floor",

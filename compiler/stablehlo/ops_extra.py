@@ -15,13 +15,13 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from compiler.stablehlo.attributes import enum_word, parse_dense, props_ints, tensor_type_text
-from compiler.stablehlo.records import AttrRec, OpRec
-from ir.attributes import Keyword, OpaqueAttr, Symbol
-from ir.core import Value
+from shardc.ir.attributes import Keyword, OpaqueAttr, Symbol
+from shardc.ir.core import Value
+from shardc.stablehlo.attributes import enum_word, parse_dense, props_ints, tensor_type_text
+from shardc.stablehlo.records import AttrRec, OpRec
 
 if TYPE_CHECKING:
-    from compiler.stablehlo.importer import FunctionBuilder
+    from shardc.stablehlo.importer import FunctionBuilder
 
 # `window = {stride = ..}` entry -> native attribute.
 WINDOW_KEYS = {
@@ -119,14 +119,14 @@ def _dynamic_slice(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
 def _custom_call(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     target = str(rec.extra["target"])[1:]
     if target.startswith('"'):
-        from compiler.stablehlo.attributes import unescape
+        from shardc.stablehlo.attributes import unescape
 
         target = unescape(target)
     return "custom_call", {"call_target_name": target}, fb.results_of(rec, operands), None
 
 
 def _composite(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
-    from compiler.stablehlo.attributes import unescape
+    from shardc.stablehlo.attributes import unescape
 
     decomposition = _take(rec, "decomposition")
     if decomposition is None or decomposition.kind != "symbol":

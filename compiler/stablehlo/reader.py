@@ -19,9 +19,11 @@ from typing import Any
 import lark
 from lark import Token
 
-from compiler.stablehlo.attributes import unescape
-from compiler.stablehlo.ops import GENERIC_NOT_SUPPORTED, SUPPORTED_OPS, unsupported_message
-from compiler.stablehlo.records import (
+from shardc.ir.diagnostics import Location, ParseError
+from shardc.ir.mesh import AxisRef
+from shardc.stablehlo.attributes import unescape
+from shardc.stablehlo.ops import GENERIC_NOT_SUPPORTED, SUPPORTED_OPS, unsupported_message
+from shardc.stablehlo.records import (
     ArgRec,
     AttrRec,
     DictRec,
@@ -33,8 +35,6 @@ from compiler.stablehlo.records import (
     RegionRec,
     ResultsRec,
 )
-from ir.diagnostics import Location, ParseError
-from ir.mesh import AxisRef
 
 
 class _Unsupported(Exception):
@@ -459,7 +459,7 @@ _LOCK = threading.Lock()
 
 @functools.cache
 def _parser() -> lark.Lark:
-    grammar = resources.files("compiler.stablehlo").joinpath("grammar.lark").read_text()
+    grammar = resources.files("shardc.stablehlo").joinpath("grammar.lark").read_text()
     return lark.Lark(
         grammar,
         parser="lalr",

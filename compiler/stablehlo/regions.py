@@ -17,15 +17,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from compiler.stablehlo.attributes import props_ints
-from compiler.stablehlo.records import AttrRec, OpRec, RegionRec
-from ir.attributes import Keyword, OpaqueAttr, Symbol
-from ir.core import Function, Value
-from ir.mesh import AxisRef
-from ir.types import DistributedTensorType
+from shardc.ir.attributes import Keyword, OpaqueAttr, Symbol
+from shardc.ir.core import Function, Value
+from shardc.ir.mesh import AxisRef
+from shardc.ir.types import DistributedTensorType
+from shardc.stablehlo.attributes import props_ints
+from shardc.stablehlo.records import AttrRec, OpRec, RegionRec
 
 if TYPE_CHECKING:
-    from compiler.stablehlo.importer import FunctionBuilder
+    from shardc.stablehlo.importer import FunctionBuilder
 
 # Generic-form op names handled here (the pretty `stablehlo.while` and `sdy.manual_computation`
 # have their own record forms).
@@ -69,7 +69,7 @@ def outline(
     arg_order: list[int] | None = None,
 ) -> Function:
     """A new private function holding `region`'s ops: args = block args, then `captures`."""
-    from compiler.stablehlo.importer import FunctionBuilder
+    from shardc.stablehlo.importer import FunctionBuilder
 
     b = fb.b
     module = b.module
@@ -205,7 +205,7 @@ def convert_manual(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
 def convert_all_reduce(fb: FunctionBuilder, rec: OpRec, operands: list[Value], props):
     """`stablehlo.all_reduce` inside a manual body -> `spmd.all_reduce` over the mesh axes whose
     device groups are its replica groups."""
-    from passes.collectives.groups import device_groups
+    from shardc.passes.collectives.groups import device_groups
 
     mesh = fb.manual_mesh
     if mesh is None:

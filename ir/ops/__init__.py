@@ -1,6 +1,6 @@
 """Op definitions. Importing this package registers every op in `OPS`."""
 
-from ir.ops import (  # noqa: F401 - registration
+from shardc.ir.ops import (  # noqa: F401 - registration
     compute,
     control,
     dynamic,
@@ -13,7 +13,7 @@ from ir.ops import (  # noqa: F401 - registration
     structural,
     window,
 )
-from ir.ops.registry import (
+from shardc.ir.ops.registry import (
     COLLECTIVE,
     ELEMENTWISE,
     NO_RESULTS,
@@ -28,7 +28,7 @@ from ir.ops.registry import (
     infer_result_types,
     verify_operation,
 )
-from ir.ops.sharding import GLOBAL_COLLECTIVES
+from shardc.ir.ops.sharding import GLOBAL_COLLECTIVES
 
 __all__ = [
     "COLLECTIVE",

@@ -11,10 +11,10 @@
 
 from __future__ import annotations
 
-from ir.core import Operation
-from ir.ops.registry import OpDef, attr, op_error, opt, register, req
-from ir.ops.scalar_bodies import infer_body_reduce, verify_reduce  # also registers `sort`
-from ir.types import TensorType
+from shardc.ir.core import Operation
+from shardc.ir.ops.registry import OpDef, attr, op_error, opt, register, req
+from shardc.ir.ops.scalar_bodies import infer_body_reduce, verify_reduce  # also registers `sort`
+from shardc.ir.types import TensorType
 
 REDUCE_KINDS = ("add", "maximum", "minimum", "multiply", "and", "or")
 SCATTER_KINDS = ("add", "maximum", "minimum", "multiply", "replace")

@@ -18,10 +18,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ir.attributes import Symbol
-from ir.core import Function, Module, Operation, Value
-from ir.ops.registry import OpDef, attr, op_error, opt, register, req
-from ir.types import TensorType
+from shardc.ir.attributes import Symbol
+from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.ops.registry import OpDef, attr, op_error, opt, register, req
+from shardc.ir.types import TensorType
 
 # Ops whose attributes name functions that stand for their regions: op name -> attribute names.
 REGION_ATTRS = {"while": ("cond", "body"), "case": ("branches",)}

@@ -6,9 +6,9 @@
 
 from __future__ import annotations
 
-from ir.core import Operation
-from ir.ops.registry import OpDef, attr, op_error, register, req
-from ir.types import TensorType
+from shardc.ir.core import Operation
+from shardc.ir.ops.registry import OpDef, attr, op_error, register, req
+from shardc.ir.types import TensorType
 
 
 def _check_indices(op: Operation, first: int, rank: int) -> None:

@@ -8,9 +8,9 @@
 
 from __future__ import annotations
 
-from ir.core import Operation
-from ir.ops.registry import ELEMENTWISE, OpDef, op_error, opt, register, req
-from ir.types import TensorType
+from shardc.ir.core import Operation
+from shardc.ir.ops.registry import ELEMENTWISE, OpDef, op_error, opt, register, req
+from shardc.ir.types import TensorType
 
 UNARY = (
     "abs",

@@ -7,8 +7,8 @@ return %0
 
 from __future__ import annotations
 
-from ir.core import Operation
-from ir.ops.registry import TERMINATOR, OpDef, attr, op_error, opt, register, req
+from shardc.ir.core import Operation
+from shardc.ir.ops.registry import TERMINATOR, OpDef, attr, op_error, opt, register, req
 
 
 def _verify_call(op: Operation) -> None:

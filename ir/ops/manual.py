@@ -33,11 +33,11 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator, Sequence
 
-from ir.core import Function, Module, Operation, Value
-from ir.mapping import DimSharding, NamedMapping, axes_text
-from ir.mesh import AxisRef, DeviceMesh
-from ir.ops.registry import OpDef, attr, op_error, register, req
-from ir.types import DistributedTensorType, TensorType
+from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.mapping import DimSharding, NamedMapping, axes_text
+from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.ir.ops.registry import OpDef, attr, op_error, register, req
+from shardc.ir.types import DistributedTensorType, TensorType
 
 NAME = "manual_computation"
 

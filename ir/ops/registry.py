@@ -10,12 +10,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ir.attributes import DenseElements, Keyword, OpaqueAttr, Symbol
-from ir.core import Operation
-from ir.diagnostics import ShardcError, VerifyError
-from ir.mapping import NamedMapping
-from ir.mesh import AxisRef
-from ir.types import TensorType
+from shardc.ir.attributes import DenseElements, Keyword, OpaqueAttr, Symbol
+from shardc.ir.core import Operation
+from shardc.ir.diagnostics import ShardcError, VerifyError
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.mesh import AxisRef
+from shardc.ir.types import TensorType
 
 # Traits an op can have.
 ELEMENTWISE = "elementwise"
@@ -240,7 +240,7 @@ def verify_operation(op: Operation) -> None:
 
 def infer_result_types(op_name: str, operand_types, attributes, declared=None):
     """Result types for building an op whose types are implied by operands and attributes."""
-    from ir.core import Value  # local: only used to build a probe op
+    from shardc.ir.core import Value  # local: only used to build a probe op
 
     op_def = OPS[op_name]
     probe_values = [Value(t, None, i) for i, t in enumerate(operand_types)]  # type: ignore[arg-type]

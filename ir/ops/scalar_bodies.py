@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ir.core import Function, Operation
-from ir.ops.registry import OpDef, attr, op_error, opt, register, req
-from ir.types import TensorType
+from shardc.ir.core import Function, Operation
+from shardc.ir.ops.registry import OpDef, attr, op_error, opt, register, req
+from shardc.ir.types import TensorType
 
 
 def body_function(op: Operation, key: str) -> Function | None:

@@ -17,10 +17,19 @@ the attributes turn the operand's sharding into exactly that one.
 
 from __future__ import annotations
 
-from ir.core import Operation
-from ir.mapping import NamedMapping, axes_text
-from ir.ops.registry import COLLECTIVE, NO_RESULTS, SHARDING, OpDef, attr, op_error, register, req
-from ir.types import TensorType
+from shardc.ir.core import Operation
+from shardc.ir.mapping import NamedMapping, axes_text
+from shardc.ir.ops.registry import (
+    COLLECTIVE,
+    NO_RESULTS,
+    SHARDING,
+    OpDef,
+    attr,
+    op_error,
+    register,
+    req,
+)
+from shardc.ir.types import TensorType
 
 DIRECTIONS = ("FORWARD", "BACKWARD", "BOTH", "NONE")
 

@@ -12,10 +12,10 @@ exactly a call of its `decomposition` function (its `name`, `version` and
 
 from __future__ import annotations
 
-from ir.core import Operation
-from ir.ops.func import check_callee_signature
-from ir.ops.registry import OpDef, attr, op_error, opt, register, req
-from ir.types import TensorType
+from shardc.ir.core import Operation
+from shardc.ir.ops.func import check_callee_signature
+from shardc.ir.ops.registry import OpDef, attr, op_error, opt, register, req
+from shardc.ir.types import TensorType
 
 
 def _infer_barrier(op: Operation) -> list[TensorType]:

@@ -19,10 +19,10 @@ Types are local (one device's padded block); each op is one JAX collective under
          # lax.axis_index(("x", "y")): the linear index over the axes, the first one major
 
 `axes` may hold sub-axes (`"x":(1)2`). `groups` are the device ids that communicate together
-(`passes.collectives.groups.device_groups(mesh, axes)`): a member's position in its group is its
-linear index over `axes`, which orders concatenation and slicing. `pairs` are `[source, target]`
-device ids. The data semantics are exactly JAX's: the gathered/sliced dims must divide evenly
-(the `spmd` pass pads and slices around these ops for uneven shards).
+(`shardc.passes.collectives.groups.device_groups(mesh, axes)`): a member's position in its
+group is its linear index over `axes`, which orders concatenation and slicing. `pairs` are
+`[source, target]` device ids. The data semantics are exactly JAX's: the gathered/sliced dims
+must divide evenly (the `spmd` pass pads and slices around these ops for uneven shards).
 
 They may appear only where code is per-device: in an SPMD function (one carrying `in_shapes`,
 which the `spmd` pass writes) or in the body of a `manual_computation` (ir/ops/manual.py, which
@@ -31,10 +31,10 @@ also checks that they communicate over manual axes only); anywhere else they are
 
 from __future__ import annotations
 
-from ir.core import Operation
-from ir.ops.manual import is_manual_body
-from ir.ops.registry import COLLECTIVE, OpDef, attr, op_error, register, req
-from ir.types import TensorType
+from shardc.ir.core import Operation
+from shardc.ir.ops.manual import is_manual_body
+from shardc.ir.ops.registry import COLLECTIVE, OpDef, attr, op_error, register, req
+from shardc.ir.types import TensorType
 
 ALL_REDUCE_KINDS = ("add", "maximum", "minimum", "multiply")
 

@@ -14,10 +14,10 @@ reversal; group counts 1) and are printed back only when written.
 
 from __future__ import annotations
 
-from ir.core import Operation
-from ir.ops.compute import REDUCE_KINDS
-from ir.ops.registry import OpDef, attr, op_error, opt, register, req
-from ir.types import TensorType
+from shardc.ir.core import Operation
+from shardc.ir.ops.compute import REDUCE_KINDS
+from shardc.ir.ops.registry import OpDef, attr, op_error, opt, register, req
+from shardc.ir.types import TensorType
 
 CONV_DIMS = (
     "input_batch_dimension",

@@ -1,9 +1,9 @@
 """Collectives: the six `sdy` collectives as layout transitions, the reshard planner, and a
 numpy simulation of them on per-device blocks."""
 
-from passes.collectives.groups import device_groups, permute_sources
-from passes.collectives.planner import Plan, greedy_plan, plan_reshard
-from passes.collectives.steps import (
+from shardc.passes.collectives.groups import device_groups, permute_sources
+from shardc.passes.collectives.planner import Plan, greedy_plan, plan_reshard
+from shardc.passes.collectives.steps import (
     AllGather,
     AllReduce,
     AllSlice,

@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from ir.diagnostics import ShardingError
-from ir.mapping import canonical_axis_set
-from ir.mesh import AxisRef, DeviceMesh
+from shardc.ir.diagnostics import ShardingError
+from shardc.ir.mapping import canonical_axis_set
+from shardc.ir.mesh import AxisRef, DeviceMesh
 
 Cuts = dict[str, tuple[int, ...]]
 
@@ -89,7 +89,7 @@ def merge_refs(refs: Sequence[AxisRef], mesh: DeviceMesh) -> tuple[AxisRef, ...]
 
 def merge_set(refs: Iterable[AxisRef], mesh: DeviceMesh) -> tuple[AxisRef, ...]:
     """Canonical form of an unordered set of refs (unreduced/replicated): sort, then merge
-    (the form `NamedMapping` keeps its sets in, `ir.mapping.canonical_axis_set`)."""
+    (the form `NamedMapping` keeps its sets in, `shardc.ir.mapping.canonical_axis_set`)."""
     return canonical_axis_set(refs, mesh)
 
 

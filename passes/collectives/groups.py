@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from ir.mapping import NamedMapping
-from ir.mesh import AxisRef, DeviceMesh
-from passes.collectives.axes import cut_points, ref_interval, split_refs
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.passes.collectives.axes import cut_points, ref_interval, split_refs
 
 
 def device_groups(mesh: DeviceMesh, axes: Sequence[AxisRef]) -> list[list[int]]:

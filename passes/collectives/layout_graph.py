@@ -21,8 +21,8 @@ import functools
 import itertools
 from collections.abc import Iterator
 
-from ir.mesh import AxisRef, DeviceMesh
-from passes.collectives.steps import KIND_ORDER
+from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.passes.collectives.steps import KIND_ORDER
 
 Dims = tuple[tuple[int, ...], ...]
 State = tuple[Dims, int]

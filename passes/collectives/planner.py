@@ -21,13 +21,13 @@ import functools
 import heapq
 from dataclasses import dataclass
 
-from ir.diagnostics import ShardingError
-from ir.mapping import DimSharding, NamedMapping
-from ir.mesh import AxisRef
-from ir.types import element_bytes
-from passes.collectives.axes import cut_points, merge_refs, merge_set, mesh_atoms, split_refs
-from passes.collectives.layout_graph import Edge, State, edge_target, layout_graph
-from passes.collectives.steps import (
+from shardc.ir.diagnostics import ShardingError
+from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.mesh import AxisRef
+from shardc.ir.types import element_bytes
+from shardc.passes.collectives.axes import cut_points, merge_refs, merge_set, mesh_atoms, split_refs
+from shardc.passes.collectives.layout_graph import Edge, State, edge_target, layout_graph
+from shardc.passes.collectives.steps import (
     AllGather,
     AllReduce,
     AllSlice,

@@ -25,12 +25,12 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from ir.diagnostics import ShardingError
-from ir.mapping import NamedMapping
-from ir.placements import ReduceOp
-from ir.types import shard_bounds, shard_shape
-from passes.collectives.groups import device_groups, permute_sources
-from passes.collectives.steps import (
+from shardc.ir.diagnostics import ShardingError
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.placements import ReduceOp
+from shardc.ir.types import shard_bounds, shard_shape
+from shardc.passes.collectives.groups import device_groups, permute_sources
+from shardc.passes.collectives.steps import (
     AllGather,
     AllReduce,
     AllSlice,

@@ -9,8 +9,8 @@ Each step is a frozen value that maps an input sharding to the sharding it produ
     sdy.all_reduce {"z"} %0 out_sharding=<@mesh, [{"x"}, {}]>             reduce unreduced axes
     sdy.reduce_scatter [{}, {"z"}] %0 out_sharding=<@mesh, [{"x"}, {"z"}]> reduce, then scatter
 
-Costs are per device, in bytes, on padded local buffers (`ir.types.shard_shape`; a dim of n split
-k ways holds ceil(n/k)):
+Costs are per device, in bytes, on padded local buffers (`shardc.ir.types.shard_shape`; a dim of
+n split k ways holds ceil(n/k)):
 
 - `bytes_per_device`: the larger of the local input and output buffer (CLI.md); 0 for all_slice,
   which communicates nothing.
@@ -32,12 +32,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
 
-from ir.diagnostics import ShardingError
-from ir.mapping import DimSharding, NamedMapping, axes_text
-from ir.mesh import AxisRef, DeviceMesh
-from ir.types import element_bytes, shard_shape
-from passes.collectives.axes import Cuts, cut_points, merge_refs, merge_set, product, split_refs
-from passes.collectives.groups import device_groups, permute_sources
+from shardc.ir.diagnostics import ShardingError
+from shardc.ir.mapping import DimSharding, NamedMapping, axes_text
+from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.ir.types import element_bytes, shard_shape
+from shardc.passes.collectives.axes import (
+    Cuts,
+    cut_points,
+    merge_refs,
+    merge_set,
+    product,
+    split_refs,
+)
+from shardc.passes.collectives.groups import device_groups, permute_sources
 
 Shape = tuple[int, ...]
 AxesPerDim = tuple[tuple[AxisRef, ...], ...]

@@ -1,18 +1,18 @@
 """Sharding propagation: projection onto factors, factor propagation and its strategies."""
 
-from passes.propagation.factor_propagation import (
+from shardc.passes.propagation.factor_propagation import (
     PropagationDirection,
     PropagationStrategy,
     TensorUpdates,
     propagate_factors,
     propagate_shardings,
 )
-from passes.propagation.projection import (
+from shardc.passes.propagation.projection import (
     FactorSharding,
     ShardingProjection,
     TensorFactorShardings,
 )
-from passes.propagation.strategies import AGGRESSIVE, BASIC, strategy_named
+from shardc.passes.propagation.strategies import AGGRESSIVE, BASIC, strategy_named
 
 __all__ = [
     "AGGRESSIVE",

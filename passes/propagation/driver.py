@@ -35,22 +35,22 @@ import functools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from ir.core import Function, Module, Operation, Value
-from ir.diagnostics import PassError, ShardcError, VerifyError
-from ir.mapping import NamedMapping
-from ir.ops import ELEMENTWISE, attr, get_op_def
-from ir.ops.control import region_functions
-from ir.ops.manual import normalize as normalize_manual
-from ir.ops.manual import sync_all as sync_manual
-from ir.types import DistributedTensorType
-from passes.propagation.factor_propagation import PropagationDirection, propagate_shardings
-from passes.propagation.manual_edges import ManualEdge, ManualEdges
-from passes.propagation.origins import OriginTracker
-from passes.propagation.regions import REGION_OPS, RegionEdge, Regions, build_regions
-from passes.propagation.regions import live_uses as live_uses  # re-exported: priorities.py
-from passes.propagation.strategies import PropagationStrategy
-from passes.rules.registry import rule_for as registered_rule
-from passes.rules.rule import OpShardingRule, parse_rule
+from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.diagnostics import PassError, ShardcError, VerifyError
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.ops import ELEMENTWISE, attr, get_op_def
+from shardc.ir.ops.control import region_functions
+from shardc.ir.ops.manual import normalize as normalize_manual
+from shardc.ir.ops.manual import sync_all as sync_manual
+from shardc.ir.types import DistributedTensorType
+from shardc.passes.propagation.factor_propagation import PropagationDirection, propagate_shardings
+from shardc.passes.propagation.manual_edges import ManualEdge, ManualEdges
+from shardc.passes.propagation.origins import OriginTracker
+from shardc.passes.propagation.regions import REGION_OPS, RegionEdge, Regions, build_regions
+from shardc.passes.propagation.regions import live_uses as live_uses  # re-exported: priorities.py
+from shardc.passes.propagation.strategies import PropagationStrategy
+from shardc.passes.rules.registry import rule_for as registered_rule
+from shardc.passes.rules.rule import OpShardingRule, parse_rule
 
 # The direction of every factor of `rule` at an op (None: a call's data-flow edge).
 DirectionFn = Callable[[Operation | None, OpShardingRule], Sequence[PropagationDirection]]

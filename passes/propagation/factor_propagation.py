@@ -45,9 +45,9 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from ir.mapping import NamedMapping
-from ir.mesh import AxisRef, DeviceMesh
-from passes.propagation.projection import (
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.passes.propagation.projection import (
     FactorSharding,
     PrefixStatus,
     ShardingProjection,
@@ -59,7 +59,7 @@ from passes.propagation.projection import (
     prefix_status,
     prefix_without_overlap_all,
 )
-from passes.rules.rule import OpShardingRule
+from shardc.passes.rules.rule import OpShardingRule
 
 
 class PropagationDirection(enum.Enum):
@@ -161,7 +161,7 @@ def propagate_factors(
     source tensors of the aggressive strategy; default: the rule's factor-size products.
     """
     if strategy is None:
-        from passes.propagation.strategies import AGGRESSIVE
+        from shardc.passes.propagation.strategies import AGGRESSIVE
 
         strategy = AGGRESSIVE
     sizes = tuple(tensor_sizes) if tensor_sizes is not None else rule.tensor_sizes()

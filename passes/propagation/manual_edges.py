@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from ir.core import Function, Module, Operation, Value
-from ir.mapping import NamedMapping
-from ir.ops import attr
-from ir.ops.manual import body_of, body_view, manual_names, with_free_axes
+from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.ops import attr
+from shardc.ir.ops.manual import body_of, body_view, manual_names, with_free_axes
 
 
 class ManualEdge:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ir.core import Function, Module, Operation, Value
-from ir.mapping import NamedMapping
-from ir.types import DistributedTensorType
+from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.types import DistributedTensorType
 
 
 @dataclass(frozen=True, slots=True)

@@ -28,13 +28,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ir.core import Function, Module, Operation, Value
-from ir.mapping import DimSharding, NamedMapping
-from ir.ops import ELEMENTWISE, get_op_def
-from ir.types import DistributedTensorType
-from passes.propagation.driver import Driver, PropagationState, live_uses
-from passes.propagation.factor_propagation import PropagationDirection
-from passes.rules.rule import OpShardingRule
+from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.ops import ELEMENTWISE, get_op_def
+from shardc.ir.types import DistributedTensorType
+from shardc.passes.propagation.driver import Driver, PropagationState, live_uses
+from shardc.passes.propagation.factor_propagation import PropagationDirection
+from shardc.passes.rules.rule import OpShardingRule
 
 NONE = PropagationDirection.NONE
 BOTH = PropagationDirection.BOTH

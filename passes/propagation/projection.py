@@ -33,10 +33,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 
-from ir.diagnostics import ShardingError
-from ir.mapping import DimSharding, NamedMapping
-from ir.mesh import AxisRef, DeviceMesh
-from passes.rules.rule import OpShardingRule, TensorMapping
+from shardc.ir.diagnostics import ShardingError
+from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.passes.rules.rule import OpShardingRule, TensorMapping
 
 # ----- axis-ref algebra (Shardy's AxisRefAttr methods; mesh-free where Shardy's are) ----------
 

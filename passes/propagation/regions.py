@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ir.core import Function, Module, Operation, Value
-from ir.diagnostics import VerifyError
-from ir.ops.control import REGION_ATTRS, branch_symbols, num_carried
-from ir.ops.registry import attr
+from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.diagnostics import VerifyError
+from shardc.ir.ops.control import REGION_ATTRS, branch_symbols, num_carried
+from shardc.ir.ops.registry import attr
 
 REGION_OPS = tuple(REGION_ATTRS)
 

@@ -23,8 +23,8 @@ unless the op is element-wise, where the result's empty sharding caps the operan
 
 from __future__ import annotations
 
-from ir.mesh import AxisRef
-from passes.propagation.factor_propagation import (
+from shardc.ir.mesh import AxisRef
+from shardc.passes.propagation.factor_propagation import (
     PropagationContext,
     PropagationDirection,
     PropagationStrategy,
@@ -35,7 +35,7 @@ from passes.propagation.factor_propagation import (
     no_conflicts_within_factor,
     truncate_conflicts,
 )
-from passes.propagation.projection import (
+from shardc.passes.propagation.projection import (
     PrefixStatus,
     ShardingProjection,
     TensorFactorShardings,

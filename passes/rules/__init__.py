@@ -1,6 +1,6 @@
 """Op sharding rules: factors, kinds, Shardy's text form and einsum-style custom rules."""
 
-from passes.rules.rule import (
+from shardc.passes.rules.rule import (
     FactorKind,
     OpShardingRule,
     TensorMapping,

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from passes.rules.rule import FactorKind, OpShardingRule
+from shardc.passes.rules.rule import FactorKind, OpShardingRule
 
 # A tensor that does not take part in a factor (Shardy's kNullDim).
 NULL = -1

@@ -8,9 +8,9 @@ reduce 2x64x13 {dimensions=[1]}
 
 from __future__ import annotations
 
-from passes.rules.builder import NULL, RuleBuilder
-from passes.rules.query import RuleQuery
-from passes.rules.rule import FactorKind, OpShardingRule
+from shardc.passes.rules.builder import NULL, RuleBuilder
+from shardc.passes.rules.query import RuleQuery
+from shardc.passes.rules.rule import FactorKind, OpShardingRule
 
 
 def dot_general(q: RuleQuery) -> OpShardingRule:

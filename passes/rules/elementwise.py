@@ -8,9 +8,9 @@ add f32, f32 -> f32          ([], [])->([])
 
 from __future__ import annotations
 
-from passes.rules.builder import RuleBuilder, pointwise_rule
-from passes.rules.query import RuleQuery
-from passes.rules.rule import OpShardingRule
+from shardc.passes.rules.builder import RuleBuilder, pointwise_rule
+from shardc.passes.rules.query import RuleQuery
+from shardc.passes.rules.rule import OpShardingRule
 
 
 def pointwise(q: RuleQuery) -> OpShardingRule:

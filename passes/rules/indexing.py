@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from passes.rules.builder import NULL, RuleBuilder
-from passes.rules.query import RuleQuery, Shape
-from passes.rules.rule import FactorKind, OpShardingRule
+from shardc.passes.rules.builder import NULL, RuleBuilder
+from shardc.passes.rules.query import RuleQuery, Shape
+from shardc.passes.rules.rule import FactorKind, OpShardingRule
 
 # add(input_dim, indices_dim, slices_dim, size, kind, blocked)
 AddFn = Callable[[int, int, int, int, FactorKind, bool], None]

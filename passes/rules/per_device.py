@@ -15,9 +15,9 @@ those ops a plain pointwise rule; shardc keeps them unsharded so the SPMD progra
 
 from __future__ import annotations
 
-from passes.rules.builder import NULL, RuleBuilder, pointwise_rule
-from passes.rules.query import RuleQuery
-from passes.rules.rule import FactorKind, OpShardingRule
+from shardc.passes.rules.builder import NULL, RuleBuilder, pointwise_rule
+from shardc.passes.rules.query import RuleQuery
+from shardc.passes.rules.rule import FactorKind, OpShardingRule
 
 NEED = FactorKind.NEED_REPLICATION
 

@@ -1,6 +1,6 @@
 """`rule_for(op)`: the factor rule Shardy's op_sharding_rule_registry.cc builds for an op.
 
-Every op in `ir.ops.OPS` is covered: it either has a builder below (same factor order, sizes,
+Every op in `shardc.ir.ops.OPS` is covered: it either has a builder below (same factor order, sizes,
 kinds and printed text as Shardy) or is listed in `NO_RULE` with the reason it has none.
 
     %0 = dot_general %x, %w {lhs_contracting_dims = [1], rhs_contracting_dims = [0]}
@@ -22,15 +22,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ir.attributes import OpaqueAttr
-from ir.core import Operation
-from ir.diagnostics import ShardcError, VerifyError
-from ir.ops import attr
-from ir.ops.elementwise import BINARY, UNARY
-from passes.rules import contraction, elementwise, indexing, per_device, shape, window
-from passes.rules.builder import pointwise_rule
-from passes.rules.query import RuleQuery
-from passes.rules.rule import OpShardingRule, parse_rule, rule_from_einsum
+from shardc.ir.attributes import OpaqueAttr
+from shardc.ir.core import Operation
+from shardc.ir.diagnostics import ShardcError, VerifyError
+from shardc.ir.ops import attr
+from shardc.ir.ops.elementwise import BINARY, UNARY
+from shardc.passes.rules import contraction, elementwise, indexing, per_device, shape, window
+from shardc.passes.rules.builder import pointwise_rule
+from shardc.passes.rules.query import RuleQuery
+from shardc.passes.rules.rule import OpShardingRule, parse_rule, rule_from_einsum
 
 # The attribute an imported op keeps Shardy's rule in.
 SHARDING_RULE_ATTR = "sdy.sharding_rule"

@@ -33,7 +33,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ir.diagnostics import Location, ParseError, VerifyError
+from shardc.ir.diagnostics import Location, ParseError, VerifyError
 
 # One tensor's mapping: per dim, the factor indices (major to minor).
 TensorMapping = tuple[tuple[int, ...], ...]

@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import math
 
-from passes.rules.builder import NULL, RuleBuilder
-from passes.rules.query import RuleQuery
-from passes.rules.rule import FactorKind, OpShardingRule
+from shardc.passes.rules.builder import NULL, RuleBuilder
+from shardc.passes.rules.query import RuleQuery
+from shardc.passes.rules.rule import FactorKind, OpShardingRule
 
 
 def broadcast_in_dim(q: RuleQuery) -> OpShardingRule:

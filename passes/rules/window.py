@@ -14,10 +14,10 @@ dynamic_update_slice 16x32, update 4x32
 
 from __future__ import annotations
 
-from ir.ops.window import CONV_DIMS
-from passes.rules.builder import NULL, RuleBuilder
-from passes.rules.query import RuleQuery
-from passes.rules.rule import FactorKind, OpShardingRule
+from shardc.ir.ops.window import CONV_DIMS
+from shardc.passes.rules.builder import NULL, RuleBuilder
+from shardc.passes.rules.query import RuleQuery
+from shardc.passes.rules.rule import FactorKind, OpShardingRule
 
 CONV_ATTRS = (*CONV_DIMS, "feature_group_count", "batch_group_count")
 REDUCE_WINDOW_ATTRS = (
