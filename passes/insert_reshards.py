@@ -36,6 +36,7 @@ from shardc.ir.mapping import DimSharding, NamedMapping, axes_text
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.ops import COLLECTIVE, attr, get_op_def
 from shardc.ir.ops.control import region_signatures
+from shardc.ir.ops.custom_call import custom_call_target
 from shardc.ir.ops.manual import fill_all, sync_all
 from shardc.ir.ops.scalar_bodies import sort_dimension
 from shardc.ir.placements import ReduceOp
@@ -697,9 +698,8 @@ def _is_global_collective(name: str) -> bool:
 def _needs_whole_operands(op: Operation) -> bool:
     """A custom_call shardc runs (e.g. a Cholesky factorisation) reads whole matrices, whatever
     factors its JAX-given rule names: its operands and results are replicated."""
-    from shardc.executors.kernels_extra import CUSTOM_CALLS  # noqa: PLC0415 - executors
-
-    return op.name == "custom_call" and op.attributes.get("call_target_name") in CUSTOM_CALLS
+    target = custom_call_target(op)
+    return target is not None and target.whole_operands
 
 
 def check_locally_computable(module: Module) -> list[str]:
