@@ -11,15 +11,13 @@ from hypothesis import strategies as st
 
 from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.mesh import AxisRef, DeviceMesh
-from shardc.passes.propagation.factor_propagation import (
-    PropagationDirection,
+from shardc.passes.propagation.conflicts import (
     _merge_compatible,
     compatible_major_axes,
     no_conflicts_within_factor,
-    propagate_factors,
-    propagate_shardings,
-    resolve_directions,
 )
+from shardc.passes.propagation.direction import PropagationDirection, resolve_directions
+from shardc.passes.propagation.factor_propagation import propagate_factors, propagate_shardings
 from shardc.passes.propagation.projection import (
     FactorSharding,
     PrefixStatus,

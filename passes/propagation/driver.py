@@ -43,12 +43,13 @@ from shardc.ir.ops.control import region_functions
 from shardc.ir.ops.manual import normalize as normalize_manual
 from shardc.ir.ops.manual import sync_all as sync_manual
 from shardc.ir.types import DistributedTensorType
-from shardc.passes.propagation.factor_propagation import PropagationDirection, propagate_shardings
+from shardc.passes.propagation.direction import PropagationDirection
+from shardc.passes.propagation.factor_propagation import propagate_shardings
 from shardc.passes.propagation.manual_edges import ManualEdge, ManualEdges
 from shardc.passes.propagation.origins import OriginTracker
 from shardc.passes.propagation.regions import REGION_OPS, RegionEdge, Regions, build_regions
 from shardc.passes.propagation.regions import live_uses as live_uses  # re-exported: priorities.py
-from shardc.passes.propagation.strategies import PropagationStrategy
+from shardc.passes.propagation.strategy import PropagationStrategy
 from shardc.passes.rules.registry import rule_for as registered_rule
 from shardc.passes.rules.rule import OpShardingRule, parse_rule
 
