@@ -10,6 +10,7 @@ from __future__ import annotations
 import enum
 from collections.abc import Callable, Sequence
 
+from shardc.ir.core import Operation
 from shardc.passes.rules.rule import OpShardingRule
 
 
@@ -53,3 +54,8 @@ def resolve_directions(
             if not rule.is_pass_through(f):
                 dirs[f] = PropagationDirection.NONE
     return tuple(dirs)
+
+
+# The direction of every factor of `rule` at an op (None: a data-flow edge), as the driver asks
+# it; the op-priority stages and user priorities (priorities.py) are such functions.
+DirectionFn = Callable[[Operation | None, OpShardingRule], Sequence[PropagationDirection]]
