@@ -26,7 +26,8 @@ from shardc.passes.propagation.projection import (
     prefix_status,
 )
 from shardc.passes.propagation.strategies import AGGRESSIVE, BASIC, strategy_named
-from shardc.passes.rules.rule import FactorKind, OpShardingRule, parse_rule
+from shardc.passes.rules.rule import FactorKind, OpShardingRule
+from shardc.passes.rules.rule_parser import parse_rule
 
 BOTH = PropagationDirection.BOTH
 FORWARD = PropagationDirection.FORWARD

@@ -21,7 +21,8 @@ from shardc.passes.propagation.origins import OriginTracker
 from shardc.passes.propagation.regions import Regions, build_regions
 from shardc.passes.propagation.strategy import PropagationStrategy
 from shardc.passes.rules.registry import rule_for as registered_rule
-from shardc.passes.rules.rule import OpShardingRule, parse_rule
+from shardc.passes.rules.rule import OpShardingRule
+from shardc.passes.rules.rule_parser import parse_rule
 
 
 def rule_for(op: Operation) -> OpShardingRule | None:
