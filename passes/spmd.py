@@ -36,12 +36,12 @@ from shardc.ir.placements import ReduceOp
 from shardc.ir.types import DistributedTensorType, is_float, shard_shape
 from shardc.passes.collectives.axes import merge_set, product
 from shardc.passes.collectives.groups import device_groups, permute_sources
+from shardc.passes.collectives.shards import chunk
 from shardc.passes.collectives.steps import (
     AllGather,
     AllSlice,
     AllToAll,
     ReduceScatter,
-    chunk,
     same_layout,
 )
 from shardc.passes.manager import Pass, PassContext, register_pass
