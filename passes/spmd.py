@@ -704,7 +704,7 @@ def _fix_reduce(low: _Lowering, op: Operation, rule: OpShardingRule) -> None:
     """Padding of reduced dims becomes the identity; with sharded reduced dims only the first
     device of each group applies `init`, so the partial results combine to exactly one `init`."""
     if "body" in op.attributes:
-        _no_sharded_reduction(low, op, rule)  # insert-reshards splits them (scalar_bodies.py)
+        _no_sharded_reduction(low, op, rule)  # insert-reshards splits them (scalar_bodies)
         return
     x, init = op.operands
     kind = attr(op, "kind").word
