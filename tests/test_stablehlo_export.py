@@ -75,7 +75,7 @@ def test_debug_info_round_trips_modulo_locations():
     ],
 )
 def test_float_formatting_matches_mlir(value: float, dtype: str, text: str):
-    from shardc.stablehlo.importer import round_to_dtype
+    from shardc.stablehlo.attributes import round_to_dtype
 
     assert format_float(round_to_dtype(value, dtype), dtype) == text
 

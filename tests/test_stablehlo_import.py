@@ -12,7 +12,7 @@ from shardc.ir.mesh import AxisRef
 from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
 from shardc.stablehlo import import_stablehlo, looks_like_stablehlo
-from shardc.stablehlo.importer import MESH_ATTRS_PREFIX, SDY_CONSTANT_MARKER
+from shardc.stablehlo.attributes import MESH_ATTRS_PREFIX, SDY_CONSTANT_MARKER
 
 DATA = Path(__file__).parent / "data" / "stablehlo"
 

@@ -82,7 +82,7 @@ def _padding_dense(pairs: tuple) -> str:
 
 def _reduce_window(p: _Printer, op: Operation, n: _Names, indent: str, args: str) -> list[str]:
     at = op.attributes
-    from shardc.stablehlo.ops_extra import REDUCER_ATTRS
+    from shardc.stablehlo.attributes import REDUCER_ATTRS
 
     props = []
     for key in ("base_dilations", "padding", "window_dilations", "window_dimensions",

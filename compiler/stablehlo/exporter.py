@@ -25,6 +25,7 @@ from shardc.ir.ops import OPS
 from shardc.ir.types import TensorType, is_float
 from shardc.stablehlo.attributes import (
     MESH_ATTRS_PREFIX,
+    REDUCER_ATTRS,
     SDY_CONSTANT_MARKER,
     round_to_dtype,
 )
@@ -38,7 +39,6 @@ from shardc.stablehlo.export_regions import (
 from shardc.stablehlo.mlir_text import functional_type as _functional
 from shardc.stablehlo.mlir_text import int_list as _ints
 from shardc.stablehlo.mlir_text import tensor_text as _ty
-from shardc.stablehlo.ops_extra import REDUCER_ATTRS
 
 
 class ExportError(ShardcError):
