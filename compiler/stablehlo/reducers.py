@@ -13,7 +13,12 @@ region still reads as one op, and `reducer_lines` prints it back.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from shardc.stablehlo.records import OpRec, RegionRec
+
+if TYPE_CHECKING:
+    from shardc.stablehlo.names import Names
 
 REDUCER_KINDS = {"add", "maximum", "minimum", "multiply", "and", "or"}
 
@@ -64,3 +69,24 @@ def strip_scalar_constraint(region: RegionRec) -> tuple[RegionRec, OpRec | None]
     new_ret = OpRec(ret.form, ret.tok, [inner.results[0][0]], ret.extra, ret.attrs, ret.sig,
                     name=ret.name)
     return RegionRec(region.args, [inner, new_ret]), constraint
+
+
+def reducer_lines(n: Names, indent: str, dtype: str, kind: str, op_attrs: str = "",
+                  constraint: str | None = None) -> list[str]:
+    """The block of a reducer region as MLIR prints it (the op's `({` and `})` not included):
+    `op_attrs` is the inner op's attribute dict (with its leading space), `constraint` the text
+    `sdy.sharding_constraint <@mesh, []>` of a constraint on its result."""
+    scalar = f"tensor<{dtype}>"
+    a0, a1 = f"%arg{n.next_arg}", f"%arg{n.next_arg + 1}"
+    lines = [f"{indent}^bb0({a0}: {scalar}, {a1}: {scalar}):"]
+    result = a1
+    if kind != "replace":
+        result = f"%{n.next_value}"
+        lines.append(f"{indent}  {result} = stablehlo.{kind} {a0}, {a1}{op_attrs} : {scalar}")
+    if constraint is not None:
+        name, _, sharding = constraint.partition(" ")
+        constrained = f"%{n.next_value + 1}"
+        lines.append(f"{indent}  {constrained} = {name} {result} {sharding} : {scalar}")
+        result = constrained
+    lines.append(f"{indent}  stablehlo.return {result} : {scalar}")
+    return lines

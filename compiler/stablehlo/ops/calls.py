@@ -14,13 +14,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from shardc.ir.attributes import Symbol
-from shardc.ir.core import Value
+from shardc.ir.core import Operation, Value
 from shardc.stablehlo.attributes import unescape
+from shardc.stablehlo.export_table import prints
 from shardc.stablehlo.import_table import Props, generic, pretty_form, read_rule, take_attr
+from shardc.stablehlo.mlir_text import attr_text, functional_type, symbol_text
+from shardc.stablehlo.mlir_text import tensor_text as _ty
 from shardc.stablehlo.records import OpRec
 
 if TYPE_CHECKING:
     from shardc.stablehlo.builder import FunctionBuilder
+    from shardc.stablehlo.names import Names
+    from shardc.stablehlo.printer import Printer
 
 
 # ----- import ---------------------------------------------------------------------------------
@@ -102,3 +107,38 @@ def _composite(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
         if value is not None:
             attrs[key] = fb.b.opaque(value)
     return "composite", attrs, fb.results_of(rec, operands), None
+
+
+# ----- export ---------------------------------------------------------------------------------
+
+
+@prints("return")
+def _print_return(p: Printer, op: Operation, n: Names, args: str) -> str:
+    types = ", ".join(_ty(v.type) for v in op.operands)
+    text = "return" + (f" {args}" if args else "") + p.op_attrs(op, False)
+    return text + (f" : {types}" if types else "")
+
+
+@prints("call")
+def _print_call(p: Printer, op: Operation, n: Names, args: str) -> str:
+    callee = op.attributes["callee"].name
+    # func's ops drop their dialect prefix only directly inside a func.func.
+    prefix = "func." if n.parent is not None else ""
+    return f"{prefix}call @{callee}({args}){p.op_attrs(op)} : {functional_type(op)}"
+
+
+@prints("custom_call")
+def _print_custom_call(p: Printer, op: Operation, n: Names, args: str) -> str:
+    target = symbol_text(op.attributes["call_target_name"])
+    return f"stablehlo.custom_call {target}({args}){p.op_attrs(op)} : {functional_type(op)}"
+
+
+@prints("composite")
+def _print_composite(p: Printer, op: Operation, n: Names, args: str) -> str:
+    extra = {"decomposition": Symbol(op.attributes["decomposition"].name)}
+    for key in ("composite_attributes", "version"):
+        if op.attributes.get(key) is not None:
+            extra[key] = op.attributes[key]
+    label = attr_text(op.attributes["name"])
+    return (f"stablehlo.composite {label} {args}{p.op_attrs(op, extra=extra)} : "
+            f"{functional_type(op)}")

@@ -16,15 +16,21 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from shardc.ir.attributes import Keyword, OpaqueAttr
-from shardc.ir.core import Value
+from shardc.ir.core import Operation, Value
 from shardc.ir.diagnostics import ShardcError
+from shardc.ir.mapping import axes_text
 from shardc.ir.mesh import AxisRef
+from shardc.stablehlo.export_table import prints, prints_lines
 from shardc.stablehlo.import_table import Props, generic, pretty_form, read_rule
+from shardc.stablehlo.mlir_text import inline_sharding
+from shardc.stablehlo.mlir_text import tensor_text as _ty
 from shardc.stablehlo.records import OpRec
-from shardc.stablehlo.reducers import region_kind, strip_scalar_constraint
+from shardc.stablehlo.reducers import reducer_lines, region_kind, strip_scalar_constraint
 
 if TYPE_CHECKING:
     from shardc.stablehlo.builder import FunctionBuilder
+    from shardc.stablehlo.names import Names
+    from shardc.stablehlo.printer import Printer
 
 # The sdy collectives that move one axis list per dim -> the attribute that holds them.
 PER_DIM_AXES = {"all_gather": "gathering_axes", "all_slice": "slicing_axes",
@@ -177,3 +183,53 @@ def _axes_for_groups(mesh, groups, device_groups):
             if got == want:
                 return refs
     return None
+
+
+# ----- export ---------------------------------------------------------------------------------
+
+
+def _axis_sets(per_dim) -> str:
+    return "[" + ", ".join("{" + axes_text(d) + "}" for d in per_dim) + "]"
+
+
+@prints(*PER_DIM_AXES, "all_to_all", "all_reduce", "collective_permute")
+def _print_sdy_collective(p: Printer, op: Operation, n: Names, args: str) -> str:
+    name = op.name
+    at = op.attributes
+    value = n(op.operands[0])
+    if name in PER_DIM_AXES:
+        head = f"sdy.{name} {_axis_sets(at[PER_DIM_AXES[name]])} {value}"
+    elif name == "all_to_all":
+        axes = "{" + axes_text(at["axes"]) + "}"
+        head = f"sdy.all_to_all [{axes}: {at['src_dim']}->{at['tgt_dim']}] {value}"
+    elif name == "all_reduce":
+        head = f"sdy.all_reduce {{{axes_text(at['reduction_axes'])}}} {value}"
+    else:
+        head = f"sdy.collective_permute {value}"
+    sharding = inline_sharding(op)
+    return (f"{head} out_sharding={sharding}{p.op_attrs(op, False)} : "
+            f"{_ty(op.results[0].type)}")
+
+
+@prints_lines("spmd.all_reduce")
+def _print_all_reduce(p: Printer, op: Operation, n: Names, indent: str) -> list[str]:
+    """`spmd.all_reduce` in a manual body as the `stablehlo.all_reduce` shard_map emits."""
+    at = op.attributes
+    groups = at["groups"]
+    dense = "[" + ", ".join("[" + ", ".join(str(d) for d in g) + "]" for g in groups) + "]"
+    props = []
+    if "channel_handle" in at:
+        props.append(f"channel_handle = {at['channel_handle'].text}")
+    props.append(f"replica_groups = dense<{dense}> : "
+                 f"tensor<{len(groups)}x{len(groups[0])}xi64>")
+    props.append("use_global_device_ids")
+    t = op.results[0].type
+    inner = " " + at["reducer_attrs"].text if "reducer_attrs" in at else ""
+    constraint = at.get("reducer_constraint")
+    lines = [f'{indent}{n.group(op)}"stablehlo.all_reduce"({n(op.operands[0])}) '
+             f'<{{{", ".join(props)}}}> ({{']
+    lines += reducer_lines(n, indent, t.dtype, at["kind"].word, inner,
+                           constraint.text if constraint is not None else None)
+    lines.append(f"{indent}}}){p.op_attrs(op)} : ({_ty(op.operands[0].type)}) -> "
+                 f"{_ty(t)}" + p.tail(op))
+    return lines

@@ -14,14 +14,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from shardc.ir.attributes import Keyword
-from shardc.ir.core import Value
+from shardc.ir.attributes import Keyword, OpaqueAttr
+from shardc.ir.core import Operation, Value
+from shardc.ir.ops import attr
+from shardc.ir.ops.window import CONV_DIMS
 from shardc.stablehlo.attributes import dialect_fields, enum_word
+from shardc.stablehlo.export_table import prints
 from shardc.stablehlo.import_table import Props, generic, pretty_form, read_rule, take_attr
+from shardc.stablehlo.mlir_text import functional_type, int_list
 from shardc.stablehlo.records import AttrRec, OpRec
 
 if TYPE_CHECKING:
     from shardc.stablehlo.builder import FunctionBuilder
+    from shardc.stablehlo.names import Names
+    from shardc.stablehlo.printer import Printer
 
 # `window = {stride = ..}` entry -> native attribute.
 WINDOW_KEYS = {
@@ -197,3 +203,74 @@ def _convolution(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     if precision is not None:
         attrs["precision"] = precision
     return "convolution", attrs, fb.results_of(rec, operands), None
+
+
+# ----- export ---------------------------------------------------------------------------------
+
+
+@prints("dot_general")
+def _print_dot_general(p: Printer, op: Operation, n: Names, args: str) -> str:
+    at = op.attributes
+    parts = []
+    lb, rb = at.get("lhs_batching_dims", ()), at.get("rhs_batching_dims", ())
+    if lb or rb:
+        parts.append(f"batching_dims = {int_list(lb)} x {int_list(rb)}")
+    lc, rc = at.get("lhs_contracting_dims", ()), at.get("rhs_contracting_dims", ())
+    parts.append(f"contracting_dims = {int_list(lc)} x {int_list(rc)}")
+    precision = at.get("precision")
+    if precision is not None:
+        words = precision if isinstance(precision, tuple) else ()
+        parts.append("precision = [" + ", ".join(str(w) for w in words) + "]")
+    text = f"stablehlo.dot_general {args}, " + ", ".join(parts) + f"{p.op_attrs(op)} : "
+    return text + functional_type(op)
+
+
+def _conv_layout(batch: int, feature: int, spatial: tuple, letters: str) -> str:
+    out: list[str] = [""] * (len(spatial) + 2)
+    out[batch], out[feature] = letters[0], letters[1]
+    for i, d in enumerate(spatial):
+        out[d] = str(i)
+    return "[" + ", ".join(out) + "]"
+
+
+def _conv_head(op: Operation) -> str:
+    d = {k: attr(op, k) for k in CONV_DIMS}
+    layouts = (
+        _conv_layout(d["input_batch_dimension"], d["input_feature_dimension"],
+                     d["input_spatial_dimensions"], "bf"),
+        _conv_layout(d["kernel_input_feature_dimension"], d["kernel_output_feature_dimension"],
+                     d["kernel_spatial_dimensions"], "io"),
+        _conv_layout(d["output_batch_dimension"], d["output_feature_dimension"],
+                     d["output_spatial_dimensions"], "bf"),
+    )
+    text = f"dim_numbers = {layouts[0]}x{layouts[1]}->{layouts[2]}"
+    window = []
+    at = op.attributes
+    for key, native in WINDOW_KEYS.items():
+        value = at.get(native)
+        if value is None:
+            continue
+        if native == "padding":
+            window.append(f"{key} = [" + ", ".join(int_list(p) for p in value) + "]")
+        elif native == "window_reversal":
+            window.append(f"{key} = [" + ", ".join("true" if b else "false" for b in value) + "]")
+        else:
+            window.append(f"{key} = {int_list(value)}")
+    if window:
+        text += ", window = {" + ", ".join(window) + "}"
+    return text
+
+
+@prints("convolution")
+def _print_convolution(p: Printer, op: Operation, n: Names, args: str) -> str:
+    extra = {
+        "batch_group_count": attr(op, "batch_group_count"),
+        "feature_group_count": attr(op, "feature_group_count"),
+    }
+    precision = op.attributes.get("precision")
+    if precision is not None:
+        extra["precision_config"] = OpaqueAttr(
+            "[" + ", ".join(f"#stablehlo<precision {w.word}>" for w in precision) + "]"
+        )
+    return (f"stablehlo.convolution({args}) {_conv_head(op)}{p.op_attrs(op, extra=extra)} : "
+            f"{functional_type(op)}")

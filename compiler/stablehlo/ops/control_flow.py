@@ -15,7 +15,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from shardc.ir.attributes import Symbol
-from shardc.ir.core import Value
+from shardc.ir.core import Operation, Value
+from shardc.stablehlo.export_table import prints_lines
 from shardc.stablehlo.import_table import (
     Props,
     SyntaxIssue,
@@ -23,11 +24,15 @@ from shardc.stablehlo.import_table import (
     pretty_form,
     read_rule,
 )
+from shardc.stablehlo.mlir_text import results_text
+from shardc.stablehlo.mlir_text import tensor_text as _ty
 from shardc.stablehlo.outlining import outline, shared_captures
 from shardc.stablehlo.records import OpRec
 
 if TYPE_CHECKING:
     from shardc.stablehlo.builder import FunctionBuilder
+    from shardc.stablehlo.names import Names
+    from shardc.stablehlo.printer import Printer
 
 
 # ----- import: while --------------------------------------------------------------------------
@@ -91,3 +96,44 @@ def _generic_case(fb: FunctionBuilder, rec: OpRec, operands: list[Value], props:
     branches = [outline(fb, r, f"case_{i}", captures) for i, r in enumerate(rec.regions)]
     operands.extend(fb.scope_value(c, rec.regions[0]) for c in captures)
     return "case", {"branches": tuple(Symbol(f.name) for f in branches)}, results, None
+
+
+# ----- export ---------------------------------------------------------------------------------
+
+
+@prints_lines("while")
+def _print_while(p: Printer, op: Operation, n: Names, indent: str) -> list[str]:
+    cond = p.function_of(op, "cond")
+    body = p.function_of(op, "body")
+    carried = len(op.results)
+    inits, captured = op.operands[:carried], op.operands[carried:]
+    names = ["iterArg"] * carried
+    nc = n.region(cond, names, captured)
+    nb = n.region(body, names, captured)
+    pairs = ", ".join(f"{nc(a)} = {n(v)}" for a, v in zip(cond.args, inits))
+    types = ", ".join(_ty(r.type) for r in op.results)
+    attrs = p.op_attrs(op)
+    head = f"{indent}{n.group(op)}stablehlo.while({pairs}) : {types}"
+    if attrs:
+        head += " attributes" + attrs
+    lines = [head + p.tail(op), f"{indent}cond {{"]
+    lines += p.body_lines(cond, nc, indent + "  ", "stablehlo.return")
+    lines.append(f"{indent}}} do {{")
+    lines += p.body_lines(body, nb, indent + "  ", "stablehlo.return")
+    lines.append(f"{indent}}}")
+    return lines
+
+
+@prints_lines("case")
+def _print_case(p: Printer, op: Operation, n: Names, indent: str) -> list[str]:
+    index, captured = op.operands[0], op.operands[1:]
+    lines = [f'{indent}{n.group(op)}"stablehlo.case"({n(index)}) ({{']
+    for i, sym in enumerate(op.attributes["branches"]):
+        branch = p.module.lookup_function(sym.name)
+        nr = n.region(branch, None, captured)
+        if i:
+            lines.append(f"{indent}}}, {{")
+        lines += p.body_lines(branch, nr, indent + "  ", "stablehlo.return")
+    lines.append(f"{indent}}}){p.op_attrs(op)} : ({_ty(index.type)}) -> {results_text(op)}"
+                 + p.tail(op))
+    return lines

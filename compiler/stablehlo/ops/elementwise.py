@@ -1,11 +1,12 @@
 """Element-wise ops, and the other ops written in the plain `stablehlo.x %a, ... : types` syntax.
 
     %0 = stablehlo.add %arg0, %arg1 : tensor<8xf32>          <-> add
-    %1 = stablehlo.compare  GT, %0, %c : (...) -> tensor<8xi1> <-> compare {GT}
-    %2 = chlo.erf %1 : tensor<8xf32> -> tensor<8xf32>         <-> erf
+    %1 = stablehlo.compare GT, %0, %c : (...) -> tensor<8xi1> <-> compare {GT}
+    %2 = chlo.erf %1 : tensor<8xf32> -> tensor<8xf32>        <-> erf
 
-The plain syntax (`SIMPLE_OP` in grammar.lark) also spells `reshape`, `dynamic_update_slice`
-and `optimization_barrier`; their families own their generic forms.
+The plain syntax (`SIMPLE_OP` in grammar.lark) also spells `optimization_barrier` (here) and
+`reshape` and `dynamic_update_slice`, whose generic forms and printers are in shape.py and
+indexing.py. A native op no family prints is printed here, as `stablehlo.<name>`.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from shardc.ir.attributes import Keyword
-from shardc.ir.core import Value
+from shardc.ir.core import Operation, Value
+from shardc.ir.ops import OPS
 from shardc.stablehlo.attributes import enum_word
+from shardc.stablehlo.export_table import prints, prints_by_default
 from shardc.stablehlo.import_table import (
     Props,
     generic,
@@ -22,10 +25,14 @@ from shardc.stablehlo.import_table import (
     pretty_form,
     read_rule,
 )
+from shardc.stablehlo.mlir_text import ExportError, functional_type
+from shardc.stablehlo.mlir_text import tensor_text as _ty
 from shardc.stablehlo.records import OpRec
 
 if TYPE_CHECKING:
     from shardc.stablehlo.builder import FunctionBuilder
+    from shardc.stablehlo.names import Names
+    from shardc.stablehlo.printer import Printer
 
 UNARY = {
     "abs", "cbrt", "ceil", "convert", "cosine", "exponential", "exponential_minus_one", "floor",
@@ -96,3 +103,47 @@ def _generic_compare(fb: FunctionBuilder, rec: OpRec, operands: list[Value], pro
     if props.get("compare_type") is not None:
         attrs["compare_type"] = Keyword(enum_word(props["compare_type"]))
     return "compare", attrs, results, None
+
+
+# ----- export ---------------------------------------------------------------------------------
+
+_CHLO = {"erf", "square"}
+_NO_STABLEHLO = {"reciprocal"}
+
+
+@prints("compare")
+def _print_compare(p: Printer, op: Operation, n: Names, args: str) -> str:
+    direction = op.attributes["comparison_direction"].word
+    ctype = op.attributes.get("compare_type")
+    tail = f", {ctype.word}" if ctype is not None else ""
+    return f"stablehlo.compare {direction}, {args}{tail}{p.op_attrs(op)} : {functional_type(op)}"
+
+
+@prints(*sorted(_CHLO))
+def _print_chlo(p: Printer, op: Operation, n: Names, args: str) -> str:
+    return (f"chlo.{op.name} {args}{p.op_attrs(op)} : {_ty(op.operands[0].type)} -> "
+            f"{_ty(op.results[0].type)}")
+
+
+@prints("select")
+def _print_select(p: Printer, op: Operation, n: Names, args: str) -> str:
+    t = {_ty(op.operands[1].type), _ty(op.operands[2].type), _ty(op.results[0].type)}
+    sig = (f"{_ty(op.operands[0].type)}, {t.pop()}" if len(t) == 1 else functional_type(op))
+    return f"stablehlo.select {args}{p.op_attrs(op)} : {sig}"
+
+
+@prints("optimization_barrier")
+def _print_optimization_barrier(p: Printer, op: Operation, n: Names, args: str) -> str:
+    types = ", ".join(_ty(v.type) for v in op.operands)
+    return f"stablehlo.optimization_barrier {args}{p.op_attrs(op)} : {types}"
+
+
+@prints_by_default
+def _print_elementwise(p: Printer, op: Operation, n: Names, args: str) -> str:
+    """`stablehlo.<name> %a, %b : type` (one type when operands and result agree)."""
+    name = op.name
+    if name not in OPS or name in _NO_STABLEHLO:
+        raise ExportError(f"'{name}' has no StableHLO equivalent to export", op.loc)
+    types = {_ty(v.type) for v in op.operands} | {_ty(r.type) for r in op.results}
+    sig = types.pop() if len(types) == 1 else functional_type(op)
+    return f"stablehlo.{name} {args}{p.op_attrs(op)} : {sig}"

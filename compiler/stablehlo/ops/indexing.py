@@ -14,14 +14,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from shardc.ir.attributes import Keyword
-from shardc.ir.core import Value
+from shardc.ir.core import Operation, Value
 from shardc.stablehlo.attributes import dialect_fields, props_ints
+from shardc.stablehlo.export_table import prints, prints_lines
 from shardc.stablehlo.import_table import Props, generic, plain, pretty_form, read_rule
+from shardc.stablehlo.mlir_text import functional_type, int_list
 from shardc.stablehlo.records import OpRec, first_of, value_tokens
-from shardc.stablehlo.reducers import region_kind
+from shardc.stablehlo.reducers import reducer_lines, region_kind
 
 if TYPE_CHECKING:
     from shardc.stablehlo.builder import FunctionBuilder
+    from shardc.stablehlo.names import Names
+    from shardc.stablehlo.printer import Printer
 
 GATHER_DIMS = ("offset_dims", "collapsed_slice_dims", "operand_batching_dims",
                "start_indices_batching_dims", "start_index_map", "index_vector_dim")
@@ -114,3 +118,63 @@ def _generic_scatter(fb: FunctionBuilder, rec: OpRec, operands: list[Value], pro
         if props.get(key) is not None:
             attrs[key] = props[key].value
     return "scatter", attrs, results, None
+
+
+# ----- export ---------------------------------------------------------------------------------
+
+
+@prints("slice")
+def _print_slice(p: Printer, op: Operation, n: Names, args: str) -> str:
+    at = op.attributes
+    starts, limits = at["start_indices"], at["limit_indices"]
+    strides = at.get("strides") or (1,) * len(starts)
+    ranges = [f"{s}:{e}" + (f":{k}" if k != 1 else "")
+              for s, e, k in zip(starts, limits, strides)]
+    ranges_text = "[" + ", ".join(ranges) + "]"
+    return f"stablehlo.slice {args} {ranges_text}{p.op_attrs(op)} : {functional_type(op)}"
+
+
+@prints("dynamic_slice")
+def _print_dynamic_slice(p: Printer, op: Operation, n: Names, args: str) -> str:
+    sizes = int_list(op.attributes["slice_sizes"])
+    return (f"stablehlo.dynamic_slice {args}, sizes = {sizes}{p.op_attrs(op)} : "
+            f"{functional_type(op)}")
+
+
+@prints("dynamic_update_slice")
+def _print_dynamic_update_slice(p: Printer, op: Operation, n: Names, args: str) -> str:
+    return f"stablehlo.dynamic_update_slice {args}{p.op_attrs(op)} : {functional_type(op)}"
+
+
+def _dimension_fields(op: Operation, keys: tuple[str, ...]) -> str:
+    """`offset_dims = [1], ..., index_vector_dim = 1`: the non-empty lists, then the index dim."""
+    at = op.attributes
+    fields = [f"{key} = {int_list(at[key])}" for key in keys[:-1] if at.get(key)]
+    fields.append(f"index_vector_dim = {at['index_vector_dim']}")
+    return ", ".join(fields)
+
+
+@prints("gather")
+def _print_gather(p: Printer, op: Operation, n: Names, args: str) -> str:
+    at = op.attributes
+    sizes = ", ".join(str(s) for s in at["slice_sizes"])
+    sorted_ = "true" if at.get("indices_are_sorted", False) else "false"
+    props = (f"dimension_numbers = #stablehlo.gather<{_dimension_fields(op, GATHER_DIMS)}>, "
+             f"indices_are_sorted = {sorted_}, slice_sizes = array<i64: {sizes}>")
+    return f'"stablehlo.gather"({args}) <{{{props}}}>{p.op_attrs(op)} : ' + functional_type(op)
+
+
+@prints_lines("scatter")
+def _print_scatter(p: Printer, op: Operation, n: Names, indent: str) -> list[str]:
+    head = n.group(op)
+    args = ", ".join(n(v) for v in op.operands)
+    at = op.attributes
+    sorted_ = "true" if at.get("indices_are_sorted", False) else "false"
+    unique = "true" if at.get("unique_indices", False) else "false"
+    props = (f"indices_are_sorted = {sorted_}, scatter_dimension_numbers = "
+             f"#stablehlo.scatter<{_dimension_fields(op, SCATTER_DIMS)}>, "
+             f"unique_indices = {unique}")
+    lines = [f"{indent}{head}\"stablehlo.scatter\"({args}) <{{{props}}}> ({{"]
+    lines += reducer_lines(n, indent, op.results[0].type.dtype, at["kind"].word)
+    lines.append(f"{indent}}}){p.op_attrs(op)} : {functional_type(op)}" + p.tail(op))
+    return lines

@@ -15,14 +15,19 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from shardc.ir.attributes import Symbol
-from shardc.ir.core import Value
+from shardc.ir.core import Operation, Value
 from shardc.ir.mesh import AxisRef
+from shardc.stablehlo.export_table import prints_lines
 from shardc.stablehlo.import_table import SyntaxIssue, pretty_form, read_rule
+from shardc.stablehlo.mlir_text import results_text
+from shardc.stablehlo.mlir_text import tensor_text as _ty
 from shardc.stablehlo.outlining import free_names, outline
 from shardc.stablehlo.records import OpRec
 
 if TYPE_CHECKING:
     from shardc.stablehlo.builder import FunctionBuilder
+    from shardc.stablehlo.names import Names
+    from shardc.stablehlo.printer import Printer
 
 
 # ----- import ---------------------------------------------------------------------------------
@@ -76,3 +81,27 @@ def _manual(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     }
     # The results are typed with their out_shardings, as propagation leaves them.
     return "manual_computation", attrs, results, out_sh
+
+
+# ----- export ---------------------------------------------------------------------------------
+
+
+@prints_lines("manual_computation")
+def _print_manual(p: Printer, op: Operation, n: Names, indent: str) -> list[str]:
+    body = p.function_of(op, "body")
+    nr = n.region(body)
+    at = op.attributes
+    in_sh = ", ".join(m.text() for m in at["in_shardings"])
+    out_sh = ", ".join(m.text() for m in at["out_shardings"])
+    axes = "{" + ", ".join(f'"{a.name if hasattr(a, "name") else a}"'
+                           for a in at["manual_axes"]) + "}"
+    args = ", ".join(n(v) for v in op.operands)
+    block = ", ".join(f"{nr(a)}: {_ty(a.type)}" for a in body.args)
+    head = (f"{indent}{n.group(op)}sdy.manual_computation({args}) in_shardings=[{in_sh}] "
+            f"out_shardings=[{out_sh}] manual_axes={axes} ({block}) {{")
+    lines = [head]
+    lines += p.body_lines(body, nr, indent + "  ", "sdy.return")
+    types = ", ".join(_ty(v.type) for v in op.operands)
+    lines.append(f"{indent}}}{p.op_attrs(op, False)} : ({types}) -> {results_text(op)}"
+                 + p.tail(op))
+    return lines

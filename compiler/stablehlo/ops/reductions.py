@@ -18,15 +18,20 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from shardc.ir.attributes import Keyword, OpaqueAttr, Symbol
-from shardc.ir.core import Value
+from shardc.ir.core import Operation, Value
 from shardc.stablehlo.attributes import REDUCER_ATTRS, parse_dense, props_ints, tensor_type_text
+from shardc.stablehlo.export_table import prints_lines
 from shardc.stablehlo.import_table import Props, generic, pretty_form, read_rule
+from shardc.stablehlo.mlir_text import functional_type, int_list, results_text
+from shardc.stablehlo.mlir_text import tensor_text as _ty
 from shardc.stablehlo.outlining import no_captures, outline
 from shardc.stablehlo.records import AttrRec, OpRec, PairRec
-from shardc.stablehlo.reducers import REDUCER_KINDS, region_kind
+from shardc.stablehlo.reducers import REDUCER_KINDS, reducer_lines, region_kind
 
 if TYPE_CHECKING:
     from shardc.stablehlo.builder import FunctionBuilder
+    from shardc.stablehlo.names import Names
+    from shardc.stablehlo.printer import Printer
 
 REDUCE_WINDOW_KEYS = (
     "base_dilations", "padding", "window_dilations", "window_dimensions", "window_strides",
@@ -152,3 +157,69 @@ def _generic_reduce_window(fb: FunctionBuilder, rec: OpRec, operands: list[Value
     if "window_dimensions" not in attrs:
         raise ValueError("needs property 'window_dimensions'")
     return "reduce_window", attrs, results, None
+
+
+# ----- export ---------------------------------------------------------------------------------
+
+
+@prints_lines("reduce")
+def _print_reduce(p: Printer, op: Operation, n: Names, indent: str) -> list[str]:
+    if "body" in op.attributes:
+        return _print_reduce_body(p, op, n, indent)
+    head = n.group(op)
+    kind = op.attributes["kind"].word
+    dims = int_list(op.attributes["dimensions"])
+    src, init = (n(v) for v in op.operands)
+    text = (f"stablehlo.reduce({src} init: {init}) applies stablehlo.{kind} across "
+            f"dimensions = {dims}{p.op_attrs(op)} : {functional_type(op)}")
+    return [indent + head + text + p.tail(op)]
+
+
+def _print_reduce_body(p: Printer, op: Operation, n: Names, indent: str) -> list[str]:
+    body = p.function_of(op, "body")
+    nr = n.region(body)
+    k = len(op.results)
+    inputs = ", ".join(f"({n(op.operands[i])} init: {n(op.operands[k + i])})"
+                       for i in range(k))
+    dims = "[" + ", ".join(str(d) for d in op.attributes["dimensions"]) + "]"
+    types = ", ".join(_ty(v.type) for v in op.operands)
+    head = (f"{indent}{n.group(op)}stablehlo.reduce{inputs} across dimensions "
+            f"= {dims}{p.op_attrs(op)} : ({types}) -> {results_text(op)}")
+    pairs = " ".join(
+        f"({nr(body.args[i])}: {_ty(body.args[i].type)}, "
+        f"{nr(body.args[k + i])}: {_ty(body.args[k + i].type)})" for i in range(k))
+    lines = [head + p.tail(op), f"{indent} reducer{pairs}  {{"]
+    lines += p.body_lines(body, nr, indent + "  ", "stablehlo.return")
+    lines.append(f"{indent}}}")
+    return lines
+
+
+def _padding_dense(pairs: tuple) -> str:
+    flat = [int(v) for p in pairs for v in p]
+    shape = f"tensor<{len(pairs)}x2xi64>"
+    if flat and all(v == flat[0] for v in flat):
+        return f"dense<{flat[0]}> : {shape}"
+    return "dense<[" + ", ".join(int_list(p) for p in pairs) + f"]> : {shape}"
+
+
+@prints_lines("reduce_window")
+def _print_reduce_window(p: Printer, op: Operation, n: Names, indent: str) -> list[str]:
+    head = n.group(op)
+    args = ", ".join(n(v) for v in op.operands)
+    at = op.attributes
+    props = []
+    for key in REDUCE_WINDOW_KEYS:
+        value = at.get(key)
+        if value is None:
+            continue
+        if key == "padding":
+            props.append(f"padding = {_padding_dense(value)}")
+        else:
+            props.append(f"{key} = array<i64: " + ", ".join(str(v) for v in value) + ">")
+    body_attrs = at.get(REDUCER_ATTRS)
+    body = f" {body_attrs.text}" if body_attrs is not None else ""
+    return [
+        f"{indent}{head}\"stablehlo.reduce_window\"({args}) <{{{', '.join(props)}}}> ({{",
+        *reducer_lines(n, indent, op.results[0].type.dtype, at["kind"].word, body),
+        f"{indent}}}){p.op_attrs(op)} : {functional_type(op)}" + p.tail(op),
+    ]

@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING, Any
 
 from lark import Token
 
-from shardc.ir.core import Value
+from shardc.ir.core import Operation, Value
 from shardc.stablehlo.attributes import (
     SDY_CONSTANT_MARKER,
     parse_dense,
     props_ints,
     tensor_type_text,
 )
+from shardc.stablehlo.export_table import prints
 from shardc.stablehlo.import_table import (
     Props,
     SyntaxIssue,
@@ -30,10 +31,15 @@ from shardc.stablehlo.import_table import (
     pretty_form,
     read_rule,
 )
+from shardc.stablehlo.literals import format_dense
+from shardc.stablehlo.mlir_text import functional_type, int_list
+from shardc.stablehlo.mlir_text import tensor_text as _ty
 from shardc.stablehlo.records import OpRec, value_tokens
 
 if TYPE_CHECKING:
     from shardc.stablehlo.builder import FunctionBuilder
+    from shardc.stablehlo.names import Names
+    from shardc.stablehlo.printer import Printer
 
 # Op -> (native op, the attribute its `dims = [...]` is).
 _DIMS_ATTR = {
@@ -157,3 +163,49 @@ def _generic_pad(fb: FunctionBuilder, rec: OpRec, operands: list[Value], props: 
                  results: list):
     keys = ("edge_padding_low", "edge_padding_high", "interior_padding")
     return "pad", {k: props_ints(props.need(k)) for k in keys}, results, None
+
+
+# ----- export ---------------------------------------------------------------------------------
+
+
+@prints("constant")
+def _print_constant(p: Printer, op: Operation, n: Names, args: str) -> str:
+    dialect = "sdy" if op.attributes.get(SDY_CONSTANT_MARKER) else "stablehlo"
+    r = op.results[0]
+    dense = format_dense(op.attributes["value"], r.type.dtype)
+    return f"{dialect}.constant{p.op_attrs(op)} {dense} : {_ty(r.type)}"
+
+
+@prints("iota")
+def _print_iota(p: Printer, op: Operation, n: Names, args: str) -> str:
+    return (f"stablehlo.iota dim = {op.attributes['iota_dimension']}{p.op_attrs(op)} : "
+            f"{_ty(op.results[0].type)}")
+
+
+@prints(*(native for native, _ in _DIMS_ATTR.values()))
+def _print_dims(p: Printer, op: Operation, n: Names, args: str) -> str:
+    name = op.name
+    key = {"broadcast_in_dim": "broadcast_dimensions", "transpose": "permutation",
+           "reverse": "dimensions"}[name]
+    sig = _ty(op.results[0].type) if name == "reverse" else functional_type(op)
+    return f"stablehlo.{name} {args}, dims = {int_list(op.attributes[key])}{p.op_attrs(op)} : {sig}"
+
+
+@prints("reshape")
+def _print_reshape(p: Printer, op: Operation, n: Names, args: str) -> str:
+    return f"stablehlo.reshape {args}{p.op_attrs(op)} : {functional_type(op)}"
+
+
+@prints("concatenate")
+def _print_concatenate(p: Printer, op: Operation, n: Names, args: str) -> str:
+    return (f"stablehlo.concatenate {args}, dim = {op.attributes['dimension']}{p.op_attrs(op)} : "
+            f"{functional_type(op)}")
+
+
+@prints("pad")
+def _print_pad(p: Printer, op: Operation, n: Names, args: str) -> str:
+    at = op.attributes
+    interior = at.get("interior_padding") or (0,) * op.operands[0].type.rank
+    return (f"stablehlo.pad {args}, low = {int_list(at['edge_padding_low'])}, high = "
+            f"{int_list(at['edge_padding_high'])}, interior = {int_list(interior)}"
+            f"{p.op_attrs(op)} : {functional_type(op)}")

@@ -13,12 +13,17 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from shardc.ir.attributes import Keyword
-from shardc.ir.core import Value
+from shardc.ir.core import Operation, Value
+from shardc.stablehlo.export_table import prints
 from shardc.stablehlo.import_table import Props, generic, pretty_form, read_rule
+from shardc.stablehlo.mlir_text import inline_sharding
+from shardc.stablehlo.mlir_text import tensor_text as _ty
 from shardc.stablehlo.records import OpRec
 
 if TYPE_CHECKING:
     from shardc.stablehlo.builder import FunctionBuilder
+    from shardc.stablehlo.names import Names
+    from shardc.stablehlo.printer import Printer
 
 
 # ----- import ---------------------------------------------------------------------------------
@@ -63,3 +68,25 @@ def _sdy_barrier(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     direction = str(rec.extra["direction"])
     attrs = {"allowed_direction": Keyword(direction)}
     return "propagation_barrier", attrs, fb.results_of(rec, operands), None
+
+
+# ----- export ---------------------------------------------------------------------------------
+
+
+@prints("sharding_constraint", "reshard")
+def _print_sdy_sharding(p: Printer, op: Operation, n: Names, args: str) -> str:
+    sharding = inline_sharding(op)
+    return f"sdy.{op.name} {args} {sharding}{p.op_attrs(op, False)} : {_ty(op.results[0].type)}"
+
+
+@prints("sharding_group")
+def _print_sharding_group(p: Printer, op: Operation, n: Names, args: str) -> str:
+    return (f"sdy.sharding_group {args} group_id={op.attributes['group_id']}"
+            f"{p.op_attrs(op, False)} : {_ty(op.operands[0].type)}")
+
+
+@prints("propagation_barrier")
+def _print_propagation_barrier(p: Printer, op: Operation, n: Names, args: str) -> str:
+    direction = op.attributes["allowed_direction"].word
+    return (f"sdy.propagation_barrier {args} allowed_direction={direction}{p.op_attrs(op)} : "
+            f"{_ty(op.results[0].type)}")
