@@ -199,9 +199,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     cluster = cluster_of(args, cli.UsageError)
     if args.processes is not None:
-        module, _ = _load(args)
-        devices = max((m.num_devices for m in module.meshes.values()), default=1)
-        return launch(args, devices, cli.read_input)
+        return launch(args, lambda a: _load(a)[0], cli.read_input)
     result, _ = _compile(args)
     for w in result.warnings:
         print(w, file=sys.stderr)

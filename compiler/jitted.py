@@ -92,21 +92,23 @@ class Jitted:
         self.trace_mesh = _auto_mesh(jax, self.mesh)
         self.in_specs = _to_specs(jax, in_shardings, self.mesh, "in_shardings")
         self.out_specs = _to_specs(jax, out_shardings, self.mesh, "out_shardings")
-        self._cache: dict[Any, Compiled] = {}  # call signature -> program
+        # call signature -> (program, whether its arguments must be moved first)
+        self._cache: dict[Any, tuple[Compiled, bool]] = {}
         self._programs: dict[Any, Compiled] = {}  # shapes, dtypes, annotations -> program
         functools.update_wrapper(self, fun)
 
     # ----- calling ------------------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        leaves, key, dyn, statics = self._flatten(args, kwargs)
-        compiled = self._cache.get(key)
-        if compiled is None:
-            compiled = self._miss(leaves, key, dyn, statics)
-        return compiled.call_leaves(leaves)
+        leaves, key, num_args, statics = self._flatten(args, kwargs)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._miss(leaves, key, num_args, statics)
+        compiled, place = hit
+        return compiled.call_leaves(leaves, place)
 
     def _miss(self, leaves: list[Any], key: Any, num_args: int,
-              statics: list[tuple[str | int, Any]]) -> Compiled:
+              statics: list[tuple[str | int, Any]]) -> tuple[Compiled, bool]:
         """The program for a new call signature: one compiled before for the same shapes and
         shardings (an argument placed otherwise is moved), else a new one."""
         specs = self._leaf_specs(leaves, key[0], num_args)
@@ -117,14 +119,15 @@ class Jitted:
         if compiled is None:
             compiled = self._lower(leaves, key[0], num_args, statics, specs).compile()
             self._programs[program_key] = compiled
-        self._cache[key] = compiled
-        return compiled
+        self._cache[key] = hit = (compiled, compiled.needs_placing(leaves))
+        return hit
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """Trace, import and compile with shardc for these arguments (arrays or
         `jax.ShapeDtypeStruct`s)."""
-        leaves, key, dyn, statics = self._flatten(args, kwargs)
-        return self._lower(leaves, key[0], dyn, statics, self._leaf_specs(leaves, key[0], dyn))
+        leaves, key, num_args, statics = self._flatten(args, kwargs)
+        specs = self._leaf_specs(leaves, key[0], num_args)
+        return self._lower(leaves, key[0], num_args, statics, specs)
 
     def cache_size(self) -> int:
         """How many programs shardc has compiled (one per distinct argument shapes, dtypes
@@ -133,7 +136,10 @@ class Jitted:
 
     # ----- signatures -----------------------------------------------------------------------
 
-    def _flatten(self, args: tuple[Any, ...], kwargs: dict[str, Any]):
+    def _flatten(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[list[Any], Any, int, list[tuple[str | int, Any]]]:
+        """`(leaves, signature key, number of positional dynamic arguments, statics)`."""
         statics: list[tuple[str | int, Any]] = []
         dyn: list[Any] = []
         for i, a in enumerate(args):

@@ -63,23 +63,29 @@ def cluster_of(args: argparse.Namespace, usage_error: type[Exception]) -> Cluste
     return Cluster(args.coordinator, args.num_processes, args.process_id, args.timeout)
 
 
-def launch(args: argparse.Namespace, devices: int, read_input: Callable[[str], str]) -> int:
-    """Start `args.processes` local processes running this `run` command."""
+def launch(
+    args: argparse.Namespace, load: Callable[[argparse.Namespace], Any],
+    read_input: Callable[[str], str],
+) -> int:
+    """Start `args.processes` local processes running this `run` command; `load(args)` is the
+    module (for its device count)."""
     from shardc.launch import launch_local
 
-    source = args.input
     stdin_copy = None
-    if source == "-":  # every process reads the program: from a file, not one stdin
+    if args.input == "-":  # every process reads the program: from a file, not one stdin
         with tempfile.NamedTemporaryFile("w", suffix=".mlir", delete=False) as f:
             f.write(read_input("-"))
-        source = stdin_copy = f.name
-    argv = ["run", "--backend", "jax"] + ([source] if source is not None else [])
-    for flag, name in _VALUE_OPTIONS:
-        value = getattr(args, name, None)
-        if value is not None:
-            argv += [flag, str(value)]
-    argv += [flag for flag, name in _FLAG_OPTIONS if getattr(args, name, False)]
+        args = argparse.Namespace(**{**vars(args), "input": f.name})
+        stdin_copy = f.name
     try:
+        module = load(args)
+        devices = max((m.num_devices for m in module.meshes.values()), default=1)
+        argv = ["run", "--backend", "jax"] + ([args.input] if args.input is not None else [])
+        for flag, name in _VALUE_OPTIONS:
+            value = getattr(args, name, None)
+            if value is not None:
+                argv += [flag, str(value)]
+        argv += [flag for flag, name in _FLAG_OPTIONS if getattr(args, name, False)]
         return launch_local(argv, processes=args.processes, devices=devices,
                             timeout=args.timeout)
     finally:

@@ -175,14 +175,26 @@ class Compiled(Lowered):
                 )
         return self.call_leaves(leaves)
 
-    def call_leaves(self, leaves: list[Any]) -> Any:
-        """Run on the flattened argument leaves; the result in its pytree."""
-        jax = _jax()
+    def call_leaves(self, leaves: list[Any], place: bool = True) -> Any:
+        """Run on the flattened argument leaves; the result in its pytree. `place=False`: the
+        leaves are known to need no move (`needs_placing` said so for their signature)."""
         if self.backend == "numpy":
             outs = self.result.run([np.asarray(x) for x in leaves], backend="numpy")
         else:
-            outs = self.executable(*self._program.place(leaves))
-        return jax.tree_util.tree_unflatten(self.signature.out_tree, list(outs))
+            # The jitted program, not `executable`: the same compiled program (JAX finds it in
+            # its cache), called through JAX's C++ fast path.
+            outs = self._program.jitted(*(self._program.place(leaves) if place else leaves))
+        return self._unflatten(self.signature.out_tree, outs)
+
+    def needs_placing(self, leaves: list[Any]) -> bool:
+        """Whether any of these leaves must be moved or made global before a call (the answer
+        holds for every call with the same signature)."""
+        if self.backend == "numpy":
+            return False
+        return any(p is not x for p, x in zip(self._program.place(leaves), leaves))
+
+    def __post_init__(self) -> None:
+        self._unflatten = _jax().tree_util.tree_unflatten
 
     def __repr__(self) -> str:
         return f"<shardc.Compiled {self.name} backend={self.backend}>"

@@ -22,19 +22,22 @@ from shardc.launch import _wait, free_port  # noqa: E402
 ROOT = Path(__file__).parent.parent
 
 
-def shardc_cli(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def shardc_cli(*args: str, timeout: float = 120, stdin: str | None = None
+               ) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
     command = [sys.executable, "-c", "import sys; from shardc.cli import main; "
                "sys.exit(main(sys.argv[1:]))", *args]
     return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env,
-                          timeout=timeout)
+                          timeout=timeout, input=stdin)
 
 
 def test_two_processes_with_collectives_across_them() -> None:
     # mlp_fsdp: a mesh of 8 on one axis, its all_to_alls and reduce_scatters span both
-    # processes (devices 0-3 in process 0, 4-7 in process 1).
-    proc = shardc_cli("run", "examples/mlp_fsdp.mlir", "--backend", "jax", "--processes", "2",
-                      "--check", "--timeout", "90")
+    # processes (devices 0-3 in process 0, 4-7 in process 1). Read from stdin: every process
+    # gets the program (the docs run the file form).
+    text = (ROOT / "examples" / "mlp_fsdp.mlir").read_text()
+    proc = shardc_cli("run", "-", "--backend", "jax", "--processes", "2", "--check",
+                      "--timeout", "90", stdin=text)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     for i in range(2):
         assert f"[process {i}] process {i} of 2: devices {4 * i}-{4 * i + 3} of 8; " \

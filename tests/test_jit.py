@@ -243,9 +243,10 @@ def test_uneven_dims_are_replicated_at_the_boundary():
 
 def test_accelerators_run_the_program_when_present(data):
     gpus = [d for d in jax.devices() if d.platform != "cpu"]
-    if len(gpus) < 1:
+    if not gpus:
         pytest.skip("no accelerator: jax.devices() are CPUs")
-    mesh = jax.make_mesh((1, len(gpus)), ("dp", "tp"), devices=gpus)
+    n = max(k for k in (1, 2, 4, 8) if k <= len(gpus))  # divides the MLP's dims
+    mesh = jax.make_mesh((1, n), ("dp", "tp"), devices=gpus[:n])
     f = shardc.jit(mlp, mesh=mesh, in_shardings=MLP_SHARDINGS)
     y = f(*data)
     assert {d.platform for d in y.sharding.device_set} == {gpus[0].platform}
