@@ -82,7 +82,7 @@ class Agreement:
 
 
 def compare_modules(ours: Module, theirs: Module, name: str = "") -> Agreement:
-    from shardc.stablehlo.export_regions import region_only_functions
+    from shardc.stablehlo.inlining import region_only_functions
 
     out = Agreement()
     # An outlined region's arguments and results are not values in Shardy's text (a block
