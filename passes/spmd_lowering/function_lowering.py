@@ -53,6 +53,8 @@ def _function_mesh(module: Module, func: Function) -> DeviceMesh | None:
         m = getattr(t, "mapping", None)
         if m is not None:
             meshes[m.mesh.name] = m.mesh
+    if len(meshes) > 1:  # a mesh without axes (JAX's @empty_mesh of scalars) goes with any
+        meshes = {n: mesh for n, mesh in meshes.items() if mesh.axes}
     if len(meshes) > 1:
         names = ", ".join(f"@{n}" for n in meshes)
         raise PassError(
