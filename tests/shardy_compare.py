@@ -16,7 +16,7 @@ from shardc.ir.types import DistributedTensorType
 
 
 def _non_constant_ops(func, skip_dead: bool = False) -> list[Operation]:
-    from shardc.passes.propagation.driver import dead_ops
+    from shardc.passes.propagation.liveness import dead_ops
 
     constant: set[int] = set()
     dead = dead_ops(func) if skip_dead else set()
