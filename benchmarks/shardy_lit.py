@@ -70,7 +70,9 @@ SETS = {
     "all": ["**/*.mlir"],
 }
 IGNORED_FLAGS = {"--", "-allow-unregistered-dialect", "--allow-unregistered-dialect"}
-DIRECTIVE = re.compile(r"//\s*([A-Za-z0-9_-]+?)(-NEXT|-SAME|-DAG|-NOT|-LABEL|-EMPTY|-COUNT-\d+)?:")
+DIRECTIVE = re.compile(
+    r"//\s*([A-Za-z0-9_-]+?)(-NEXT|-SAME|-DAG|-NOT|-LABEL|-EMPTY|-COUNT-\d+)?(\{LITERAL\})?:"
+)
 EXPECTED = re.compile(
     r"//\s*expected-(error|warning|note|remark)\s*(?:@([+-]\d+|above|below))?\s*\{\{(.*?)\}\}"
 )
@@ -274,7 +276,7 @@ def check_lines(text: str, prefixes: list[str]) -> list[str]:
         m = DIRECTIVE.search(line)
         if not m or m.group(1) not in prefixes:
             continue
-        suffix = m.group(2) or ""
+        suffix = (m.group(2) or "") + (m.group(3) or "")
         out.append("// CHECK" + suffix + ":" + line[m.end():])
     return out
 

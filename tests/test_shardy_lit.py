@@ -74,3 +74,17 @@ def test_explicit_module_is_unwrapped():
     header, prelude, funcs, footer = lit.split_functions(text)
     assert header.startswith("module @m attributes {x = 1} {")
     assert prelude == ['sdy.mesh @a = <["x"=2]>'] and [n for n, _ in funcs] == ["f"]
+
+
+def test_literal_checks_keep_their_modifier():
+    text = (
+        "// RUN: sdy_opt %s 2>&1 | FileCheck %s\n"
+        "// CHECK-LABEL: func @f\n"
+        "// CHECK{LITERAL}: [{\"a\"}]\n"
+        "// CHECK-SAME{LITERAL}: {?}\n"
+    )
+    assert lit.check_lines(text, ["CHECK"]) == [
+        "// CHECK-LABEL: func @f",
+        '// CHECK{LITERAL}: [{"a"}]',
+        "// CHECK-SAME{LITERAL}: {?}",
+    ]
