@@ -342,9 +342,21 @@ def _function_cases(file: str, r: int, text: str, run: Run) -> list[Case]:
         else:
             sections[-1][1].extend(checks[a:b])
     bodies = dict(funcs)
+    # A function with checks but no label of its own is checked right after the labelled
+    # function before it (sdy_opt prints the whole file): it joins that function's case.
+    labelled = {name for name, _ in sections}
+    joins: dict[str, list[str]] = {}
+    last = None
+    for n, item in funcs:
+        if n in labelled:
+            last = n
+        elif last is not None and check_lines(item, run.prefixes):
+            joins.setdefault(last, []).append(n)
     out = []
     for name, section in sections:
         keep = _with_callees(name, bodies)
+        for joined in joins.get(name, []):
+            keep |= _with_callees(joined, bodies)
         parts = prelude + [item for n, item in funcs if n in keep]
         module = "\n".join(parts) + "\n"
         if header:

@@ -88,3 +88,18 @@ def test_literal_checks_keep_their_modifier():
         '// CHECK{LITERAL}: [{"a"}]',
         "// CHECK-SAME{LITERAL}: {?}",
     ]
+
+
+def test_a_function_without_a_label_joins_the_case_before_it():
+    text = (
+        "// RUN: sdy_opt %s 2>&1 | FileCheck %s\n"
+        "// CHECK-LABEL: func @a\n"
+        "func.func @a() {\n  return\n}\n"
+        "func.func @b() {\n  // CHECK: stablehlo.abs\n  return\n}\n"
+        "// CHECK-LABEL: func @c\n"
+        "func.func @c() {\n  return\n}\n"
+    )
+    cases = lit.cases_of("x.mlir", text)
+    assert [c.name for c in cases] == ["@a", "@c"]
+    assert "@b" in cases[0].text and "@b" not in cases[1].text
+    assert cases[0].checks == ["// CHECK-LABEL: func @a", "// CHECK: stablehlo.abs"]
