@@ -7,7 +7,8 @@ The text is Shardy's::
 - `{"dp"}` closed dim sharded on "dp"; `{"dp", ?}` open (propagation may append minor axes);
   `{}` closed and replicated; `{?}` open and unsharded; `p0`, `p1`, ... priorities (p0 strongest).
 - `replicated` axes are explicitly replicated: propagation may not use them.
-- `unreduced` axes hold partial results awaiting a reduction (`sum`; `unreduced_op` for others).
+- `unreduced` axes hold partial results awaiting a reduction: a sum, or the reduction written
+  before the set (`unreduced=max{"x"}`).
 
 `replicated` and `unreduced` are sets kept in Shardy's canonical form (`canonical_axis_set`):
 mesh order, adjacent sub-axes of one axis merged (`{"x":(1)2, "x":(2)2}` is `{"x"}`).
@@ -301,13 +302,13 @@ class NamedMapping:
 
     def text(self) -> str:
         dims = ", ".join(d.text() for d in self.dims)
-        out = f"<@{self.mesh.name}, [{dims}]"
+        out = f"<{self.mesh.ref_text()}, [{dims}]"
         if self.replicated:
             out += f", replicated={{{axes_text(self.replicated)}}}"
         if self.unreduced:
-            out += f", unreduced={{{axes_text(self.unreduced)}}}"
-            if self.unreduced_op is not ReduceOp.SUM:
-                out += f", unreduced_op={self.unreduced_op.value}"
+            # Shardy's spelling: the reduction before the set unless it is the default sum.
+            op = "" if self.unreduced_op is ReduceOp.SUM else self.unreduced_op.value
+            out += f", unreduced={op}{{{axes_text(self.unreduced)}}}"
         if self.memory_kind is not None:
             out += f', memory_kind="{self.memory_kind}"'
         return out + ">"

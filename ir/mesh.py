@@ -96,11 +96,16 @@ class DeviceMesh:
     """A named N-dimensional grid of devices.
 
     `device_ids[p]` is the id of the device at row-major mesh position `p` (None: the identity).
+    Shardy's two meshes without axes: the empty mesh `<[]>` (nothing to shard along) and a
+    maximal mesh `<[], device_ids=[3]>` (one device, any id: the value lives on device 3).
+    `inline` marks a mesh written inside a sharding (`<mesh<["x"=2]>, [{"x"}]>`) instead of
+    declared with a name; its `name` is its text.
     """
 
     name: str
     axes: tuple[tuple[str, int], ...]
     device_ids: tuple[int, ...] | None = None
+    inline: bool = False
     _index: dict[str, int] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     def __post_init__(self) -> None:
@@ -112,7 +117,13 @@ class DeviceMesh:
                 raise ShardingError(f"mesh @{self.name} axis {axis!r} has size {size} < 1")
             seen.add(axis)
             self._index[axis] = len(self._index)
-        if self.device_ids is not None:
+        if self.device_ids is not None and not self.axes:
+            if len(self.device_ids) != 1 or self.device_ids[0] < 0:
+                raise ShardingError(
+                    f"mesh @{self.name} has no axes, so it is a maximal mesh: it needs exactly "
+                    f"one non-negative device id (got {list(self.device_ids)})"
+                )
+        elif self.device_ids is not None:
             n = self.num_devices
             if sorted(self.device_ids) != list(range(n)):
                 raise ShardingError(
@@ -130,6 +141,21 @@ class DeviceMesh:
         items = tuple(axes.items()) if isinstance(axes, dict) else tuple(axes)
         ids = None if device_ids is None else tuple(int(i) for i in device_ids)
         return cls(name, items, ids)
+
+    @classmethod
+    def inline_mesh(cls, axes: tuple[tuple[str, int], ...], device_ids=None) -> DeviceMesh:
+        """The mesh of `<mesh<["x"=2]>, [...]>`: named by its own (canonical) text."""
+        probe = cls("mesh", axes, device_ids)
+        return cls("mesh" + probe.text(), axes, probe.device_ids, inline=True)
+
+    @property
+    def is_maximal(self) -> bool:
+        """A mesh of one device and no axes: `<[], device_ids=[3]>`."""
+        return not self.axes and self.device_ids is not None
+
+    def ref_text(self) -> str:
+        """How a sharding names this mesh: `@mesh`, or the inline `mesh<[...]>`."""
+        return self.name if self.inline else f"@{self.name}"
 
     @property
     def axis_names(self) -> tuple[str, ...]:

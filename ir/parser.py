@@ -127,7 +127,17 @@ class _Builder(lark.Transformer):
         return ("replicated", c[0])
 
     def unreduced(self, c):
-        return ("unreduced", c[0])
+        kind, axes = c
+        if kind is None:
+            return ("unreduced", axes)
+        return ("unreduced", axes, self.unreduced_op([kind])[1])
+
+    def inline_mesh(self, c):
+        axes, ids = c[1]
+        try:
+            return DeviceMesh.inline_mesh(tuple((a, n) for a, n, _ in axes), ids)
+        except ShardcError as e:
+            raise e.with_location(self.loc_of(c[0])) from None
 
     def unreduced_op(self, c):
         try:
@@ -142,15 +152,21 @@ class _Builder(lark.Transformer):
 
     def mapping(self, c):
         sym = c[0]
-        name = str(sym)[1:]
-        mesh = self.module.meshes.get(name)
-        if mesh is None:
-            raise ParseError(
-                f'unknown mesh @{name}; declare it first with `mesh @{name} = <["x"=2]>`',
-                self.loc_of(sym),
-            )
+        if isinstance(sym, DeviceMesh):
+            mesh, sym = sym, None  # errors are located at the mapping (`_call_userfunc`)
+        else:
+            name = str(sym)[1:]
+            mesh = self.module.meshes.get(name)
+            if mesh is None:
+                raise ParseError(
+                    f'unknown mesh @{name}; declare it first with `mesh @{name} = <["x"=2]>`',
+                    self.loc_of(sym),
+                )
         dims = [d for d in c[1:] if isinstance(d, DimSharding)]
-        extras = dict(e for e in c[1:] if isinstance(e, tuple))
+        extras = {e[0]: e[1] for e in c[1:] if isinstance(e, tuple)}
+        for e in c[1:]:
+            if isinstance(e, tuple) and len(e) == 3:
+                extras["unreduced_op"] = e[2]
         try:
             return NamedMapping(
                 mesh,
@@ -161,6 +177,8 @@ class _Builder(lark.Transformer):
                 extras.get("memory_kind"),
             )
         except ShardcError as e:
+            if sym is None:
+                raise
             raise e.with_location(self.loc_of(sym)) from None
 
     def type(self, c):

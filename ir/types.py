@@ -35,6 +35,11 @@ DTYPES: dict[str, str] = {
     "ui16": "uint16",
     "ui32": "uint32",
     "ui64": "uint64",
+    "complex<f32>": "complex64",
+    "complex<f64>": "complex128",
+    # `!stablehlo.token`: shardc models a token as a rank-0 value of element type `token`
+    # (`tensor<token>` in native text) that holds no data; at run time it is an empty bool.
+    "token": "bool",
 }
 
 
@@ -48,6 +53,8 @@ def numpy_dtype(dtype: str) -> np.dtype:
 
 
 def element_bytes(dtype: str) -> int:
+    if dtype == "token":
+        return 0
     if dtype == "i1":
         return 1
     if dtype == "bf16":
@@ -57,6 +64,10 @@ def element_bytes(dtype: str) -> int:
 
 def is_float(dtype: str) -> bool:
     return dtype.startswith("f") or dtype == "bf16"
+
+
+def is_complex(dtype: str) -> bool:
+    return dtype.startswith("complex<")
 
 
 def is_integer(dtype: str) -> bool:
@@ -78,6 +89,8 @@ class TensorType:
         for d in self.shape:
             if d < 0:
                 raise ShardingError(f"negative dimension {d} in tensor shape")
+        if self.dtype == "token" and self.shape:
+            raise ShardingError("a token has no dims: write tensor<token>")
 
     @property
     def rank(self) -> int:

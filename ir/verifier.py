@@ -8,7 +8,7 @@ from shardc.ir.ops import verify_operation
 
 
 def _check_mapping_mesh(module: Module, mapping, loc, what: str) -> None:
-    if mapping is None:
+    if mapping is None or mapping.mesh.inline:
         return
     declared = module.meshes.get(mapping.mesh.name)
     if declared is None:

@@ -2,6 +2,7 @@
 
     dense<[1.0, 2.0]> : tensor<2xf32>               -> DenseElements((1.0, 2.0), (2,))
     #sdy.sharding<@mesh, [{"dp"}, {}]>              -> ShardingText(...).parse()
+    [<@mesh, [{}]>, <mesh<["x"=2]>, [{"x"}]>]       -> split_top_level(...): the two shardings
     #stablehlo.gather<offset_dims = [1], ...>       -> {"offset_dims": (1,), ...}
     array<i64: 1, 0>                                -> (1, 0)
 
@@ -36,12 +37,18 @@ REDUCER_ATTRS = "shardc.reducer_attrs"
 
 # ----- small decoders -------------------------------------------------------------------------
 
-_TENSOR_RE = re.compile(r"tensor<((?:\d+x)*)([a-zA-Z_][\w]*)>")
+_TENSOR_RE = re.compile(r"tensor<((?:\d+x)*)([a-zA-Z_][\w]*(?:<\w+>)?)>")
+TOKEN_TYPE = "!stablehlo.token"
 
 
 @functools.lru_cache(maxsize=4096)
 def tensor_type_text(text: str) -> tuple[tuple[int, ...], str] | str:
-    """`tensor<8x16xf32>` -> ((8, 16), "f32"); an error message string when not supported."""
+    """`tensor<8x16xf32>` -> ((8, 16), "f32"), `!stablehlo.token` -> ((), "token"); an error
+    message string when not supported."""
+    if text == TOKEN_TYPE:
+        return (), "token"
+    if text.startswith("tuple<"):
+        return f"unsupported type '{text}' (shardc's IR has no tuple types)"
     m = _TENSOR_RE.fullmatch(text)
     if m is None:
         return f"unsupported type '{text}' (shardc needs static shapes and no encoding)"
@@ -117,7 +124,33 @@ def parse_dense(text: str, dtype: str) -> DenseElements:
 _SHARDING_TOKEN = re.compile(
     r'\s*(?:(@[\w$.\-]+)|("(?:[^"\\]|\\.)*")|(p\d+)|(\d+)|([A-Za-z_]\w*)|(\S))'
 )
-SHARDING_BODY = re.compile(r'<@(?:[^<>"]|"(?:[^"\\]|\\.)*")*>')
+
+
+def split_top_level(text: str) -> list[str]:
+    """`[<@a, [{}]>, <mesh<["x"=2]>, [{"x"}]>]` -> its items, split at the commas outside any
+    bracket or string."""
+    body = text.strip()
+    if not (body.startswith("[") and body.endswith("]")):
+        raise ValueError(f"expected a list [...], got {text!r}")
+    items, depth, start, i = [], 0, 1, 1
+    while i < len(body) - 1:
+        c = body[i]
+        if c == '"':
+            i += 1
+            while i < len(body) and body[i] != '"':
+                i += 2 if body[i] == "\\" else 1
+        elif c in "<[{(":
+            depth += 1
+        elif c in ">]})" and not (c == ">" and body[i - 1] == "-"):
+            depth -= 1
+        elif c == "," and depth == 0:
+            items.append(body[start:i].strip())
+            start = i + 1
+        i += 1
+    last = body[start:-1].strip()
+    if last or items:
+        items.append(last)
+    return items
 
 
 class ShardingText:
@@ -185,29 +218,67 @@ class ShardingText:
             prio = int(self.take().group(3)[1:])
         return DimSharding(tuple(axes), closed, prio)
 
-    def parse(self) -> tuple[str, list[DimSharding], dict[str, tuple[AxisRef, ...]]]:
+    def mesh_axis(self) -> tuple[str, int]:
+        m = self.take()
+        if not m.group(2):
+            raise ValueError(f"expected an axis name in the mesh of {self.text!r}")
+        self.take("=")
+        return unescape(m.group(2)), int(self.take().group(0))
+
+    def int_item(self) -> int:
+        return int(self.take().group(0))
+
+    def inline_mesh(self) -> InlineMesh:
+        """`mesh<["x"=2, "y"=4], device_ids=[...]>` after the word `mesh`."""
+        self.take("<")
+        axes = self.items("[", "]", self.mesh_axis)
+        ids = None
+        if self.peek() == ",":
+            self.take(",")
+            self.take("device_ids")
+            self.take("=")
+            ids = self.items("[", "]", self.int_item)
+        self.take(">")
+        return InlineMesh(tuple(axes), None if ids is None else tuple(ids))
+
+    def parse(self) -> tuple[str | InlineMesh, list[DimSharding], dict[str, Any]]:
+        """(mesh name or inline mesh, dims, {"replicated": axes, "unreduced": axes,
+        "unreduced_op": "max"})."""
         self.take("<")
         m = self.take()
-        if not m.group(1):
+        mesh: str | InlineMesh
+        if m.group(1):
+            mesh = m.group(1)[1:]
+        elif m.group(0).strip() == "mesh":
+            mesh = self.inline_mesh()
+        else:
             raise ValueError(
-                f"sharding {self.text!r} must name a mesh declared with sdy.mesh "
-                "(inline meshes are not supported)"
+                f"sharding {self.text!r} must name a mesh (`@mesh`, declared with sdy.mesh) "
+                'or write one inline (`mesh<["x"=2]>`)'
             )
-        mesh = m.group(1)[1:]
         self.take(",")
         dims = self.items("[", "]", self.dim)
-        extras: dict[str, tuple[AxisRef, ...]] = {}
+        extras: dict[str, Any] = {}
         while self.peek() == ",":
             self.take(",")
             key = self.take().group(0).strip()
             if key not in ("replicated", "unreduced"):
                 raise ValueError(f"unknown sharding field '{key}' in {self.text!r}")
             self.take("=")
+            if key == "unreduced" and self.peek() != "{":
+                extras["unreduced_op"] = self.take().group(0).strip()
             extras[key] = self.axis_set()
         self.take(">")
         if self.i != len(self.toks):
             raise ValueError(f"unexpected text after sharding {self.text!r}")
         return mesh, dims, extras
+
+
+class InlineMesh(tuple):
+    """(axes, device_ids) of a mesh written inside a sharding."""
+
+    def __new__(cls, axes: tuple[tuple[str, int], ...], device_ids: tuple[int, ...] | None):
+        return super().__new__(cls, (axes, device_ids))
 
 
 # ----- #stablehlo attributes and properties ---------------------------------------------------

@@ -22,11 +22,13 @@ from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.diagnostics import Location, ParseError, ShardcError
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import DeviceMesh
+from shardc.ir.placements import ReduceOp
 from shardc.ir.types import DistributedTensorType
 from shardc.stablehlo.attributes import (
     MESH_ATTRS_PREFIX,
-    SHARDING_BODY,
+    InlineMesh,
     ShardingText,
+    split_top_level,
     tensor_type_text,
     unescape,
 )
@@ -87,19 +89,25 @@ class ModuleBuilder:
         if cached is not None:
             return cached
         try:
-            mesh_name, dims, extras = ShardingText(text).parse()
+            mesh_ref, dims, extras = ShardingText(text).parse()
+            op = ReduceOp.parse(extras.get("unreduced_op", "sum"))
         except ValueError as e:
             raise self.fail(f"malformed sharding: {e}", tok) from None
-        mesh = self.module.meshes.get(mesh_name)
-        if mesh is None:
-            raise self.fail(
-                f"unknown mesh @{mesh_name}; declare it first with `sdy.mesh @{mesh_name} = "
-                '<["x"=2]>`', tok
-            )
         try:
+            if isinstance(mesh_ref, InlineMesh):
+                mesh = DeviceMesh.inline_mesh(*mesh_ref)
+            else:
+                mesh = self.module.meshes.get(mesh_ref)
+                if mesh is None:
+                    raise self.fail(
+                        f"unknown mesh @{mesh_ref}; declare it first with `sdy.mesh "
+                        f'@{mesh_ref} = <["x"=2]>`', tok
+                    )
             mapping = NamedMapping(mesh, tuple(dims), extras.get("replicated", ()),
-                                   extras.get("unreduced", ()))
+                                   extras.get("unreduced", ()), op)
         except ShardcError as e:
+            if e.loc is not None:
+                raise
             raise self.fail(e.message, tok, type(e)) from None
         self.sharding_cache[text] = mapping
         return mapping
@@ -108,12 +116,39 @@ class ModuleBuilder:
         text = attr.value if attr.kind == "dialect" else ""
         if not text.startswith("#sdy.sharding_per_value<"):
             raise self.fail("'sdy.sharding' on an op must be a #sdy.sharding_per_value<[...]>", tok)
-        bodies = SHARDING_BODY.findall(text[len("#sdy.sharding_per_value<") :])
+        try:
+            bodies = split_top_level(text[len("#sdy.sharding_per_value<") : -1])
+        except ValueError as e:
+            raise self.fail(f"malformed #sdy.sharding_per_value: {e}", tok) from None
         if len(bodies) != count:
             raise self.fail(
                 f"#sdy.sharding_per_value has {len(bodies)} shardings for {count} results", tok
             )
         return [self.mapping(b, tok) for b in bodies]
+
+    def no_result_sharding(self, attr: AttrRec, tok: Token) -> OpaqueAttr:
+        """The `#sdy.sharding_per_value` of an op without results, kept as an attribute: none,
+        or (as Shardy allows) one maximal or fully replicated sharding naming where the op
+        runs (`<@maximal_mesh, []>`)."""
+        text = attr.value if attr.kind == "dialect" else ""
+        if not text.startswith("#sdy.sharding_per_value<"):
+            raise self.fail("'sdy.sharding' on an op must be a #sdy.sharding_per_value<[...]>", tok)
+        try:
+            bodies = split_top_level(text[len("#sdy.sharding_per_value<") : -1])
+        except ValueError as e:
+            raise self.fail(f"malformed #sdy.sharding_per_value: {e}", tok) from None
+        mappings = [self.mapping(b, tok) for b in bodies]
+        if len(mappings) > 1 or any(
+            not (m.mesh.is_maximal or m.is_fully_replicated)
+            for m in mappings
+        ):
+            raise self.fail(
+                f"#sdy.sharding_per_value has {len(mappings)} shardings for 0 results (an op "
+                "without results takes none, or one maximal or fully replicated sharding)", tok
+            )
+        return OpaqueAttr(
+            "#sdy.sharding_per_value<[" + ", ".join(m.text() for m in mappings) + "]>"
+        )
 
     def split_attrs(
         self, attrs: DictRec | None, reserved: set[str] = frozenset()
@@ -301,7 +336,11 @@ class FunctionBuilder:
             if mappings is not None:
                 raise b.fail(f"'{rec.name}' carries its sharding inline; drop 'sdy.sharding'",
                              rec.attrs.tokens["sdy.sharding"])
-            mappings = b.per_value(sharding, rec.attrs.tokens["sdy.sharding"], n_results)
+            if n_results == 0:
+                kept["sdy.sharding"] = b.no_result_sharding(sharding,
+                                                            rec.attrs.tokens["sdy.sharding"])
+            else:
+                mappings = b.per_value(sharding, rec.attrs.tokens["sdy.sharding"], n_results)
         types = [
             b.tensor(t, mappings[i] if mappings else None) for i, t in enumerate(result_toks)
         ]

@@ -23,14 +23,16 @@ class ExportError(ShardcError):
 
 
 def tensor_text(t: TensorType) -> str:
-    """`tensor<8x16xf32>` (no encoding: shardings are attributes in MLIR)."""
+    """`tensor<8x16xf32>` (no encoding: shardings are attributes in MLIR); `!stablehlo.token`."""
+    if t.dtype == "token":
+        return "!stablehlo.token"
     return "tensor<" + "".join(f"{d}x" for d in t.shape) + t.dtype + ">"
 
 
 def results_text(op: Operation) -> str:
     """`tensor<..>` for one result, `(tensor<..>, tensor<..>)` for several."""
     outs = [tensor_text(r.type) for r in op.results]
-    return outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"
+    return outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"  # `()`: no results
 
 
 def functional_type(op: Operation) -> str:

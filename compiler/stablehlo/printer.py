@@ -24,6 +24,7 @@ from shardc.stablehlo.inlining import OWN_ATTRS, OWN_ATTRS_OPS, region_only_func
 from shardc.stablehlo.mlir_text import ExportError, attr_dict, string_text
 from shardc.stablehlo.mlir_text import tensor_text as _ty
 from shardc.stablehlo.names import Names
+from shardc.stablehlo.ops.calls import return_text
 
 
 class Printer:
@@ -92,9 +93,7 @@ class Printer:
         for inner in func.body:
             if inner.name == "return":
                 args = ", ".join(n(v) for v in inner.operands)
-                types = ", ".join(_ty(v.type) for v in inner.operands)
-                text = ret + (f" {args}" if args else "") + self.op_attrs(inner, False)
-                lines.append(indent + text + (f" : {types}" if types else ""))
+                lines.append(indent + return_text(self, inner, args, ret))
             else:
                 lines.extend(self.op_text(inner, n, indent))
         return lines

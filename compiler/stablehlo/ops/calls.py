@@ -56,6 +56,12 @@ def return_op(c: list) -> OpRec:
     return OpRec("return", c[0], c[1] or [], {}, c[2], sig)
 
 
+@read_rule("return_attrs_first")
+def return_attrs_first(c: list) -> OpRec:
+    sig = ("plain", None, c[3]) if c[3] is not None else None
+    return OpRec("return", c[0], c[2], {}, c[1], sig)
+
+
 @pretty_form("return")
 def _return(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     if rec.sig is not None:
@@ -112,11 +118,19 @@ def _composite(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
 # ----- export ---------------------------------------------------------------------------------
 
 
+def return_text(p: Printer, op: Operation, args: str, keyword: str) -> str:
+    """`return {attrs} %0 : type` (func.return, sdy.return: the attributes first) or
+    `stablehlo.return %0 {attrs} : type`."""
+    types = ", ".join(_ty(v.type) for v in op.operands)
+    attrs = p.op_attrs(op, False)
+    values = f" {args}" if args else ""
+    text = keyword + (values + attrs if keyword == "stablehlo.return" else attrs + values)
+    return text + (f" : {types}" if types else "")
+
+
 @prints("return")
 def _print_return(p: Printer, op: Operation, n: Names, args: str) -> str:
-    types = ", ".join(_ty(v.type) for v in op.operands)
-    text = "return" + (f" {args}" if args else "") + p.op_attrs(op, False)
-    return text + (f" : {types}" if types else "")
+    return return_text(p, op, args, "return")
 
 
 @prints("call")

@@ -4,8 +4,8 @@
     %1 = stablehlo.compare GT, %0, %c : (...) -> tensor<8xi1> <-> compare {GT}
     %2 = chlo.erf %1 : tensor<8xf32> -> tensor<8xf32>        <-> erf
 
-The plain syntax (`SIMPLE_OP` in grammar.lark) also spells `optimization_barrier` (here) and
-`reshape` and `dynamic_update_slice`, whose generic forms and printers are in shape.py and
+`stablehlo.optimization_barrier {attrs} %a, %b : types` is read and printed here too. The plain
+syntax (`SIMPLE_OP` in grammar.lark) also spells `reshape` and `dynamic_update_slice`, whose generic forms and printers are in shape.py and
 indexing.py. A native op no family prints is printed here, as `stablehlo.<name>`.
 """
 
@@ -66,12 +66,6 @@ def _simple(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     short = rec.name.partition(".")[2]
     if rec.sig is not None and rec.sig[0] == "plain" and rec.sig[2]:
         toks = rec.sig[2]
-        if short == "optimization_barrier":
-            if len(toks) != len(operands):
-                raise ValueError(f"lists {len(toks)} types for {len(operands)} operands")
-            for i, (tok, v) in enumerate(zip(toks, operands)):
-                fb.check_type(tok, v, i)
-            return short, {}, list(toks), None
         if short == "select" and len(toks) == 2 and len(operands) == 3:
             fb.check_type(toks[0], operands[0], 0)
             fb.check_type(toks[1], operands[1], 1)
@@ -80,6 +74,22 @@ def _simple(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
             for i, v in enumerate(operands):
                 fb.check_type(toks[0], v, i)
     return short, {}, fb.results_of(rec, operands), None
+
+
+@read_rule("barrier_op")
+def barrier_op(c: list) -> OpRec:
+    sig = ("plain", None, c[3]) if c[3] is not None else None
+    return OpRec("barrier", c[0], c[2] or [], {}, c[1], sig)
+
+
+@pretty_form("barrier")
+def _barrier(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
+    toks = rec.sig[2] if rec.sig is not None else []
+    if len(toks) != len(operands):
+        raise ValueError(f"lists {len(toks)} types for {len(operands)} operands")
+    for i, (tok, v) in enumerate(zip(toks, operands)):
+        fb.check_type(tok, v, i)
+    return "optimization_barrier", {}, list(toks), None
 
 
 @read_rule("compare_op")
@@ -134,8 +144,10 @@ def _print_select(p: Printer, op: Operation, n: Names, args: str) -> str:
 
 @prints("optimization_barrier")
 def _print_optimization_barrier(p: Printer, op: Operation, n: Names, args: str) -> str:
+    # MLIR's format: the attribute dictionary comes before the operands.
     types = ", ".join(_ty(v.type) for v in op.operands)
-    return f"stablehlo.optimization_barrier {args}{p.op_attrs(op)} : {types}"
+    values = f" {args} : {types}" if args else ""
+    return f"stablehlo.optimization_barrier{p.op_attrs(op)}{values}"
 
 
 @prints_by_default
