@@ -2,7 +2,8 @@
 
 An op's attributes are a dict of: `int`, `float`, `bool`, `str`, tuples of those (arrays),
 `AxisRef` (inside axis lists), `Symbol` (`@f`), `Keyword` (`GT`, `add`), `DenseElements`
-(`dense<...>`) and `OpaqueAttr` (imported MLIR attributes shardc keeps verbatim).
+(`dense<...>`), `AllToAllParam` (`{"x"}: 0->1`) and `OpaqueAttr` (imported MLIR attributes
+shardc keeps verbatim).
 """
 
 from __future__ import annotations
@@ -38,6 +39,23 @@ class Keyword:
 
     def __str__(self) -> str:
         return self.word
+
+
+@dataclass(frozen=True, slots=True)
+class AllToAllParam:
+    """One move of an all_to_all: `{"x", "y"}: 0->2` moves the minor-most axes `x, y` of dim 0
+    to the minor-most end of dim 2."""
+
+    axes: tuple[AxisRef, ...]
+    src_dim: int
+    tgt_dim: int
+
+    def __post_init__(self) -> None:
+        axes = tuple(AxisRef(a) if isinstance(a, str) else a for a in self.axes)
+        object.__setattr__(self, "axes", axes)
+
+    def __str__(self) -> str:
+        return "{" + ", ".join(str(a) for a in self.axes) + f"}}: {self.src_dim}->{self.tgt_dim}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -235,6 +253,8 @@ def format_attr_value(value: Any) -> str:
         return format_string(value)
     if isinstance(value, tuple):
         return "[" + ", ".join(format_attr_value(v) for v in value) + "]"
-    if isinstance(value, (AxisRef, Symbol, Keyword, OpaqueAttr, DenseElements, NamedMapping)):
+    if isinstance(
+        value, (AxisRef, Symbol, Keyword, OpaqueAttr, DenseElements, NamedMapping, AllToAllParam)
+    ):
         return str(value)
     raise TypeError(f"cannot print attribute value {value!r}")

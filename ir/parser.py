@@ -15,6 +15,7 @@ import lark
 from lark import Token
 
 from shardc.ir.attributes import (
+    AllToAllParam,
     DenseElements,
     Keyword,
     OpaqueAttr,
@@ -224,6 +225,9 @@ class _Builder(lark.Transformer):
 
     def mapping_value(self, c):
         return c[0]
+
+    def a2a_param_value(self, c):
+        return AllToAllParam(c[0], _int(c[1]), _int(c[3]))
 
     def rule_value(self, c):
         return OpaqueAttr(str(c[0]))

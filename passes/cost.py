@@ -37,7 +37,7 @@ from shardc.passes.collectives.steps import (
     ReduceScatter,
     Step,
 )
-from shardc.passes.lower_collectives import op_step
+from shardc.passes.lower_collectives import op_steps, steps_input
 
 COLLECTIVES = frozenset(GLOBAL_COLLECTIVES)
 
@@ -63,12 +63,28 @@ def _permuted_axes(op: Operation) -> list[str]:
 
 
 def collective_entry(op: Operation, name: str) -> dict[str, Any]:
-    """One collective's report entry (CLI.md's fields, plus `function`)."""
+    """One collective's report entry (CLI.md's fields, plus `function`). An all_to_all with
+    several parameters is one entry whose bytes add up its moves; sharded/replicated_to_unreduced
+    move no data (zero bytes)."""
     v = op.operand(0)
-    assert v.mapping is not None, "collectives verify that their operand has a sharding"
-    step = op_step(op)
-    shape, dtype, mapping = v.type.shape, v.type.dtype, v.mapping
-    if not isinstance(step, CollectivePermute):
+    steps = op_steps(op)
+    shape, dtype, mapping = v.type.shape, v.type.dtype, steps_input(op)
+    if not steps:
+        entry = {
+            "kind": op.name, "axes": [], "global_shape": list(shape),
+            "local_shape": list(shard_shape(shape, mapping)), "dtype": dtype,
+            "bytes_per_device": 0, "ring_bytes_per_device": 0, "group_size": 1, "groups": [],
+        }
+    elif len(steps) > 1:
+        entry = steps[0].report_entry(shape, dtype, mapping)
+        entry["bytes_per_device"] = entry["ring_bytes_per_device"] = 0
+        entry["axes"] = []
+        for step in steps:
+            part = step.report_entry(shape, dtype, mapping)
+            for key in ("bytes_per_device", "ring_bytes_per_device", "axes"):
+                entry[key] += part[key]
+            mapping = step.apply(mapping)
+    elif not isinstance((step := steps[0]), CollectivePermute):
         entry = step.report_entry(shape, dtype, mapping)
     else:
         # NOTE: `CollectivePermute.report_entry` asks its base for groups, which a permute does

@@ -6,8 +6,7 @@
 
     %1 = reshard %0 : tensor<16x64xf32, <@m, [{}, {"x"}]>>          # %0: [{"x"}, {}]
   becomes
-    %1 = all_to_all %0 {axes = ["x"], src_dim = 0, tgt_dim = 1}
-         : tensor<16x64xf32, <@m, [{}, {"x"}]>>
+    %1 = all_to_all %0 {params = [{"x"}: 0->1]} : tensor<16x64xf32, <@m, [{}, {"x"}]>>
 
 The plan comes from `shardc.passes.collectives.plan_reshard` (A* over layouts, ring-model bytes per
 device; SEMANTICS.md §5). Every emitted collective carries the sharding it produces in its result
@@ -25,10 +24,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from shardc.ir.attributes import AllToAllParam
 from shardc.ir.core import Module, Operation, Value
 from shardc.ir.diagnostics import PassError, ShardcError
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.ops import verify_operation
+from shardc.ir.ops.sharding import (
+    all_to_all_params,
+    explicit_reduction_axes,
+    reduced_axes,
+)
 from shardc.ir.types import DistributedTensorType
 from shardc.passes.collectives import (
     AllGather,
@@ -55,11 +60,7 @@ def step_op(step: Step) -> tuple[str, dict[str, Any]]:
     if isinstance(step, AllSlice):
         return "all_slice", {"slicing_axes": step.slicing_axes}
     if isinstance(step, AllToAll):
-        return "all_to_all", {
-            "axes": step.axes,
-            "src_dim": step.src_dim,
-            "tgt_dim": step.tgt_dim,
-        }
+        return "all_to_all", {"params": (AllToAllParam(step.axes, step.src_dim, step.tgt_dim),)}
     if isinstance(step, CollectivePermute):
         return "collective_permute", {}
     if isinstance(step, AllReduce):
@@ -69,22 +70,41 @@ def step_op(step: Step) -> tuple[str, dict[str, Any]]:
     raise AssertionError(f"unknown step {step!r}")
 
 
-def op_step(op: Operation) -> Step:
-    """The planner step an IR collective performs (inverse of `step_op`)."""
+def op_steps(op: Operation) -> tuple[Step, ...]:
+    """The planner steps an IR collective performs, in order (inverse of `step_op`): one, or
+    one per parameter of an all_to_all, or none for the local sharded/replicated_to_unreduced."""
     name = op.name
     if name == "all_gather":
-        return AllGather(op.attr("gathering_axes"))
+        return (AllGather(op.attr("gathering_axes")),)
     if name == "all_slice":
-        return AllSlice(op.attr("slicing_axes"))
+        return (AllSlice(op.attr("slicing_axes")),)
     if name == "all_to_all":
-        return AllToAll(op.attr("axes"), op.attr("src_dim"), op.attr("tgt_dim"))
+        return tuple(AllToAll(axes, s, t) for axes, s, t in all_to_all_params(op))
     if name == "collective_permute":
-        return CollectivePermute(op.result.mapping)
-    if name == "all_reduce":
-        return AllReduce(op.attr("reduction_axes"))
-    if name == "reduce_scatter":
-        return ReduceScatter(op.attr("scatter_axes"))
+        return (CollectivePermute(op.result.mapping),)
+    if name in ("all_reduce", "reduce_scatter"):
+        explicit = explicit_reduction_axes(op, steps_input(op))
+        if name == "all_reduce":
+            return (AllReduce(explicit),) if explicit else ()
+        per_dim = op.attr("scatter_axes")
+        if len(explicit) == len(reduced_axes(op)):
+            return (ReduceScatter(per_dim),)
+        # Some axes are only implicitly partial: reduce the others, then keep the own part.
+        return ((AllReduce(explicit),) if explicit else ()) + (AllSlice(per_dim),)
+    if name in ("sharded_to_unreduced", "replicated_to_unreduced"):
+        return ()
     raise AssertionError(f"'{name}' is not a collective")
+
+
+def steps_input(op: Operation) -> NamedMapping:
+    """The sharding `op_steps(op)` start from: the operand's (fully replicated when it has
+    none)."""
+    source = op.operand(0).mapping
+    if source is None:
+        target = op.result.mapping
+        assert target is not None, "collectives verify that their result has a sharding"
+        source = NamedMapping.fully_replicated(target.mesh, target.rank)
+    return source
 
 
 @register_pass("lower-collectives")

@@ -136,6 +136,8 @@ _HANDLERS: dict[str, Callable[[FunctionLowering, Operation], None]] = {
     "collective_permute": collectives.lower_collective_permute,
     "all_reduce": collectives.lower_all_reduce,
     "reduce_scatter": collectives.lower_reduce_scatter,
+    "sharded_to_unreduced": collectives.lower_sharded_to_unreduced,
+    "replicated_to_unreduced": collectives.lower_replicated_to_unreduced,
     "reshard": sharding_ops.lower_identity,
     "sharding_constraint": sharding_ops.lower_identity,
     "propagation_barrier": sharding_ops.lower_identity,

@@ -105,7 +105,7 @@ def test_uneven_all_to_all() -> None:
     e = one(
         _unary(
             "all_to_all",
-            '{axes = ["x"], src_dim = 0, tgt_dim = 1}',
+            '{params = [{"x"}: 0->1]}',
             '[{"x"}, {}]',
             '[{}, {"x"}]',
             "10x8",

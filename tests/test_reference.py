@@ -776,7 +776,7 @@ func @main(%x: tensor<4x4xf32>) -> (tensor<4x4xf32>, tensor<4x4xf32>) {
   %2 = reshard %1 : tensor<4x4xf32, <@mesh, [{"x"}, {"y"}]>>
   %3 = all_gather %2 {gathering_axes = [[], ["y"]]} : tensor<4x4xf32, <@mesh, [{"x"}, {}]>>
   %4 = all_slice %3 {slicing_axes = [[], ["y"]]} : tensor<4x4xf32, <@mesh, [{"x"}, {"y"}]>>
-  %5 = all_to_all %4 {axes = ["x"], src_dim = 0, tgt_dim = 1}
+  %5 = all_to_all %4 {params = [{"x"}: 0->1]}
        : tensor<4x4xf32, <@mesh, [{}, {"y", "x"}]>>
   %6 = collective_permute %5 : tensor<4x4xf32, <@mesh, [{}, {"x", "y"}]>>
   %7 = dot_general %6, %6 {lhs_contracting_dims = [1], rhs_contracting_dims = [0]}

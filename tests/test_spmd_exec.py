@@ -108,7 +108,7 @@ ALL_TO_ALL = """
 mesh @m = <["x"=4, "y"=2]>
 func @main(%a: tensor<16x8xf32, <@m, [{"x"}, {"y"}]>>) -> tensor<16x8xf32, <@m, [{}, {"y", "x"}]>> {
   %0 = exponential %a : tensor<16x8xf32, <@m, [{"x"}, {"y"}]>>
-  %1 = all_to_all %0 {axes = ["x"], src_dim = 0, tgt_dim = 1} : tensor<16x8xf32, <@m, [{}, {"y", "x"}]>>
+  %1 = all_to_all %0 {params = [{"x"}: 0->1]} : tensor<16x8xf32, <@m, [{}, {"y", "x"}]>>
   %2 = negate %1 : tensor<16x8xf32, <@m, [{}, {"y", "x"}]>>
   return %2
 }
@@ -129,7 +129,7 @@ mesh @m = <["x"=4]>
 func @main(%a: tensor<10x6xf32, <@m, [{"x"}, {}]>>, %u: tensor<10x6xf32, <@m, [{}, {}], unreduced={"x"}>>) -> (tensor<10x6xf32, <@m, [{}, {}]>>, tensor<10x6xf32, <@m, [{}, {"x"}]>>, tensor<10x6xf32, <@m, [{}, {"x"}]>>, tensor<10x6xf32, <@m, [{"x"}, {}]>>, tensor<10x6xf32, <@m, [{}, {}]>>) {
   %0 = all_gather %a {gathering_axes = [["x"], []]} : tensor<10x6xf32, <@m, [{}, {}]>>
   %1 = all_slice %0 {slicing_axes = [[], ["x"]]} : tensor<10x6xf32, <@m, [{}, {"x"}]>>
-  %2 = all_to_all %a {axes = ["x"], src_dim = 0, tgt_dim = 1} : tensor<10x6xf32, <@m, [{}, {"x"}]>>
+  %2 = all_to_all %a {params = [{"x"}: 0->1]} : tensor<10x6xf32, <@m, [{}, {"x"}]>>
   %3 = reduce_scatter %u {scatter_axes = [["x"], []]} : tensor<10x6xf32, <@m, [{"x"}, {}]>>
   %4 = all_reduce %u {reduction_axes = ["x"]} : tensor<10x6xf32, <@m, [{}, {}]>>
   return %0, %1, %2, %3, %4
@@ -201,7 +201,7 @@ func @main(%x: tensor<4x6xf32, <@m, [{"a"}, {"b"}]>>, %w: tensor<6x16xf32, <@m, 
   %0 = dot_general %x, %w {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<4x16xf32, <@m, [{"a"}, {"c"}], unreduced={"b"}>>
   %1 = reduce_scatter %0 {scatter_axes = [[], ["b"]]} : tensor<4x16xf32, <@m, [{"a"}, {"c", "b"}]>>
   %2 = logistic %1 : tensor<4x16xf32, <@m, [{"a"}, {"c", "b"}]>>
-  %3 = all_to_all %2 {axes = ["a"], src_dim = 0, tgt_dim = 1} : tensor<4x16xf32, <@m, [{}, {"c", "b", "a"}]>>
+  %3 = all_to_all %2 {params = [{"a"}: 0->1]} : tensor<4x16xf32, <@m, [{}, {"c", "b", "a"}]>>
   %4 = all_gather %3 {gathering_axes = [[], ["c", "b", "a"]]} : tensor<4x16xf32, <@m, [{}, {}]>>
   return %4
 }
@@ -211,7 +211,7 @@ SUB_AXES = """
 mesh @m = <["x"=4, "y"=2]>
 func @main(%a: tensor<8x12xf32, <@m, [{"x":(1)2}, {"x":(2)2, "y"}]>>) -> (tensor<8x12xf32, <@m, [{}, {}]>>, tensor<8x12xf32, <@m, [{"x":(2)2}, {"x":(1)2}]>>) {
   %0 = all_gather %a {gathering_axes = [[], ["y"]]} : tensor<8x12xf32, <@m, [{"x":(1)2}, {"x":(2)2}]>>
-  %1 = all_to_all %0 {axes = ["x":(1)2], src_dim = 0, tgt_dim = 1} : tensor<8x12xf32, <@m, [{}, {"x":(2)2, "x":(1)2}]>>
+  %1 = all_to_all %0 {params = [{"x":(1)2}: 0->1]} : tensor<8x12xf32, <@m, [{}, {"x":(2)2, "x":(1)2}]>>
   %2 = all_gather %1 {gathering_axes = [[], ["x":(2)2, "x":(1)2]]} : tensor<8x12xf32, <@m, [{}, {}]>>
   %3 = all_slice %2 {slicing_axes = [["x":(2)2], ["x":(1)2]]} : tensor<8x12xf32, <@m, [{"x":(2)2}, {"x":(1)2}]>>
   return %2, %3
@@ -339,7 +339,7 @@ def sweep_program(axes: dict[str, int], ids: list[int] | None = None) -> str:
         lines.append("  %4 = negate %2 : tensor<10x24xf32, <@m, [{" + a0 + "}, {}]>>")
         both = a0
     lines += [
-        f"  %5 = all_to_all %4 {{axes = [{a0}], src_dim = 0, tgt_dim = 1}} : "
+        f"  %5 = all_to_all %4 {{params = [{{{a0}}}: 0->1]}} : "
         f"tensor<10x24xf32, <@m, [{{}}, {{{both}}}]>>",
         f"  %6 = all_gather %5 {{gathering_axes = [[], [{both}]]}} : "
         "tensor<10x24xf32, <@m, [{}, {}]>>",
@@ -461,8 +461,7 @@ def _collective_text(step: Step, src: NamedMapping, shape: tuple[int, ...]) -> s
         "all_gather": lambda: f"{{gathering_axes = {per_dim(step.gathering_axes)}}}",
         "all_slice": lambda: f"{{slicing_axes = {per_dim(step.slicing_axes)}}}",
         "all_to_all": lambda: (
-            f"{{axes = [{', '.join(map(str, step.axes))}], src_dim = {step.src_dim}, "
-            f"tgt_dim = {step.tgt_dim}}}"
+            f"{{params = [{{{', '.join(map(str, step.axes))}}}: {step.src_dim}->{step.tgt_dim}]}}"
         ),
         "collective_permute": lambda: "",
         "all_reduce": lambda: f"{{reduction_axes = [{', '.join(map(str, step.reduction_axes))}]}}",

@@ -105,13 +105,20 @@ CASES = [
         "  return %arg0 : tensor<8x16xf32>\n",
         sig="%arg0: tensor<8x16xf32> {a.b = 1 : i32, a.b = 2 : i32}"),
      2, 64, "attribute 'a.b' is given twice"),
-    ("multi-param all_to_all", HEAD + (
+    ("all_to_all parameters sharing a dim", HEAD + (
         "func.func @f(%arg0: tensor<8x8x4x4xf32> {sdy.sharding = #sdy.sharding<@mesh, "
         '[{"dp"}, {"tp"}, {}, {}]>}) -> tensor<8x8x4x4xf32> {\n'
-        '  %0 = sdy.all_to_all [{"dp"}: 0->2, {"tp"}: 1->3] %arg0 out_sharding=<@mesh, '
-        '[{}, {}, {"dp"}, {"tp"}]> : tensor<8x8x4x4xf32>\n'
+        '  %0 = sdy.all_to_all [{"dp"}: 0->2, {"tp"}: 1->2] %arg0 out_sharding=<@mesh, '
+        '[{}, {}, {"dp", "tp"}, {}]> : tensor<8x8x4x4xf32>\n'
         "  return %0 : tensor<8x8x4x4xf32>\n}\n"),
-     3, 8, "all_to_all with 2 parameters"),
+     3, 3, "dim 2 appears in two all_to_all parameters"),
+    ("reduction on all_gather", HEAD + (
+        "func.func @f(%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, "
+        '[{"dp"}, {}]>}) -> tensor<8x16xf32> {\n'
+        '  %0 = sdy.all_gather max [{"dp"}, {}] %arg0 out_sharding=<@mesh, [{}, {}]> '
+        ": tensor<8x16xf32>\n"
+        "  return %0 : tensor<8x16xf32>\n}\n"),
+     3, 23, "only sdy.all_reduce and sdy.reduce_scatter take a reduction"),
     ("missing callee", _func(
         "  %0 = call @nope(%arg0) : (tensor<8x16xf32>) -> tensor<8x16xf32>\n"
         "  return %0 : tensor<8x16xf32>\n"),

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from shardc.ir.attributes import Keyword, OpaqueAttr, Symbol
+from shardc.ir.attributes import AllToAllParam, Keyword, OpaqueAttr, Symbol
 from shardc.ir.mesh import AxisRef
 from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
@@ -168,7 +168,7 @@ def test_sdy_ops_and_collectives():
         "propagation_barrier", "sharding_group", "sharding_constraint", "return",
     ]
     assert ops[0].attributes["reduction_axes"] == (AxisRef("y"),)
-    assert ops[1].attributes == {"axes": (AxisRef("x"),), "src_dim": 0, "tgt_dim": 1}
+    assert ops[1].attributes == {"params": (AllToAllParam((AxisRef("x"),), 0, 1),)}
     assert ops[2].attributes["gathering_axes"] == ((), (AxisRef("x"),))
     assert ops[5].attributes["allowed_direction"] == Keyword("BACKWARD")
     assert ops[6].attributes["group_id"] == 3

@@ -424,6 +424,8 @@ KERNELS: dict[str, Kernel] = {
     "collective_permute": _identity,
     "all_reduce": _identity,
     "reduce_scatter": _identity,
+    "sharded_to_unreduced": _identity,
+    "replicated_to_unreduced": _identity,
     **EXTRA_KERNELS,
 }
 """Op name -> kernel. `call`, `composite` and `return` are control flow, handled by the

@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from shardc.ir.attributes import DenseElements, Keyword, OpaqueAttr, Symbol
+from shardc.ir.attributes import AllToAllParam, DenseElements, Keyword, OpaqueAttr, Symbol
 from shardc.ir.core import Operation
 from shardc.ir.diagnostics import ShardcError, VerifyError
 from shardc.ir.mapping import NamedMapping
@@ -28,8 +28,8 @@ NO_RESULTS = "no_results"
 @dataclass(frozen=True)
 class AttrSpec:
     """Kind of an attribute: int, ints, int_groups, bool, str, float, keyword, symbol, dense,
-    axes, axes_per_dim, mapping, mappings or any. Optional attributes have `required=False`
-    and a `default`."""
+    axes, axes_per_dim, a2a_params, mapping, mappings or any. Optional attributes have
+    `required=False` and a `default`."""
 
     kind: str
     required: bool = True
@@ -151,6 +151,10 @@ def coerce_attr(op_name: str, key: str, spec: AttrSpec, value: Any) -> Any:
     if kind == "mappings":
         if not isinstance(value, tuple) or any(not isinstance(v, NamedMapping) for v in value):
             raise bad('an array of shardings like [<@mesh, [{"x"}]>]')
+        return value
+    if kind == "a2a_params":
+        if not isinstance(value, tuple) or any(not isinstance(v, AllToAllParam) for v in value):
+            raise bad('an array of all_to_all moves, e.g. [{"x"}: 0->1]')
         return value
     if kind == "axes_per_dim":
         if not isinstance(value, tuple):

@@ -6,10 +6,12 @@
     %3 = reshard %2 : tensor<8x16xf32, <@mesh, [{}, {"tp"}]>>
     %4 = all_gather %3 {gathering_axes = [[], ["tp"]]} : tensor<8x16xf32, <@mesh, [{}, {}]>>
     %5 = all_slice %4 {slicing_axes = [["dp"], []]} : tensor<8x16xf32, <@mesh, [{"dp"}, {}]>>
-    %6 = all_to_all %5 {axes = ["dp"], src_dim = 0, tgt_dim = 1} : tensor<..., [{}, {"dp"}]>
+    %6 = all_to_all %5 {params = [{"dp"}: 0->1]} : tensor<..., [{}, {"dp"}]>
     %7 = collective_permute %6 : tensor<8x16xf32, <@mesh, [{}, {"dp"}]>>
     %8 = all_reduce %7 {reduction_axes = ["tp"]} : tensor<8x16xf32, <@mesh, [{}, {"dp"}]>>
-    %9 = reduce_scatter %7 {scatter_axes = [["tp"], []]} : ...
+    %9 = reduce_scatter %7 {scatter_axes = [["tp"], []], reduction_op = max} : ...
+    %10 = sharded_to_unreduced %5 {axes = [["dp"], []]} : <@mesh, [{}, {}], unreduced={"dp"}>
+    %11 = replicated_to_unreduced %4 {axes = ["dp"]} : <@mesh, [{}, {}], unreduced={"dp"}>
 
 Each collective's result type names the sharding it produces, so the verifier can check that
 the attributes turn the operand's sharding into exactly that one.
@@ -17,8 +19,10 @@ the attributes turn the operand's sharding into exactly that one.
 
 from __future__ import annotations
 
+from shardc.ir.attributes import Keyword
 from shardc.ir.core import Operation
 from shardc.ir.mapping import NamedMapping, axes_text
+from shardc.ir.mesh import AxisRef
 from shardc.ir.ops.registry import (
     COLLECTIVE,
     NO_RESULTS,
@@ -26,9 +30,11 @@ from shardc.ir.ops.registry import (
     OpDef,
     attr,
     op_error,
+    opt,
     register,
     req,
 )
+from shardc.ir.placements import ReduceOp
 from shardc.ir.types import TensorType
 
 DIRECTIONS = ("FORWARD", "BACKWARD", "BOTH", "NONE")
@@ -46,12 +52,21 @@ def _needs_result_mapping(op: Operation) -> None:
         )
 
 
-def _mappings(op: Operation) -> tuple[NamedMapping, NamedMapping]:
+def _mappings(op: Operation, missing_ok: bool = False) -> tuple[NamedMapping, NamedMapping]:
+    """(operand sharding, result sharding). `missing_ok`: an operand without a sharding is
+    fully replicated on the result's mesh (Shardy's `allowMissingInputSharding`)."""
     src, dst = op.operand(0).mapping, op.results[0].mapping
-    if src is None or dst is None:
+    if dst is None:
+        raise op_error(
+            op, 'result type must carry a sharding, e.g. tensor<8xf32, <@mesh, [{"x"}]>>'
+        )
+    if src is None and missing_ok:
+        src = NamedMapping.fully_replicated(dst.mesh, dst.rank)
+    if src is None:
         raise op_error(op, "operand and result must both carry shardings")
     if src.mesh.name != dst.mesh.name:
-        raise op_error(op, f"operand is on mesh @{src.mesh.name}, result on @{dst.mesh.name}")
+        raise op_error(op, f"operand is on mesh {src.mesh.ref_text()}, result on "
+                           f"{dst.mesh.ref_text()}")
     return src, dst
 
 
@@ -117,7 +132,7 @@ def _verify_all_gather(op: Operation) -> None:
 
 
 def _verify_all_slice(op: Operation) -> None:
-    src, dst = _mappings(op)
+    src, dst = _mappings(op, missing_ok=True)
     per_dim = attr(op, "slicing_axes")
     if len(per_dim) != src.rank:
         raise op_error(op, f"slicing_axes needs one entry per dim ({src.rank})")
@@ -126,55 +141,174 @@ def _verify_all_slice(op: Operation) -> None:
     _expect(op, view, dims, view.of(src.unreduced), dst, "the operand plus the sliced axes")
 
 
+def all_to_all_params(op: Operation) -> tuple[tuple[tuple[AxisRef, ...], int, int], ...]:
+    """The (axes, src_dim, tgt_dim) moves of an all_to_all, in order."""
+    return tuple((p.axes, p.src_dim, p.tgt_dim) for p in attr(op, "params"))
+
+
 def _verify_all_to_all(op: Operation) -> None:
     src, dst = _mappings(op)
-    axes = attr(op, "axes")
-    s, t = attr(op, "src_dim"), attr(op, "tgt_dim")
-    if not (0 <= s < src.rank and 0 <= t < src.rank) or s == t:
-        raise op_error(op, f"src_dim {s} and tgt_dim {t} must be distinct dims of rank {src.rank}")
-    view = _AtomView(src, dst, [axes])
+    params = all_to_all_params(op)
+    if not params:
+        raise op_error(op, "needs at least one parameter {axes}: src_dim->tgt_dim")
+    view = _AtomView(src, dst, [axes for axes, _, _ in params])
     dims = [view.of(d.axes) for d in src.dims]
-    moved = view.of(axes)
-    if not moved or dims[s][len(dims[s]) - len(moved) :] != moved:
-        raise op_error(op, f"dim {s} is not sharded minor-most on {{{axes_text(axes)}}}")
-    dims[s] = dims[s][: len(dims[s]) - len(moved)]
-    dims[t] = dims[t] + moved
-    _expect(op, view, dims, view.of(src.unreduced), dst, f"the axes moved from dim {s} to {t}")
+    seen: set[int] = set()
+    previous = -1
+    for axes, s, t in params:
+        for d in (s, t):
+            if not 0 <= d < src.rank:
+                raise op_error(op, f"dim {d} is out of range for rank {src.rank}")
+            if d in seen:
+                raise op_error(op, f"dim {d} appears in two all_to_all parameters (or twice)")
+            seen.add(d)
+        if s <= previous:
+            raise op_error(op, f"source dims must be increasing: {s} comes after {previous}")
+        previous = s
+        moved = view.of(axes)
+        if not moved or dims[s][len(dims[s]) - len(moved) :] != moved:
+            raise op_error(op, f"dim {s} is not sharded minor-most on {{{axes_text(axes)}}}")
+        dims[s] = dims[s][: len(dims[s]) - len(moved)]
+        dims[t] = dims[t] + moved
+    moves = ", ".join(f"{s}->{t}" for _, s, t in params)
+    _expect(op, view, dims, view.of(src.unreduced), dst, f"the axes moved along {moves}")
 
 
 def _verify_collective_permute(op: Operation) -> None:
-    src, dst = _mappings(op)
+    src, dst = op.operand(0).mapping, op.results[0].mapping
+    if src is None or dst is None:
+        raise op_error(op, "operand and result must both carry shardings")
+    # Shardy lets the result use another mesh with the same axes (other device order).
+    if src.mesh.axes != dst.mesh.axes:
+        raise op_error(op, f"result mesh {dst.mesh.ref_text()} has other axes than the operand's "
+                           f"{src.mesh.ref_text()}")
+    if src.mesh.name != dst.mesh.name and src.mesh.device_ids == dst.mesh.device_ids:
+        raise op_error(op, "result mesh has another name but the same device ids as the operand's")
     if src.shard_counts() != dst.shard_counts():
         raise op_error(
             op, f"collective_permute keeps the shard count of every dim; {src} and {dst} differ"
         )
 
 
+def _reduction_overlaps(op: Operation, view: _AtomView, src: NamedMapping, dst: NamedMapping,
+                        reduced: list[Atom]) -> None:
+    """Reduction axes may not shard the operand, be replicated in it, or stay unreduced in the
+    result (Shardy's all_reduce/reduce_scatter constraints)."""
+    taken = [a for d in src.dims for a in view.of(d.axes)] + view.of(src.replicated)
+    if any(a in taken for a in reduced):
+        raise op_error(op, "reduction axes overlap the operand's dim shardings or replicated axes")
+    if any(a in view.of(dst.unreduced) for a in reduced):
+        raise op_error(op, "reduction axes overlap the result's unreduced axes")
+
+
+def _same_reduction(op: Operation, view: _AtomView, src: NamedMapping, reduced: list) -> None:
+    """Reducing unreduced axes takes the operand's own reduction."""
+    kind = reduction_of(op)
+    pending = view.of(src.unreduced)
+    if any(a in pending for a in reduced) and src.unreduced_op is not kind:
+        raise op_error(op, f"reduces with {kind.value} axes the operand holds unreduced for "
+                           f"{src.unreduced_op.value}")
+
+
 def _verify_all_reduce(op: Operation) -> None:
-    src, dst = _mappings(op)
+    """The result is the operand reduced over `reduction_axes`. Shardy also allows an axis the
+    operand is not unreduced on: the operand is then partial along it implicitly (as Shardy's
+    insert-explicit-reshards leaves a dot_general whose contracting dim is sharded). shardc's
+    values are whole along such an axis, so reducing over it changes nothing."""
+    src, dst = _mappings(op, missing_ok=True)
     axes = attr(op, "reduction_axes")
     view = _AtomView(src, dst, [axes])
-    pending, reduced = view.of(src.unreduced), view.of(axes)
-    if any(a not in pending for a in reduced):
-        raise op_error(op, f"operand is not unreduced on {{{axes_text(axes)}}}")
-    remaining = [a for a in pending if a not in reduced]
+    reduced = view.of(axes)
+    _reduction_overlaps(op, view, src, dst, reduced)
+    _same_reduction(op, view, src, reduced)
+    remaining = [a for a in view.of(src.unreduced) if a not in reduced]
     dims = [view.of(d.axes) for d in src.dims]
     _expect(op, view, dims, remaining, dst, "the operand with those axes reduced")
 
 
 def _verify_reduce_scatter(op: Operation) -> None:
-    src, dst = _mappings(op)
+    src, dst = _mappings(op, missing_ok=True)
     per_dim = attr(op, "scatter_axes")
     if len(per_dim) != src.rank:
         raise op_error(op, f"scatter_axes needs one entry per dim ({src.rank})")
     view = _AtomView(src, dst, per_dim)
-    pending = view.of(src.unreduced)
     scattered = [a for d in per_dim for a in view.of(d)]
-    if any(a not in pending for a in scattered):
-        raise op_error(op, "operand is not unreduced on the scattered axes")
-    remaining = [a for a in pending if a not in scattered]
+    _same_reduction(op, view, src, scattered)
+    remaining = [a for a in view.of(src.unreduced) if a not in scattered]
     dims = [view.of(d.axes) + view.of(extra) for d, extra in zip(src.dims, per_dim)]
     _expect(op, view, dims, remaining, dst, "the operand reduced and scattered on those axes")
+
+
+def reduced_axes(op: Operation) -> tuple[AxisRef, ...]:
+    """The axes an all_reduce/reduce_scatter reduces over."""
+    if op.name == "all_reduce":
+        return tuple(attr(op, "reduction_axes"))
+    return tuple(a for d in attr(op, "scatter_axes") for a in d)
+
+
+def explicit_reduction_axes(op: Operation, src: NamedMapping | None) -> tuple[AxisRef, ...]:
+    """The reduction axes of an all_reduce/reduce_scatter that its operand (sharded `src`) is
+    unreduced on: the ones data is reduced over. The others are only implicitly partial in
+    Shardy's sense (see `_verify_all_reduce`): shardc's values are already whole along them."""
+    axes = reduced_axes(op)
+    if src is None or not src.unreduced:
+        return ()
+    view = _AtomView(src, src, [axes])
+    pending = view.of(src.unreduced)
+    return tuple(a for a in axes if all(x in pending for x in view.of((a,))))
+
+
+def reduction_of(op: Operation) -> ReduceOp:
+    """The reduction of an all_reduce/reduce_scatter: `reduction_op` when written, else the
+    operand's own unreduced reduction, else a sum."""
+    written = op.attributes.get("reduction_op")
+    if isinstance(written, Keyword):
+        return ReduceOp.parse(written.word)
+    src = op.operand(0).mapping
+    return src.unreduced_op if src is not None and src.unreduced else ReduceOp.SUM
+
+
+def _verify_sharded_to_unreduced(op: Operation) -> None:
+    """The axes leave the minor end of their dims and become unreduced (no data moves: each
+    device holds its block in place and zeros elsewhere, so the sum over the axes is the
+    whole tensor)."""
+    src, dst = _mappings(op)
+    per_dim = attr(op, "axes")
+    if len(per_dim) != src.rank:
+        raise op_error(op, f"axes needs one entry per dim ({src.rank})")
+    if src.unreduced and src.unreduced_op is not ReduceOp.SUM or dst.unreduced_op is not \
+            ReduceOp.SUM:
+        raise op_error(op, "works with sum reductions only")
+    view = _AtomView(src, dst, per_dim)
+    dims = []
+    for d, (dim, moved) in enumerate(zip(src.dims, per_dim)):
+        have, drop = view.of(dim.axes), view.of(moved)
+        if drop and have[len(have) - len(drop) :] != drop:
+            raise op_error(op, f"dim {d} is not sharded minor-most on {{{axes_text(moved)}}}")
+        dims.append(have[: len(have) - len(drop)])
+    unreduced = view.of(src.unreduced) + [a for d in per_dim for a in view.of(d)]
+    _expect(op, view, dims, unreduced, dst, "the operand with those axes made unreduced")
+
+
+def _verify_replicated_to_unreduced(op: Operation) -> None:
+    """Axes the operand is replicated on become unreduced (one device of each group keeps the
+    value, the others hold zeros)."""
+    src, dst = _mappings(op)
+    axes = attr(op, "axes")
+    if not axes:
+        raise op_error(op, "needs at least one axis")
+    if dst.unreduced_op is not ReduceOp.SUM:
+        raise op_error(op, "works with sum reductions only")
+    view = _AtomView(src, dst, [axes])
+    moved = view.of(axes)
+    taken = [a for d in src.dims for a in view.of(d.axes)]
+    if any(a in taken for a in moved):
+        raise op_error(op, f"axes {{{axes_text(axes)}}} shard the operand; they must be replicated")
+    if any(a in view.of(src.unreduced) for a in moved):
+        raise op_error(op, f"axes {{{axes_text(axes)}}} are already unreduced in the operand")
+    dims = [view.of(d.axes) for d in src.dims]
+    _expect(op, view, dims, view.of(src.unreduced) + moved, dst,
+            "the operand with those axes made unreduced")
 
 
 register(
@@ -206,7 +340,7 @@ register(
 
 _C = frozenset({COLLECTIVE})
 
-# The six global-view collectives, in the order docs and reports list them.
+# The global-view collectives, in the order docs and reports list them.
 GLOBAL_COLLECTIVES = (
     "all_gather",
     "all_slice",
@@ -214,7 +348,11 @@ GLOBAL_COLLECTIVES = (
     "collective_permute",
     "all_reduce",
     "reduce_scatter",
+    "sharded_to_unreduced",
+    "replicated_to_unreduced",
 )
+# Shardy's reduction kinds of all_reduce and reduce_scatter (`sdy.all_reduce max {"x"} ...`).
+SDY_REDUCTIONS = ("sum", "max", "min")
 register(
     OpDef(
         "all_gather",
@@ -232,28 +370,52 @@ register(
     )
 )
 register(
-    OpDef(
-        "all_to_all",
-        1,
-        1,
-        {"axes": req("axes"), "src_dim": req("int"), "tgt_dim": req("int")},
-        _identity,
-        _verify_all_to_all,
-        _C,
-    )
+    OpDef("all_to_all", 1, 1, {"params": req("a2a_params")}, _identity, _verify_all_to_all, _C)
 )
 register(OpDef("collective_permute", 1, 1, {}, _identity, _verify_collective_permute, _C))
+# Not written: the operand's own unreduced reduction (`reduction_of`).
+_REDUCTION = opt("keyword", None, *SDY_REDUCTIONS)
 register(
-    OpDef("all_reduce", 1, 1, {"reduction_axes": req("axes")}, _identity, _verify_all_reduce, _C)
+    OpDef(
+        "all_reduce",
+        1,
+        1,
+        {"reduction_axes": req("axes"), "reduction_op": _REDUCTION},
+        _identity,
+        _verify_all_reduce,
+        _C,
+    )
 )
 register(
     OpDef(
         "reduce_scatter",
         1,
         1,
-        {"scatter_axes": req("axes_per_dim")},
+        {"scatter_axes": req("axes_per_dim"), "reduction_op": _REDUCTION},
         _identity,
         _verify_reduce_scatter,
+        _C,
+    )
+)
+register(
+    OpDef(
+        "sharded_to_unreduced",
+        1,
+        1,
+        {"axes": req("axes_per_dim")},
+        _identity,
+        _verify_sharded_to_unreduced,
+        _C,
+    )
+)
+register(
+    OpDef(
+        "replicated_to_unreduced",
+        1,
+        1,
+        {"axes": req("axes")},
+        _identity,
+        _verify_replicated_to_unreduced,
         _C,
     )
 )

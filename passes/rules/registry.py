@@ -149,6 +149,8 @@ NO_RULE: dict[str, str] = {
     "collective_permute": "explicit collective: its result type fixes its sharding (no rule)",
     "all_reduce": "explicit collective: its result type fixes its sharding (no Shardy rule)",
     "reduce_scatter": "explicit collective: its result type fixes its sharding (no rule)",
+    "sharded_to_unreduced": "explicit collective: its result type fixes its sharding (no rule)",
+    "replicated_to_unreduced": "explicit collective: its result type fixes its sharding",
     "optimization_barrier": "Shardy registers none (an identity that stops optimisations)",
     "top_k": "Shardy registers none for chlo.top_k (only for the mhlo.topk custom call)",
     "composite": "Shardy registers none: it does not propagate into the decomposition",

@@ -38,7 +38,7 @@ func @all_reduce(%u: tensor<16x64xf32, <@mesh, [{"dp"}, {}], unreduced={"tp"}>>)
 
 // An axis moving from one dim to another: all_to_all.
 // CHECK-LABEL: func @all_to_all
-// CHECK-NEXT: %[[T:.*]] = all_to_all %a {axes = ["x"], src_dim = 0, tgt_dim = 1} : tensor<16x64xf32, <@m, [{}, {"x"}]>>
+// CHECK-NEXT: %[[T:.*]] = all_to_all %a {params = [{"x"}: 0->1]} : tensor<16x64xf32, <@m, [{}, {"x"}]>>
 // CHECK-NEXT: return %[[T]]
 mesh @m = <["x"=4, "y"=2]>
 func @all_to_all(%a: tensor<16x64xf32, <@m, [{"x"}, {}]>>) -> tensor<16x64xf32, <@m, [{}, {"x"}]>> {
@@ -70,7 +70,7 @@ func @reduce_scatter(%a: tensor<8x32xf32, <@m, [{"x"}, {"y"}]>>, %b: tensor<32x1
 // the major half to another dim an all_to_all of "x":(1)2.
 // CHECK-LABEL: func @sub_axes
 // CHECK-NEXT: %[[G:.*]] = all_gather %a {gathering_axes = [[], ["x":(2)2]]} : tensor<2x16xf32, <@m, [{"x":(1)2}, {}]>>
-// CHECK-NEXT: %[[T:.*]] = all_to_all %[[G]] {axes = ["x":(1)2], src_dim = 0, tgt_dim = 1} : tensor<2x16xf32, <@m, [{}, {"x":(1)2}]>>
+// CHECK-NEXT: %[[T:.*]] = all_to_all %[[G]] {params = [{"x":(1)2}: 0->1]} : tensor<2x16xf32, <@m, [{}, {"x":(1)2}]>>
 // CHECK-NEXT: return %[[G]], %[[T]]
 mesh @m = <["x"=4, "y"=2]>
 func @sub_axes(%a: tensor<2x16xf32, <@m, [{"x":(1)2}, {"x":(2)2}]>>) -> (tensor<2x16xf32, <@m, [{"x":(1)2}, {}]>>, tensor<2x16xf32, <@m, [{}, {"x":(1)2}]>>) {

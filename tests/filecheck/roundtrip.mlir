@@ -92,7 +92,7 @@ func @attrs() -> (tensor<2x2xi1>, tensor<2x1xi32>, tensor<3x6xi32>) {
 // Collectives carry the sharding they produce.
 // CHECK: %[[G:.*]] = all_gather %[[IN:.*]] {gathering_axes = [["y"], []]} : tensor<8x8xf32, <@m, [{"x"}, {}]>>
 // CHECK-NEXT: %[[SL:.*]] = all_slice %[[G]] {slicing_axes = [[], ["y"]]} : tensor<8x8xf32, <@m, [{"x"}, {"y"}]>>
-// CHECK-NEXT: %[[A2A:.*]] = all_to_all %[[SL]] {axes = ["x"], src_dim = 0, tgt_dim = 1} : tensor<8x8xf32, <@m, [{}, {"y", "x"}]>>
+// CHECK-NEXT: %[[A2A:.*]] = all_to_all %[[SL]] {params = [{"x"}: 0->1]} : tensor<8x8xf32, <@m, [{}, {"y", "x"}]>>
 // CHECK-NEXT: %[[CP:.*]] = collective_permute %[[A2A]] : tensor<8x8xf32, <@m, [{}, {"x", "y"}]>>
 // CHECK-NEXT: %[[AR:.*]] = all_reduce %[[U:.*]] {reduction_axes = ["x"]} : tensor<8x8xf32, <@m, [{}, {}], unreduced={"y"}>>
 // CHECK-NEXT: %[[RS:.*]] = reduce_scatter %[[AR]] {scatter_axes = [["y"], []]} : tensor<8x8xf32, <@m, [{"y"}, {}]>>
@@ -101,7 +101,7 @@ mesh @m = <["x"=2, "y"=2]>
 func @collectives(%in: tensor<8x8xf32, <@m, [{"x", "y"}, {}]>>, %u: tensor<8x8xf32, <@m, [{}, {}], unreduced={"x", "y"}>>) -> (tensor<8x8xf32, <@m, [{}, {"x", "y"}]>>, tensor<8x8xf32, <@m, [{"y"}, {}]>>) {
   %0 = all_gather %in {gathering_axes = [["y"], []]} : tensor<8x8xf32, <@m, [{"x"}, {}]>>
   %1 = all_slice %0 {slicing_axes = [[], ["y"]]} : tensor<8x8xf32, <@m, [{"x"}, {"y"}]>>
-  %2 = all_to_all %1 {axes = ["x"], src_dim = 0, tgt_dim = 1} : tensor<8x8xf32, <@m, [{}, {"y", "x"}]>>
+  %2 = all_to_all %1 {params = [{"x"}: 0->1]} : tensor<8x8xf32, <@m, [{}, {"y", "x"}]>>
   %3 = collective_permute %2 : tensor<8x8xf32, <@m, [{}, {"x", "y"}]>>
   %4 = all_reduce %u {reduction_axes = ["x"]} : tensor<8x8xf32, <@m, [{}, {}], unreduced={"y"}>>
   %5 = reduce_scatter %4 {scatter_axes = [["y"], []]} : tensor<8x8xf32, <@m, [{"y"}, {}]>>

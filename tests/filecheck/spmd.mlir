@@ -43,7 +43,7 @@ mesh @m = <["x"=4]>
 func @main(%a: tensor<10x6xf32, <@m, [{"x"}, {}]>>) -> (tensor<10x6xf32, <@m, [{}, {"x"}]>>, tensor<10x6xf32, <@m, [{}, {"x"}]>>) {
   %0 = all_gather %a {gathering_axes = [["x"], []]} : tensor<10x6xf32, <@m, [{}, {}]>>
   %1 = all_slice %0 {slicing_axes = [[], ["x"]]} : tensor<10x6xf32, <@m, [{}, {"x"}]>>
-  %2 = all_to_all %a {axes = ["x"], src_dim = 0, tgt_dim = 1} : tensor<10x6xf32, <@m, [{}, {"x"}]>>
+  %2 = all_to_all %a {params = [{"x"}: 0->1]} : tensor<10x6xf32, <@m, [{}, {"x"}]>>
   return %1, %2
 }
 

@@ -15,11 +15,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from shardc.ir.attributes import Keyword, OpaqueAttr
+from shardc.ir.attributes import AllToAllParam, Keyword, OpaqueAttr
 from shardc.ir.core import Operation, Value
 from shardc.ir.diagnostics import ShardcError
 from shardc.ir.mapping import axes_text
 from shardc.ir.mesh import AxisRef
+from shardc.ir.ops.sharding import SDY_REDUCTIONS, reduction_of
+from shardc.ir.placements import ReduceOp
 from shardc.stablehlo.export_table import prints, prints_lines
 from shardc.stablehlo.import_table import Props, generic, pretty_form, read_rule
 from shardc.stablehlo.mlir_text import inline_sharding
@@ -34,7 +36,11 @@ if TYPE_CHECKING:
 
 # The sdy collectives that move one axis list per dim -> the attribute that holds them.
 PER_DIM_AXES = {"all_gather": "gathering_axes", "all_slice": "slicing_axes",
-                "reduce_scatter": "scatter_axes"}
+                "reduce_scatter": "scatter_axes", "sharded_to_unreduced": "axes"}
+# The sdy collectives with one axis list -> the attribute that holds it.
+AXES = {"all_reduce": "reduction_axes", "replicated_to_unreduced": "axes"}
+# The ones written with a reduction (`sdy.all_reduce max {"x"} ...`; sum when absent).
+WITH_REDUCTION = ("all_reduce", "reduce_scatter")
 
 
 # ----- import: sdy collectives ----------------------------------------------------------------
@@ -44,8 +50,8 @@ PER_DIM_AXES = {"all_gather": "gathering_axes", "all_slice": "slicing_axes",
 def sdy_dims_collective(c: list) -> OpRec:
     per_dim = [x for x in c if isinstance(x, tuple)]
     value, sharding, attrs, ty = c[-4:]
-    return OpRec("sdy_collective", c[0], [value], {"per_dim": per_dim, "sharding": sharding},
-                 attrs, ("plain", None, [ty]))
+    extra = {"per_dim": per_dim, "sharding": sharding, "reduction": c[1]}
+    return OpRec("sdy_collective", c[0], [value], extra, attrs, ("plain", None, [ty]))
 
 
 @read_rule("sdy_all_to_all")
@@ -63,8 +69,8 @@ def a2a_param(c: list) -> list:
 
 @read_rule("sdy_all_reduce")
 def sdy_all_reduce(c: list) -> OpRec:
-    return OpRec("sdy_collective", c[0], [c[2]], {"axes": c[1], "sharding": c[3]}, c[4],
-                 ("plain", None, [c[5]]))
+    extra = {"axes": c[2], "sharding": c[4], "reduction": c[1]}
+    return OpRec("sdy_collective", c[0], [c[3]], extra, c[5], ("plain", None, [c[6]]))
 
 
 @read_rule("sdy_permute")
@@ -83,27 +89,27 @@ def _axes(items: tuple) -> tuple[AxisRef, ...]:
 @pretty_form("sdy_collective")
 def _sdy_collective(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     short = rec.name.partition(".")[2]
+    extra = rec.extra
     try:
-        extra = rec.extra
         if short in PER_DIM_AXES:
             attrs: dict[str, Any] = {
                 PER_DIM_AXES[short]: tuple(_axes(d) for d in extra["per_dim"])
             }
         elif short == "all_to_all":
-            params = extra["params"]
-            if len(params) != 1:
-                raise ValueError(
-                    f"all_to_all with {len(params)} parameters does not import; shardc's "
-                    "all_to_all moves one axis list between two dims (split it into several)"
-                )
-            axes, src, tgt = params[0]
-            attrs = {"axes": _axes(axes), "src_dim": src, "tgt_dim": tgt}
-        elif short == "all_reduce":
-            attrs = {"reduction_axes": _axes(extra["axes"])}
+            attrs = {"params": tuple(AllToAllParam(_axes(axes), src, tgt)
+                                     for axes, src, tgt in extra["params"])}
+        elif short in AXES:
+            attrs = {AXES[short]: _axes(extra["axes"])}
         else:
             attrs = {}
     except ShardcError as e:
         raise fb.b.fail(e.message, rec.tok, type(e)) from None
+    reduction = extra.get("reduction")
+    if reduction is not None:
+        if short not in WITH_REDUCTION or str(reduction) not in SDY_REDUCTIONS:
+            raise fb.b.fail(f"unexpected '{reduction}': only sdy.all_reduce and sdy.reduce_scatter "
+                            f"take a reduction ({', '.join(SDY_REDUCTIONS)})", reduction)
+        attrs["reduction_op"] = Keyword(str(reduction))
     mapping = fb.b.mapping(str(extra["sharding"]), extra["sharding"])
     return short, attrs, fb.results_of(rec, operands), [mapping]
 
@@ -192,18 +198,20 @@ def _axis_sets(per_dim) -> str:
     return "[" + ", ".join("{" + axes_text(d) + "}" for d in per_dim) + "]"
 
 
-@prints(*PER_DIM_AXES, "all_to_all", "all_reduce", "collective_permute")
+@prints(*PER_DIM_AXES, *AXES, "all_to_all", "collective_permute")
 def _print_sdy_collective(p: Printer, op: Operation, n: Names, args: str) -> str:
     name = op.name
     at = op.attributes
     value = n(op.operands[0])
+    reduction = reduction_of(op) if name in WITH_REDUCTION else ReduceOp.SUM
+    kind = f" {reduction.value}" if reduction is not ReduceOp.SUM else ""
     if name in PER_DIM_AXES:
-        head = f"sdy.{name} {_axis_sets(at[PER_DIM_AXES[name]])} {value}"
+        head = f"sdy.{name}{kind} {_axis_sets(at[PER_DIM_AXES[name]])} {value}"
     elif name == "all_to_all":
-        axes = "{" + axes_text(at["axes"]) + "}"
-        head = f"sdy.all_to_all [{axes}: {at['src_dim']}->{at['tgt_dim']}] {value}"
-    elif name == "all_reduce":
-        head = f"sdy.all_reduce {{{axes_text(at['reduction_axes'])}}} {value}"
+        params = ", ".join(str(param) for param in at["params"])
+        head = f"sdy.all_to_all [{params}] {value}"
+    elif name in AXES:
+        head = f"sdy.{name}{kind} {{{axes_text(at[AXES[name]])}}} {value}"
     else:
         head = f"sdy.collective_permute {value}"
     sharding = inline_sharding(op)

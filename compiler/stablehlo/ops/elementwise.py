@@ -5,8 +5,9 @@
     %2 = chlo.erf %1 : tensor<8xf32> -> tensor<8xf32>        <-> erf
 
 `stablehlo.optimization_barrier {attrs} %a, %b : types` is read and printed here too. The plain
-syntax (`SIMPLE_OP` in grammar.lark) also spells `reshape` and `dynamic_update_slice`, whose generic forms and printers are in shape.py and
-indexing.py. A native op no family prints is printed here, as `stablehlo.<name>`.
+syntax (`SIMPLE_OP` in grammar.lark) also spells `reshape` and `dynamic_update_slice`, whose
+generic forms and printers are in shape.py and indexing.py. A native op no family prints is
+printed here, as `stablehlo.<name>`.
 """
 
 from __future__ import annotations
