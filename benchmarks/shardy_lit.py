@@ -336,7 +336,9 @@ def _function_cases(file: str, r: int, text: str, run: Run) -> list[Case]:
     for a, b in zip(labels, labels[1:] + [len(checks)]):
         label = checks[a]
         m = re.search(r"@([\w$.-]+)", label)
-        name = m.group(1) if m else None
+        # `CHECK-LABEL: func @f`, or the bare function name (`CHECK-LABEL: f`).
+        bare = re.search(r"([\w$.-]+)\s*$", label)
+        name = m.group(1) if m else bare.group(1) if bare and bare.group(1) in names else None
         if name in names or not sections:
             sections.append((name or label, checks[a:b]))
         else:

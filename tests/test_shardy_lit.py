@@ -103,3 +103,14 @@ def test_a_function_without_a_label_joins_the_case_before_it():
     assert [c.name for c in cases] == ["@a", "@c"]
     assert "@b" in cases[0].text and "@b" not in cases[1].text
     assert cases[0].checks == ["// CHECK-LABEL: func @a", "// CHECK: stablehlo.abs"]
+
+
+def test_a_label_may_name_its_function_without_the_at_sign():
+    text = (
+        "// RUN: sdy_opt %s 2>&1 | FileCheck %s\n"
+        "// CHECK-LABEL: func @a\n"
+        "func.func @a() {\n  return\n}\n"
+        "// CHECK-LABEL: b\n"
+        "func.func @b() {\n  return\n}\n"
+    )
+    assert [c.name for c in lit.cases_of("x.mlir", text)] == ["@a", "@b"]

@@ -46,6 +46,8 @@ def run_manual_computation(
     manual = manual_names(op)
     ins = [_manual_only(m, manual) for m in attr(op, "in_shardings")]
     outs = [_manual_only(m, manual) for m in attr(op, "out_shardings")]
+    if not ins and not outs:
+        return []  # no operands and no results: nothing the body computes is observable
     mesh = (ins or outs)[0].mesh
     refs = [AxisRef(name) for name in manual]
     for inner in body.body:

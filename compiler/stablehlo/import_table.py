@@ -40,7 +40,6 @@ GENERIC: dict[str, GenericConverter] = {}
 
 _WHY_UNSUPPORTED = {
     "stablehlo.if": "stablehlo.if does not import (JAX emits stablehlo.case)",
-    "sdy.named_computation": "named computations have regions",
 }
 
 
@@ -87,7 +86,23 @@ def unsupported_message(name: str) -> str:
 
 
 class Props(dict):
-    """The generic form's `<{key = value}>` properties: key -> `AttrRec` (None when unit)."""
+    """The generic form's `<{key = value}>` properties: key -> `AttrRec` (None when unit).
+
+    A property may also be written in the op's attribute dictionary (`"stablehlo.gather"(...)
+    {dimension_numbers = ...}`, as MLIR accepts for inherent attributes): a key not among the
+    properties is then taken from there (and so not kept as a discardable attribute)."""
+
+    def __init__(self, entries: dict[str, AttrRec | None], rec: OpRec | None = None):
+        super().__init__(entries)
+        self.rec = rec
+
+    def get(self, key: str, default: Any = None) -> Any:  # type: ignore[override]
+        if key in self:
+            return self[key]
+        if self.rec is not None and self.rec.attrs is not None and key in self.rec.attrs.entries:
+            self[key] = take_attr(self.rec, key)
+            return self[key]
+        return default
 
     def need(self, key: str) -> AttrRec:
         value = self.get(key)
@@ -99,7 +114,7 @@ class Props(dict):
 @pretty_form("generic")
 def convert_generic(fb: Any, rec: OpRec, operands: list) -> Conversion:
     """The generic form `"stablehlo.x"(...) <{props}> ({regions}) : (...) -> ...`."""
-    props = Props(rec.extra["props"].entries if rec.extra["props"] else {})
+    props = Props(rec.extra["props"].entries if rec.extra["props"] else {}, rec)
     results = fb.results_of(rec, operands)
     converter = GENERIC.get(rec.name)
     if converter is None:

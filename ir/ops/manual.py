@@ -325,7 +325,7 @@ def _check_body_ops(op: Operation, body: Function, mesh: DeviceMesh, manual: Seq
     values: list[tuple[Value, str]] = [(a, f"argument {a.index}") for a in body.args]
     for inner in body.body:
         if inner.name == NAME:
-            raise op_error(inner, f"{where}: nested manual_computation is not supported")
+            _check_nested(inner, manual, where)
         values.extend((r, r.label) for r in inner.results)
         if inner.name.startswith("spmd."):
             _check_per_device_op(inner, mesh, manual, where)
@@ -337,6 +337,18 @@ def _check_body_ops(op: Operation, body: Function, mesh: DeviceMesh, manual: Seq
                 at, f"{where}: {label} is sharded on manual axis {bad[0]}; a body may shard "
                 "values on free axes only",
             )
+
+
+def _check_nested(inner: Operation, manual: Sequence[str], where: str) -> None:
+    """A manual_computation in a body goes manual over more (free) axes: its own manual axes
+    and shardings may not name the enclosing one's manual axes."""
+    for a in attr(inner, "manual_axes"):
+        if a.name in manual:
+            raise op_error(inner, f'{where}: "{a.name}" is already manual')
+    for m in (*attr(inner, "in_shardings"), *attr(inner, "out_shardings")):
+        bad = _manual_refs_in(m, manual)
+        if bad:
+            raise op_error(inner, f"{where}: its sharding {m} uses manual axis {bad[0]}")
 
 
 def _free_coords(mesh: DeviceMesh, device: int, manual: Sequence[str]) -> tuple[int, ...]:
@@ -382,8 +394,11 @@ def _verify(op: Operation) -> None:
         raise op_error(op, f"has {len(op.results)} results but {len(outs)} out_shardings")
     mesh = _mesh_of(op)
     if mesh is None:
-        if attr(op, "manual_axes"):
-            raise op_error(op, "has no sharding to name its mesh; give in/out shardings")
+        # No sharding names a mesh (no operands and results, as Shardy allows): the manual axes
+        # are names only.
+        names = [a.name for a in attr(op, "manual_axes")]
+        if len(set(names)) != len(names):
+            raise op_error(op, "lists a manual axis twice")
         return
     manual = _check_manual_axes(op, mesh)
     for i, (v, m) in enumerate(zip(op.operands, ins)):

@@ -14,6 +14,7 @@ from shardc.stablehlo.ops import (
     elementwise,
     indexing,
     manual,
+    named_computation,
     reductions,
     shape,
     sharding_ops,
@@ -21,4 +22,4 @@ from shardc.stablehlo.ops import (
 )
 
 FAMILIES = (calls, collectives, contraction, control_flow, elementwise, indexing, manual,
-            reductions, shape, sharding_ops, sorting)
+            named_computation, reductions, shape, sharding_ops, sorting)
