@@ -67,15 +67,35 @@ class RuleBuilder:
         blocked: bool = False,
     ) -> RuleBuilder:
         """Add a factor mapped to `operand_dims[t]` of operand t and `result_dims[t]` of result t
-        (NULL: not in that tensor). Shardy's `addFactor(operandDims, resultDims, ...)`."""
+        (NULL: not in that tensor). Shardy's `addFactor(operandDims, resultDims, ...)`: a
+        size-1 factor is not mapped to a dim that already has a factor."""
         assert len(operand_dims) == len(self._operands), (operand_dims, self.operand_shapes)
         assert len(result_dims) == len(self._results), (result_dims, self.result_shapes)
         index = self._new_factor(size, kind, blocked)
-        for mapping, dim in zip(self._operands, operand_dims):
-            if dim != NULL:
+        for mappings, dims in ((self._operands, operand_dims), (self._results, result_dims)):
+            for mapping, dim in zip(mappings, dims):
+                if dim != NULL and not (size == 1 and mapping[dim]):
+                    mapping[dim].append(index)
+        return self
+
+    def add_factor_same_for_all_operands(
+        self, dim: int, size: int, kind: FactorKind = FactorKind.PASS_THROUGH
+    ) -> RuleBuilder:
+        """A factor on dim `dim` of every operand of non-zero rank (Shardy's
+        `addFactorSameForAllOperands`)."""
+        index = self._new_factor(size, kind, False)
+        for mapping in self._operands:
+            if mapping:
                 mapping[dim].append(index)
-        for mapping, dim in zip(self._results, result_dims):
-            if dim != NULL:
+        return self
+
+    def add_factor_same_for_all_results(
+        self, dim: int, size: int, kind: FactorKind = FactorKind.PASS_THROUGH
+    ) -> RuleBuilder:
+        """A factor on dim `dim` of every result of non-zero rank."""
+        index = self._new_factor(size, kind, False)
+        for mapping in self._results:
+            if mapping:
                 mapping[dim].append(index)
         return self
 

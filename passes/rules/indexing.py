@@ -34,6 +34,7 @@ def _gather_scatter_factors(
     input_batching_dims: tuple[int, ...],
     indices_batching_dims: tuple[int, ...],
     add: AddFn,
+    reducible: bool = False,
 ) -> None:
     input_dim = 0
     batch_pos = 0
@@ -45,7 +46,7 @@ def _gather_scatter_factors(
             if input_size == slices_size:
                 add(input_dim, NULL, slices_dim, input_size, FactorKind.PASS_THROUGH, False)
             elif is_scatter:
-                add(input_dim, NULL, NULL, input_size, FactorKind.PASS_THROUGH, False)
+                add(input_dim, NULL, NULL, input_size, FactorKind.NEED_REPLICATION, False)
                 add(NULL, NULL, slices_dim, slices_size, FactorKind.NEED_REPLICATION, False)
             elif slices_size == 1:
                 # Keeping the operand dim sharded needs an all-reduce of the result.
@@ -61,12 +62,17 @@ def _gather_scatter_factors(
             input_batch_dim = (
                 input_batching_dims[indices_batching_dims.index(indices_dim)] if explicit else NULL
             )
-            # A batch dim only in indices and updates makes scatter results partial sums.
-            kind = FactorKind.REDUCTION if is_scatter and not explicit else FactorKind.PASS_THROUGH
+            # A batch dim only in indices and updates makes scatter results partial: reduced
+            # when the update region is one reduction Shardy knows, else replicated.
+            kind = FactorKind.PASS_THROUGH
+            if is_scatter and not explicit:
+                kind = FactorKind.REDUCTION if reducible else FactorKind.NEED_REPLICATION
             add(input_batch_dim, indices_dim, slices_dim, slices_size, kind, False)
             batch_pos += 1
     for d in collapsed_dims:
-        kind = FactorKind.PASS_THROUGH if is_scatter else FactorKind.REDUCTION
+        # A gather's collapsed dim of size 1 is pointless to shard: replicated.
+        kind = FactorKind.PASS_THROUGH if is_scatter else (
+            FactorKind.NEED_REPLICATION if input_shape[d] == 1 else FactorKind.REDUCTION)
         add(d, NULL, NULL, input_shape[d], kind, False)
     if index_vector_dim < len(indices_shape):
         add(
@@ -103,12 +109,14 @@ def gather(q: RuleQuery) -> OpShardingRule:
 
 
 def scatter(q: RuleQuery) -> OpShardingRule:
-    """Operands (input, scatter_indices, updates), result shaped like the input."""
-    input_shape, indices_shape, updates_shape = q.operands
+    """Operands (N inputs, scatter_indices, N updates), N results shaped like the inputs; every
+    factor maps the same dim of all inputs (and of all updates)."""
+    n = len(q.results)
+    input_shape, indices_shape, updates_shape = q.operands[0], q.operands[n], q.operands[n + 1]
     b = RuleBuilder(q.operands, q.results)
 
     def add(i: int, x: int, s: int, size: int, kind: FactorKind, blocked: bool) -> None:
-        b.add_factor((i, x, s), (i,), size, kind, blocked)
+        b.add_factor((i,) * n + (x,) + (s,) * n, (i,) * n, size, kind, blocked)
 
     _gather_scatter_factors(
         True,
@@ -121,5 +129,6 @@ def scatter(q: RuleQuery) -> OpShardingRule:
         q.attr("input_batching_dims"),
         q.attr("scatter_indices_batching_dims"),
         add,
+        q.attr("reducible"),
     )
     return b.build()

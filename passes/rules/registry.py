@@ -27,6 +27,7 @@ from shardc.ir.core import Operation
 from shardc.ir.diagnostics import ShardcError, VerifyError
 from shardc.ir.ops import attr
 from shardc.ir.ops.elementwise import BINARY, UNARY
+from shardc.ir.ops.scalar_bodies import scatter_reduction
 from shardc.passes.rules import contraction, elementwise, indexing, per_device, shape, window
 from shardc.passes.rules.builder import pointwise_rule
 from shardc.passes.rules.einsum import rule_from_einsum
@@ -69,6 +70,18 @@ def _concat_context(op: Operation) -> tuple[tuple[str, Any], ...]:
         before_slice(v) is before_slice(operands[0]) for v in operands
     )
     return (("operands_are_slices", permutation),)
+
+
+def _dus_context(op: Operation) -> tuple[tuple[str, Any], ...]:
+    """Are all of a dynamic_update_slice's start indices constants?"""
+    starts = op.operands[2:]
+    constant = all(v.defining_op is not None and v.defining_op.name == "constant" for v in starts)
+    return (("constant_indices", constant),)
+
+
+def _scatter_context(op: Operation) -> tuple[tuple[str, Any], ...]:
+    """Is the update region one reduction Shardy knows (`getCommonSupportedReductionOp`)?"""
+    return (("reducible", scatter_reduction(op) is not None),)
 
 
 _POINTWISE = RuleEntry(elementwise.pointwise)
@@ -114,7 +127,7 @@ RULES: dict[str, RuleEntry] = {
     "convolution": RuleEntry(window.convolution, window.CONV_ATTRS, True),
     "reduce_window": RuleEntry(window.reduce_window, window.REDUCE_WINDOW_ATTRS, True),
     "dynamic_slice": RuleEntry(window.dynamic_slice),
-    "dynamic_update_slice": RuleEntry(window.dynamic_update_slice),
+    "dynamic_update_slice": RuleEntry(window.dynamic_update_slice, (), False, _dus_context),
     "scatter": RuleEntry(
         indexing.scatter,
         (
@@ -124,6 +137,8 @@ RULES: dict[str, RuleEntry] = {
             "scatter_indices_batching_dims",
             "index_vector_dim",
         ),
+        False,
+        _scatter_context,
     ),
     # Per-device collectives in a manual_computation body (passes/rules/per_device.py).
     "spmd.all_reduce": RuleEntry(per_device.pointwise),
@@ -181,8 +196,7 @@ POINTWISE_CUSTOM_TARGETS = frozenset(
 
 def rule_for(op: Operation, *, conservative: bool = False) -> OpShardingRule | None:
     """The op's sharding rule, or None when it has none (see `NO_RULE`; a custom_call with
-    neither a `sharding_rule` einsum nor a target Shardy knows; a tensor with a size-0 dim,
-    which the rule attribute cannot express). `conservative` is Shardy's
+    neither a `sharding_rule` einsum nor a target Shardy knows). `conservative` is Shardy's
     conservative-propagation option (concat/slice/pad factors)."""
     existing = op.attributes.get(SHARDING_RULE_ATTR)
     if existing is not None:
@@ -204,19 +218,13 @@ def rule_query(op: Operation, *, conservative: bool = False) -> RuleQuery | None
     return None if entry is None else _query(op, entry, conservative)
 
 
-def _shapes(values: Any) -> tuple[tuple[int, ...], ...] | None:
-    shapes = tuple([v.type.shape for v in values])
-    for s in shapes:
-        if 0 in s:
-            return None
-    return shapes
+def _shapes(values: Any) -> tuple[tuple[int, ...], ...]:
+    return tuple([v.type.shape for v in values])
 
 
 def _query(op: Operation, entry: RuleEntry, conservative: bool) -> RuleQuery | None:
     operands = _shapes(op.operands)
     results = _shapes(op.results)
-    if operands is None or results is None:
-        return None
     attrs: tuple[tuple[str, Any], ...] = ()
     if entry.attrs:
         written = op.attributes
@@ -264,7 +272,7 @@ def _einsum_rule(spec: str, operands: tuple, results: tuple) -> OpShardingRule:
 def _custom_call_rule(op: Operation) -> OpShardingRule | None:
     operands = _shapes(op.operands)
     results = _shapes(op.results)
-    if operands is None or results is None or not results:
+    if not results:
         return None
     spec = attr(op, "sharding_rule")
     if spec is not None:

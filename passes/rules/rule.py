@@ -88,8 +88,9 @@ class OpShardingRule:
     def _validate(self) -> None:
         n = len(self.factor_sizes)
         for f, size in enumerate(self.factor_sizes):
-            if size < 1:
-                raise VerifyError(f"factor {factor_symbol(f)} has size {size}; sizes must be >= 1")
+            if size < 0:
+                # Size 0 is allowed: Shardy's rule of an op on a tensor with a size-0 dim.
+                raise VerifyError(f"factor {factor_symbol(f)} has size {size}; sizes must be >= 0")
         if len(self.kinds) != n:
             raise VerifyError(f"rule has {n} factors but {len(self.kinds)} factor kinds")
         if not self.operands and not self.results:

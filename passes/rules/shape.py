@@ -153,15 +153,14 @@ def reverse(q: RuleQuery) -> OpShardingRule:
 
 def sort(q: RuleQuery) -> OpShardingRule:
     """Every dim is pointwise on all operands and results; the sort dimension needs
-    replication. As in Shardy today (b/387351742), a sort dim that is the only dim of size > 1
-    gets no factor at all (so it gets a size-1 factor per tensor, and nothing propagates)."""
+    replication, and blocks propagation when every other dim has size 1."""
     shape = q.operands[0]
     d = q.attr("dimension") % len(shape)
-    batched = any(n > 1 for i, n in enumerate(shape) if i != d)
+    blocked = all(n == 1 for i, n in enumerate(shape) if i != d)
     b = RuleBuilder(q.operands, q.results)
-    b.add_pointwise_if(
-        shape,
-        lambda dim: batched or dim != d,
-        lambda dim: FactorKind.NEED_REPLICATION if dim == d else FactorKind.PASS_THROUGH,
-    )
+    for dim, size in enumerate(shape):
+        if dim == d:
+            b.add_factor_all(dim, size, FactorKind.NEED_REPLICATION, blocked)
+        else:
+            b.add_factor_all(dim, size)
     return b.build()

@@ -89,11 +89,12 @@ def convolution(q: RuleQuery) -> OpShardingRule:
         rhs[a("kernel_input_feature_dimension")],
         FactorKind.REDUCTION,
     )
-    b.add_factor(
-        (NULL, a("kernel_output_feature_dimension")),
-        (a("output_feature_dimension"),),
-        out[a("output_feature_dimension")] // (bgc * fgc),
-    )
+    per_group = out[a("output_feature_dimension")] // (bgc * fgc)
+    if per_group > 1:
+        b.add_factor(
+            (NULL, a("kernel_output_feature_dimension")), (a("output_feature_dimension"),),
+            per_group,
+        )
     return b.build()
 
 
@@ -134,7 +135,9 @@ def dynamic_slice(q: RuleQuery) -> OpShardingRule:
 
 def dynamic_update_slice(q: RuleQuery) -> OpShardingRule:
     """Operand and result share every dim; the update shares the dims it covers in full, and a
-    dim it covers in part is its own need-replication factor."""
+    dim it covers in part is its own factor, which needs replication unless every start index
+    is a constant (Shardy then relies on the partitioner to place the update)."""
+    constant = q.attr("constant_indices")
     operand, update = q.operands[0], q.operands[1]
     n = len(q.operands)
     b = RuleBuilder(q.operands, q.results)
@@ -148,5 +151,6 @@ def dynamic_update_slice(q: RuleQuery) -> OpShardingRule:
             b.add_factor(dims, (d,), size)
             only_update = [NULL] * n
             only_update[1] = d
-            b.add_factor(only_update, (NULL,), usize, FactorKind.NEED_REPLICATION)
+            kind = FactorKind.PASS_THROUGH if constant else FactorKind.NEED_REPLICATION
+            b.add_factor(only_update, (NULL,), usize, kind)
     return b.build()
