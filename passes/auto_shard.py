@@ -101,7 +101,7 @@ class AutoShard(Pass):
             left = max(deadline - time.perf_counter(), 1.0)
             result = solve(problem, target, left, tie_break=self.tie_break)
             times["solve"] = times.get("solve", 0.0) + time.perf_counter() - start
-            _check(result, budget, self.time_limit)
+            _check(result, budget, self.time_limit, func.loc)
             chosen = [n.strategies[result.choices[space.group_of[n.index]]] for n in graph.nodes]
             measured = None
             if self.verify:
@@ -118,7 +118,7 @@ class AutoShard(Pass):
         ctx.data["auto_shard"] = _summary(problem, result, rounds, budget, measured, times, self)
 
 
-def _check(result: SolveResult, budget: int | None, time_limit: float) -> None:
+def _check(result: SolveResult, budget: int | None, time_limit: float, loc) -> None:
     if result.choices:
         return
     if result.status == "infeasible":
@@ -126,11 +126,14 @@ def _check(result: SolveResult, budget: int | None, time_limit: float) -> None:
             f"; the smallest peak the cost model allows is {int(np.ceil(result.min_peak))} bytes"
         )
         raise PassError(
-            f"auto-shard: no plan fits memory-budget={budget} bytes per device{least}"
+            f"no plan fits memory-budget={budget} bytes per device{least}; raise the budget "
+            "or use a larger mesh",
+            loc,
         )
     raise PassError(
-        f"auto-shard: the solver found no plan within time-limit={time_limit:g} s "
-        f"(status {result.status}); raise the time limit"
+        f"the solver found no plan within time-limit={time_limit:g} s (status "
+        f"{result.status}); raise the time limit",
+        loc,
     )
 
 

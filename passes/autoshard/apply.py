@@ -10,6 +10,7 @@
   and layout, shared by the later consumers): `insert-reshards` turns it into the reshard the
   cost model priced, and the consumer then finds every operand as its strategy needs it, so it
   computes exactly that strategy;
+- a function result declared with open dims gets the closed layout the cost model assumed;
 - constant expressions are left unannotated: propagation gives them their consumers' layouts.
 
 Every sharding is closed, so propagation adds nothing to them. The returned map names, per value
@@ -22,6 +23,7 @@ from __future__ import annotations
 from shardc.ir.builder import Builder
 from shardc.ir.core import Module, Value
 from shardc.ir.mapping import NamedMapping
+from shardc.ir.types import DistributedTensorType
 from shardc.passes.autoshard.candidates import Strategy, reduced
 from shardc.passes.autoshard.graph import CostGraph, Node, NodeKind
 from shardc.passes.collectives.steps import same_layout
@@ -64,6 +66,11 @@ def write_choice(
             written[v] = layout
             if node.kind is not NodeKind.FIXED:
                 sources[v] = _chosen_axes(node.user[k], layout)
+    for ret in graph.returns:  # open declared dims: fixed to what the cost model assumed
+        if ret.declared is not None:
+            t = func.result_types[ret.index]
+            target = ret.target(chosen[ret.producer.index].results[ret.result])
+            func.result_types[ret.index] = DistributedTensorType(t.shape, t.dtype, target)
     builder = Builder(module)
     constraints: dict[tuple[Value, NamedMapping], Value] = {}
     for u in graph.uses:

@@ -161,10 +161,9 @@ def layouts(
     """Every closed layout of a `shape` tensor that `user` allows (replicated first): each axis
     on one dim it divides (with the dim's other axes) or on none."""
     axes = mesh_axes(mesh)
-    if user is not None:
-        banned = set(user.replicated) | set(user.unreduced)
-        fixed = {a for d in user.dims for a in d.axes}
-        axes = tuple(a for a in axes if a not in banned and a not in fixed)
+    if user is not None:  # no axis the user placed, marked replicated or unreduced (or part of)
+        taken = {a.name for a in (*user.replicated, *user.unreduced, *user.used_axes())}
+        axes = tuple(a for a in axes if a.name not in taken)
     out: list[NamedMapping] = []
     for per in _assignments(len(shape), range(len(shape)), axes):
         dims = per
@@ -189,12 +188,12 @@ def allows(user: NamedMapping | None, layout: NamedMapping) -> bool:
     axis the user marked replicated?"""
     if user is None:
         return True
-    banned = set(user.replicated)
+    banned = {a.name for a in user.replicated}
     for want, have in zip(user.dims, layout.dims):
         if want.is_closed and have.axes != want.axes:
             return False
         if have.axes[: len(want.axes)] != want.axes:
             return False
-        if banned.intersection(have.axes):
+        if any(a.name in banned for a in have.axes):
             return False
     return True

@@ -19,7 +19,8 @@ Objective: the bytes (or ring bytes) of every reshard the choice implies, as the
 lower it: on each edge, from the layout the producer makes to each distinct layout the consumer
 needs (a consumer reading a value at several operands shares one reshard per target, as
 `insert-reshards` does); at each return, to the declared result sharding (or to the reduced
-layout when the producer leaves partial sums). Edges inside one group are linear in its `x`.
+layout when the producer leaves partial sums; an open declared dim may keep what the producer
+made). Edges inside one group are linear in its `x`.
 Tied blocks give identical edges; each is built once and counted as often as it occurs.
 
 Memory: for each op of the program, the bytes one device holds while it runs, as the report
@@ -40,9 +41,8 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from shardc.ir.mapping import NamedMapping
-from shardc.passes.autoshard.candidates import reduced
 from shardc.passes.autoshard.costs import NO_RESHARD, UNPLANNABLE, CostModel, Reshard
-from shardc.passes.autoshard.graph import CostGraph, Node, Use
+from shardc.passes.autoshard.graph import CostGraph, Node, Return, Use
 from shardc.passes.autoshard.simplify import ChoiceSpace
 from shardc.passes.collectives.steps import same_layout
 
@@ -109,6 +109,7 @@ class _Builder:
         self.blocks: dict[TermKey, EdgeBlock] = {}
         self.edge_terms: dict[int, list[TermKey]] = {}  # consumer node -> its edges
         self.linear: dict[TermKey, tuple[Linear, Linear, Linear]] = {}  # costs, held, peak
+        self.return_terms: list[TermKey] = []  # the reshards before the return
 
     def group(self, node: Node) -> int:
         return self.space.group_of[node.index]
@@ -185,14 +186,20 @@ class _Builder:
         self.linear_comm[group] += comm
         self.linear_ring[group] += ring
 
-    def add_return(self, p: Node, k: int, declared: NamedMapping | None) -> None:
+    def add_return(self, ret: Return) -> None:
+        p, k = ret.producer, ret.result
         v = p.values[k]
         g = self.group(p)
+        peak = np.zeros(len(p.strategies))
         for a, s in enumerate(p.strategies):
             src = s.results[k]
-            r = self.model.reshard(v.type.shape, v.type.dtype, src, declared or reduced(src))
+            r = self.model.reshard(v.type.shape, v.type.dtype, src, ret.target(src))
             self.linear_comm[g][a] += r.comm
             self.linear_ring[g][a] += r.ring
+            peak[a] = r.peak
+        key = ("return", ret.index)
+        self.linear[key] = (Linear(g, np.zeros((2, len(peak)))), Linear(g, peak), Linear(g, peak))
+        self.return_terms.append(key)
 
 
 def _merge_equal(
@@ -220,8 +227,8 @@ def formulate(graph: CostGraph, space: ChoiceSpace, model: CostModel) -> Problem
     b = _Builder(graph, space, model)
     for u in graph.uses:
         b.add_use(u)
-    for p, k, declared in graph.returns:
-        b.add_return(p, k, declared)
+    for ret in graph.returns:
+        b.add_return(ret)
     x_offset, n = [], 0
     for size in space.sizes:
         x_offset.append(n if size > 1 else -1)
@@ -316,6 +323,14 @@ def _memory_rows(problem: Problem, b: _Builder) -> list[tuple[np.ndarray, np.nda
         if edges:
             _merge(envelopes, before)
         _merge(envelopes, at)
+    # The reshards before the return: the returned values are live, and what the plans hold.
+    if b.return_terms:
+        final: Counter[TermKey] = Counter()
+        for value in {(r.producer.index, r.result): r for r in graph.returns}.values():
+            final[value_key(value.producer, value.result)] += 1
+        for key in b.return_terms:
+            final[("peak", key)] += 1
+        _merge(envelopes, final)
     return [_materialise(problem, b, vectors, row) for row in envelopes.values()]
 
 

@@ -15,9 +15,11 @@ Three kinds of node:
   one strategy, replicated operands and results (a `manual_computation` its own in/out
   shardings), as `insert-reshards` lays out such ops.
 
-Constant expressions (`constant`, `iota` and what is computed from them only) and broadcasts of
-scalars are not nodes: every device can build any block of them, so they take whatever layout
-their user needs (propagation gives it to them after auto-shard) and only count for memory.
+Dead ops (whose results reach neither the return nor an op with side effects) are not in the
+graph: `canonicalize` erases them. Constant expressions (`constant`, `iota` and what is
+computed from them only) and broadcasts of scalars are not nodes either: every device can
+build any block of them, so they take whatever layout their user needs (propagation gives it
+to them after auto-shard) and only count for memory.
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from shardc.passes.autoshard.candidates import (
     op_strategies,
     reduced,
 )
+from shardc.passes.canonicalize import SIDE_EFFECTS
 from shardc.passes.insert_reshards import closed, reduce_op_of
 from shardc.passes.rules.registry import rule_for
 from shardc.passes.rules.rule import FactorKind, OpShardingRule
@@ -92,15 +95,33 @@ class Use:
     operands: tuple[int, ...]
 
 
+@dataclass(eq=False)
+class Return:
+    """Function result `index` is value `result` of `producer`; `declared` is the sharding the
+    function's signature gives it (None: whatever the value has)."""
+
+    producer: Node
+    result: int
+    index: int
+    declared: NamedMapping | None
+
+    def target(self, produced: NamedMapping) -> NamedMapping:
+        """The layout the return needs when the producer makes `produced`: the declared
+        sharding, or the (reduced) produced layout if the declared one allows it (open dims)."""
+        mine = reduced(produced)
+        if self.declared is None or allows(self.declared, mine):
+            return mine
+        return closed(self.declared)  # type: ignore[return-value]
+
+
 @dataclass
 class CostGraph:
     func: Function
     mesh: DeviceMesh
     nodes: list[Node]
     uses: list[Use]
-    # (producer, result index, the function's declared result sharding or None)
-    returns: list[tuple[Node, int, NamedMapping | None]]
-    # consumer node -> its operand positions read from constant expressions (rank > 0)
+    returns: list[Return]
+    # consumer node -> its operand positions read from constant expressions
     free_operands: dict[int, list[int]] = field(default_factory=dict)
     # (node index, result index) -> position of its last use (returned: len(body))
     last_use: dict[tuple[int, int], int] = field(default_factory=dict)
@@ -116,7 +137,8 @@ def single_mesh(module: Module) -> DeviceMesh:
         found = "no mesh" if not module.meshes else f"{len(module.meshes)} meshes"
         raise PassError(
             f"auto-shard needs exactly one mesh and the module declares {found}; declare one "
-            "(or give --mesh)"
+            "(or give --mesh)",
+            module.main.loc if module.functions else None,
         )
     return next(iter(module.meshes.values()))
 
@@ -205,8 +227,21 @@ def _locally_kept(op: Operation, rule: OpShardingRule, s: Strategy) -> bool:
     return True
 
 
+def _needed(body: list[Operation]) -> set[int]:
+    """Ids of the ops whose results reach the return or an op with side effects; the others
+    are dead, and `canonicalize` erases them with any collective feeding them."""
+    needed: set[int] = set()
+    for op in reversed(body):
+        if op.name in SIDE_EFFECTS or any(
+            u.op is not None and id(u.op) in needed for r in op.results for u in r.uses
+        ):
+            needed.add(id(op))
+    return needed
+
+
 def build_graph(module: Module, func: Function, mesh: DeviceMesh) -> CostGraph:
-    """The nodes, uses, returns and liveness of `func` (its constants already split)."""
+    """The nodes, uses, returns and liveness of `func` (its constants already split). Dead ops
+    are left out: nothing of them is left after `canonicalize`."""
     nodes: list[Node] = []
     of_value: dict[Value, tuple[Node, int]] = {}
     for i, a in enumerate(func.args):
@@ -215,7 +250,7 @@ def build_graph(module: Module, func: Function, mesh: DeviceMesh) -> CostGraph:
             [Strategy((), (m,)) for m in layouts(a.type.shape, mesh, a.mapping)], (a.mapping,),
         )
         if not node.strategies:
-            raise PassError(f"auto-shard: argument {i} has no layout its sharding allows")
+            raise PassError(f"argument {i} has no layout its sharding allows", func.loc)
         nodes.append(node)
         of_value[a] = (node, 0)
     constants: set[int] = set()
@@ -223,15 +258,18 @@ def build_graph(module: Module, func: Function, mesh: DeviceMesh) -> CostGraph:
     free_operands: dict[int, list[int]] = {}
     last_use: dict[tuple[int, int], int] = {}
     body = list(func.body)
-    returns: list[tuple[Node, int, NamedMapping | None]] = []
+    needed = _needed(body)
+    returns: list[Return] = []
     for position, op in enumerate(body):
+        if id(op) not in needed:
+            continue
         if op.name == "return":
             for i, v in enumerate(op.operands):
                 if v in of_value:
                     producer, k = of_value[v]
                     t = func.result_types[i]
                     declared = t.mapping if isinstance(t, DistributedTensorType) else None
-                    returns.append((producer, k, closed(declared) if declared else None))
+                    returns.append(Return(producer, k, i, declared))
                     last_use[(producer.index, k)] = len(body)
             continue
         free = is_free(op, constants)
@@ -247,7 +285,7 @@ def build_graph(module: Module, func: Function, mesh: DeviceMesh) -> CostGraph:
         for i, v in enumerate(op.operands):
             if v in of_value:
                 readers.setdefault(v, []).append(i)
-            elif v.type.rank > 0:
+            else:
                 free_operands.setdefault(node.index, []).append(i)
         for v, positions in readers.items():
             producer, k = of_value[v]
