@@ -25,11 +25,8 @@ from shardc.ir.core import Module, Value
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.types import DistributedTensorType
 from shardc.passes.autoshard.candidates import Strategy, reduced
-from shardc.passes.autoshard.graph import CostGraph, Node, NodeKind
+from shardc.passes.autoshard.graph import RESHARDING, CostGraph, Node, NodeKind
 from shardc.passes.collectives.steps import same_layout
-
-# Consumers that are themselves the reshard to their layout.
-_SELF_RESHARDING = ("sharding_constraint", "reshard")
 
 
 def _chosen_axes(user: NamedMapping | None, layout: NamedMapping) -> frozenset[str]:
@@ -75,7 +72,7 @@ def write_choice(
     constraints: dict[tuple[Value, NamedMapping], Value] = {}
     for u in graph.uses:
         c = u.consumer
-        if c.kind is NodeKind.FIXED or (c.op is not None and c.op.name in _SELF_RESHARDING):
+        if c.kind is NodeKind.FIXED or (c.op is not None and c.op.name in RESHARDING):
             continue
         v = values_of(u.producer)[u.result]
         have = written.get(v, v.mapping)

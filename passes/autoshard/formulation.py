@@ -42,7 +42,7 @@ import numpy as np
 
 from shardc.ir.mapping import NamedMapping
 from shardc.passes.autoshard.costs import NO_RESHARD, UNPLANNABLE, CostModel, Reshard
-from shardc.passes.autoshard.graph import CostGraph, Node, Return, Use
+from shardc.passes.autoshard.graph import RESHARDING, CostGraph, Node, Return, Use
 from shardc.passes.autoshard.simplify import ChoiceSpace
 from shardc.passes.collectives.steps import same_layout
 
@@ -117,16 +117,23 @@ class _Builder:
     def rep(self, node: Node) -> int:
         return self.space.representative[node.index]
 
-    def cost(self, v, src: NamedMapping, targets: tuple, last: bool) -> tuple[Reshard, int]:
+    def cost(
+        self, v, src: NamedMapping, targets: tuple, last: bool, alias: bool
+    ) -> tuple[Reshard, int]:
         """The reshards from `src` to each of `targets`, and the bytes freed at the consumer
-        when it is the value's last reader and reads it only through reshards."""
+        when it is the value's last reader and reads it only through reshards. With `alias`
+        the consumer is a `sharding_constraint`/`reshard`: the reshard is the op, its target
+        buffer is the op's result (counted as such), and with no reshard the result is the
+        source itself."""
         shape, dtype = v.type.shape, v.type.dtype
         total = NO_RESHARD
         for t in targets:
             total = total + self.model.reshard(shape, dtype, src, t)
         freed = 0
-        if last and all(not same_layout(src, t) for t in targets):
+        if last and (alias or all(not same_layout(src, t) for t in targets)):
             freed = self.model.held(shape, dtype, src)
+        if alias:
+            total = Reshard(total.comm, total.ring, 0, max(total.peak - total.held, 0))
         return total, freed
 
     def add_use(self, u: Use) -> None:
@@ -146,17 +153,22 @@ class _Builder:
             return
         srcs = [s.results[u.result] for s in p.strategies]
         tgts = [tuple(dict.fromkeys(s.operands[i] for i in u.operands)) for s in c.strategies]
+        alias = c.op is not None and c.op.name in RESHARDING
+
+        def cost(src: NamedMapping, targets: tuple) -> tuple[Reshard, int]:
+            return self.cost(v, src, targets, last, alias)
+
         sizes = self.space.sizes
         if gp == gc:
-            self._linear(key, gp, [self.cost(v, srcs[a], tgts[a], last) for a in range(len(srcs))])
+            self._linear(key, gp, [cost(srcs[a], tgts[a]) for a in range(len(srcs))])
         elif sizes[gp] == 1:
-            self._linear(key, gc, [self.cost(v, srcs[0], t, last) for t in tgts])
+            self._linear(key, gc, [cost(srcs[0], t) for t in tgts])
         elif sizes[gc] == 1:
-            self._linear(key, gp, [self.cost(v, s, tgts[0], last) for s in srcs])
+            self._linear(key, gp, [cost(s, tgts[0]) for s in srcs])
         else:
-            self._block(key, gp, gc, v, srcs, tgts, last)
+            self._block(key, gp, gc, srcs, tgts, cost)
 
-    def _block(self, key, gp: int, gc: int, v, srcs, tgts, last: bool) -> None:
+    def _block(self, key, gp: int, gc: int, srcs, tgts, cost) -> None:
         row_of: dict[NamedMapping, list[int]] = {}
         for a, s in enumerate(srcs):
             row_of.setdefault(s, []).append(a)
@@ -167,8 +179,8 @@ class _Builder:
         cells = np.zeros((4, *shape))  # comm, ring, held, peak
         for r, s in enumerate(row_of):
             for ci, t in enumerate(col_of):
-                cost, freed = self.cost(v, s, t, last)
-                cells[:, r, ci] = (cost.comm, cost.ring, cost.held - freed, cost.peak)
+                plan, freed = cost(s, t)
+                cells[:, r, ci] = (plan.comm, plan.ring, plan.held - freed, plan.peak)
         rows, cells = _merge_equal(list(row_of.values()), cells, axis=1)
         cols, cells = _merge_equal(list(col_of.values()), cells, axis=2)
         self.blocks[key] = EdgeBlock(gp, gc, rows, cols, *cells, count=1)

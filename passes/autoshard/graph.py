@@ -49,9 +49,9 @@ from shardc.passes.rules.rule import FactorKind, OpShardingRule
 from shardc.passes.scalar_bodies import is_body_reduce
 from shardc.passes.split_constants import _is_constant_expression, _is_scalar_expansion
 
-# Identity ops that carry a user's sharding on their result.
-_PINNING = ("sharding_constraint", "reshard")
-_IDENTITY = (*_PINNING, "propagation_barrier")
+# Identity ops that carry a user's sharding on their result: each is the reshard to it.
+RESHARDING = ("sharding_constraint", "reshard")
+_IDENTITY = (*RESHARDING, "propagation_barrier")
 
 
 class NodeKind(enum.Enum):
@@ -176,7 +176,7 @@ def _fixed_strategy(op: Operation, mesh: DeviceMesh) -> Strategy:
 def _op_node(index: int, op: Operation, position: int, mesh: DeviceMesh) -> Node:
     users = tuple(r.mapping for r in op.results)
     if op.name in _IDENTITY:
-        user = users[0] if op.name in _PINNING else None
+        user = users[0] if op.name in RESHARDING else None
         options = layouts(op.result.type.shape, mesh, user)
         strategies = [Strategy((m,), (m,)) for m in options]
         return Node(index, NodeKind.OP, op, tuple(op.results), position, strategies, users)
