@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from shardc import cli, formats
+from shardc.run_cluster import add_cluster_options
 
 
 def _cmd_convert(target: str):
@@ -234,14 +235,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from shardc.executors.reference import run_reference
+    from shardc.run_cluster import cluster_of, launch, run_as_process
 
+    cluster = cluster_of(args, cli.UsageError)
+    if args.processes is not None:
+        return launch(args, lambda a: _load(a)[0], cli.read_input)
     result, _ = _compile(args)
     for w in result.warnings:
         print(w, file=sys.stderr)
-    if args.backend == "jax":
+    if cluster is not None:
+        cluster.join()
+    elif args.backend == "jax":
         _simulate_cpu_devices(result.module)
     source = result.module
     inputs = _read_inputs(args.inputs, source) if args.inputs else _random_inputs(source, args.seed)
+    if cluster is not None:
+        expected = run_reference(source, inputs) if args.check else None
+
+        def judge(got, want):
+            rtol = args.rtol if args.rtol is not None else default_rtol(str(want.dtype))
+            return (*compare(got, want, rtol, args.atol), rtol)
+
+        return run_as_process(cluster, result, inputs, expected, judge, args.output)
     outputs = result.run(inputs, backend=args.backend)
     status = 0
     if args.check:
@@ -336,6 +351,7 @@ def _add_compile_run(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--atol", type=float, default=0.0)
     p.add_argument("-o", "--output", default=None, help="save outputs to this .npz")
+    add_cluster_options(p)
     p.set_defaults(func=cmd_run)
 
 

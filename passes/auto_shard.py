@@ -11,8 +11,9 @@ the consumer needs; each point of the program holds no more than the budget. sci
 constraints. The choice is written as ordinary closed shardings (plus `sharding_constraint`s
 where a consumer needs another layout), so the default pipeline after it is unchanged.
 
-The parts are in `shardc.passes.autoshard`: candidates, graph, repeats and simplify (fewer
-choices), costs, formulation, solve, apply. The formulation and its decisions: docs/autoshard.md.
+The parts are in `shardc.passes.autoshard`: inline (calls), candidates, graph, repeats and
+simplify (fewer choices), costs, formulation, solve, apply. The formulation and its decisions:
+docs/autoshard.md.
 
 With `verify=true` (the default) the plan is compiled with the default pipeline's passes and
 measured; if its real peak memory exceeds the budget (reshard buffers the model approximates),
@@ -34,6 +35,7 @@ from shardc.passes.autoshard.apply import write_choice
 from shardc.passes.autoshard.costs import OBJECTIVES, CostModel
 from shardc.passes.autoshard.formulation import Problem, formulate
 from shardc.passes.autoshard.graph import build_graph, single_mesh
+from shardc.passes.autoshard.inline import inline_calls
 from shardc.passes.autoshard.simplify import FOLLOW, simplify
 from shardc.passes.autoshard.solve import SolveResult, solve
 from shardc.passes.manager import Pass, PassContext, PassManager, parse_pipeline, register_pass
@@ -59,6 +61,7 @@ class AutoShard(Pass):
     tie_break: bool = True  # of plans moving as much, take the one with the lowest peak
     verify: bool = True  # measure the plan; tighten the budget if it does not fit
     rounds: int = 3  # solves at most, with verify and a budget
+    inline: bool = True  # inline calls first, so the ops inside them are chosen for too
 
     def __post_init__(self) -> None:
         if self.follow not in FOLLOW:
@@ -84,6 +87,8 @@ class AutoShard(Pass):
         mesh = single_mesh(module)
         func = module.main
         remove_size_one_axes(module)
+        if self.inline:
+            inline_calls(module, func)
         split_function(func)
         graph = build_graph(module, func, mesh)
         space = simplify(graph, follow=self.follow, repeats=self.repeats)

@@ -23,6 +23,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 
 from shardc.executors.dtypes import F32, LOW_FLOATS
 from shardc.ir.core import Operation
+from shardc.ir.ops.custom_call import CUSTOM_CALL_TARGETS
 from shardc.ir.ops.registry import attr
 from shardc.ir.ops.window import CONV_DIMS, conv_padding
 from shardc.ir.types import numpy_dtype
@@ -231,9 +232,9 @@ def _cholesky(op: Operation, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return factor.astype(a.dtype), np.full(info_t.shape, info, dtype=numpy_dtype(info_t.dtype))
 
 
+# The kernel of each target the IR knows (`CUSTOM_CALL_TARGETS`), by what the target computes.
 CUSTOM_CALLS: dict[str, Kernel] = {
-    "lapack_spotrf_ffi": _cholesky,
-    "lapack_dpotrf_ffi": _cholesky,
+    name: {"cholesky": _cholesky}[target.computes] for name, target in CUSTOM_CALL_TARGETS.items()
 }
 
 

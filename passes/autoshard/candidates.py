@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.placements import ReduceOp
-from shardc.passes.insert_reshards import mapping_from_factors
 from shardc.passes.propagation.projection import project_tensor
+from shardc.passes.reshards.factor_axes import mapping_from_factors
 from shardc.passes.rules.rule import FactorKind, OpShardingRule
 
 AxesPerFactor = tuple[tuple[AxisRef, ...], ...]

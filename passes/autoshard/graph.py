@@ -43,10 +43,10 @@ from shardc.passes.autoshard.candidates import (
     reduced,
 )
 from shardc.passes.canonicalize import SIDE_EFFECTS
-from shardc.passes.insert_reshards import closed, reduce_op_of
+from shardc.passes.reshards.layouts import closed, reduce_op_of
+from shardc.passes.reshards.scalar_bodies import is_body_reduce
 from shardc.passes.rules.registry import rule_for
 from shardc.passes.rules.rule import FactorKind, OpShardingRule
-from shardc.passes.scalar_bodies import is_body_reduce
 from shardc.passes.split_constants import _is_constant_expression, _is_scalar_expansion
 
 # Identity ops that carry a user's sharding on their result: each is the reshard to it.

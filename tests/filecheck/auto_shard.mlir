@@ -83,3 +83,29 @@ func @open_dims(%a: tensor<2x64xf32>, %w: tensor<64x64xf32, <@m, [{"y", ?}, {?}]
   %0 = dot_general %a, %w {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<2x64xf32>
   return %0
 }
+
+// -----
+
+// Calls are inlined first (JAX's relu is a call), so the ops inside are chosen for too and the
+// private function is gone. Nothing needs to move; of such plans the one splitting the larger
+// weight holds least.
+// CHECK-LABEL: func @calls
+// CHECK-SAME: %w: tensor<8x32xf32, <@m, [{}, {"x"}]>>
+// CHECK-NEXT: %[[H:.*]] = dot_general %x, %w {{.*}} : tensor<16x32xf32, <@m, [{}, {"x"}]>>
+// CHECK-NEXT: %[[C:.*]] = constant
+// CHECK-NEXT: %[[Z:.*]] = broadcast_in_dim %[[C]]
+// CHECK-NEXT: %[[R:.*]] = maximum %[[H]], %[[Z]] : tensor<16x32xf32, <@m, [{}, {"x"}]>>
+// CHECK-NEXT: return %[[R]]
+// CHECK-NOT: func private @relu
+mesh @m = <["x"=4]>
+func @calls(%x: tensor<16x8xf32>, %w: tensor<8x32xf32>) -> tensor<16x32xf32> {
+  %h = dot_general %x, %w {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<16x32xf32>
+  %r = call %h {callee = @relu} : tensor<16x32xf32>
+  return %r
+}
+func private @relu(%a: tensor<16x32xf32>) -> tensor<16x32xf32> {
+  %c = constant {value = dense<0.0>} : tensor<f32>
+  %z = broadcast_in_dim %c {broadcast_dimensions = []} : tensor<16x32xf32>
+  %m = maximum %a, %z : tensor<16x32xf32>
+  return %m
+}
