@@ -22,7 +22,7 @@ from shardc.passes.autoshard.candidates import layouts, op_strategies
 from shardc.passes.autoshard.graph import build_graph, single_mesh
 from shardc.passes.autoshard.repeats import find_repeats
 from shardc.passes.manager import load_all_passes
-from shardc.passes.rules.rule import FactorKind, rule_from_einsum
+from shardc.passes.rules import FactorKind, rule_from_einsum
 from shardc.pipeline import DEFAULT_PIPELINE, CompileOptions, compile
 from tests.programs import modules
 from tests.test_differential import assert_close, random_inputs
@@ -110,6 +110,20 @@ def test_the_program_is_one_layer_big_however_deep_the_model() -> None:
         assert info["graph"]["repeat"]["count"] == layers
         sizes.append((info["graph"]["variables"], info["graph"]["groups"]))
     assert sizes[0] == sizes[1]
+
+
+def test_follow_ops_shrink_the_program_and_never_beat_the_full_one() -> None:
+    module = MODELS["transformer"].unannotated({"tp": 4}, layers=2)
+    found = {}
+    for follow in ("none", "chains", "all"):
+        result = auto(module, 200 * 1024, follow=follow)
+        info = result.report["auto_shard"]
+        found[follow] = (info["graph"]["variables"], result.report["total_comm_bytes"])
+        assert info["graph"]["followers"] > 0 or follow == "none"
+        inputs = random_inputs(module)
+        assert_close(result.run(inputs), run_reference(module, inputs))
+    assert found["all"][0] < found["chains"][0] < found["none"][0]
+    assert found["none"][1] <= found["chains"][1] and found["none"][1] <= found["all"][1]
 
 
 # ----- the model against the compiled program ---------------------------------------------------

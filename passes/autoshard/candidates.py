@@ -31,7 +31,7 @@ from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.placements import ReduceOp
 from shardc.passes.propagation.projection import project_tensor
 from shardc.passes.reshards.factor_axes import mapping_from_factors
-from shardc.passes.rules.rule import FactorKind, OpShardingRule
+from shardc.passes.rules.rule import FactorKind, OpShardingRule, factor_symbol
 
 AxesPerFactor = tuple[tuple[AxisRef, ...], ...]
 
@@ -54,8 +54,7 @@ class Strategy:
     axes: AxesPerFactor = ()
 
     def text(self) -> str:
-        from shardc.passes.rules.rule import factor_symbol
-
+        """`{i={"dp"}, k={"tp"}}` (factor axes), or the layouts of an argument's strategy."""
         if not self.axes:
             return ", ".join(m.text() for m in self.results)
         parts = [

@@ -102,30 +102,32 @@ def simplify(graph: CostGraph, *, follow: str = "none", repeats: bool = True) ->
                     followed[node.index] = (rep[u.producer.index], u.result)
     group_of = [-1] * n
     sizes: list[int] = []
-    state: dict[int, str] = {}
 
-    def resolve(i: int) -> int:
-        """The group of representative node `i`, building followers' strategies on the way."""
-        if group_of[i] >= 0:
-            return group_of[i]
-        state[i] = "resolving"
-        target = followed.get(i)
-        if target is not None and state.get(target[0]) == "resolving":
-            del followed[i]  # a cycle through tied blocks: keep its own choices
-            target = None
-        if target is None:
-            group_of[i] = len(sizes)
-            sizes.append(len(graph.nodes[i].strategies))
-        else:
-            g = resolve(target[0])
-            source = graph.nodes[target[0]]
-            node = graph.nodes[i]
+    def resolve(i: int) -> None:
+        """Give representative node `i` its group: walk down the nodes it follows to one with a
+        group (or none to follow), then build each follower's strategies back up the chain."""
+        chain: list[int] = []
+        on_chain: set[int] = set()
+        while group_of[i] < 0:
+            chain.append(i)
+            on_chain.add(i)
+            target = followed.get(i)
+            if target is not None and target[0] in on_chain:
+                del followed[i]  # a cycle through tied blocks: keep its own choices
+                target = None
+            if target is None:
+                group_of[i] = len(sizes)
+                sizes.append(len(graph.nodes[i].strategies))
+                chain.pop()
+                break
+            i = target[0]
+        for j in reversed(chain):
+            source_index, result = followed[j]
+            source, node = graph.nodes[source_index], graph.nodes[j]
             node.strategies = [
-                _pointwise_strategy(node, reduced(s.results[target[1]])) for s in source.strategies
+                _pointwise_strategy(node, reduced(s.results[result])) for s in source.strategies
             ]
-            group_of[i] = g
-        state[i] = "done"
-        return group_of[i]
+            group_of[j] = group_of[source_index]
 
     for node in graph.nodes:
         if rep[node.index] == node.index:
