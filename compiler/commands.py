@@ -56,7 +56,7 @@ def _load(args: argparse.Namespace):
 
     mesh = _parse_mesh(getattr(args, "mesh", None))
     if getattr(args, "model", None):
-        from shardc.models import MODELS
+        from shardc.models.catalogue import MODELS
 
         spec = MODELS.get(args.model)
         if spec is None:
@@ -294,7 +294,7 @@ cli.EXTRA_COMMANDS.append(_add_compile_run)
 
 
 def cmd_models(args: argparse.Namespace) -> int:
-    from shardc.models import MODELS
+    from shardc.models.catalogue import MODELS
 
     for name, spec in MODELS.items():
         print(f"{name:12} {spec.description}")
