@@ -24,7 +24,10 @@ def cmd_models(args: argparse.Namespace) -> int:
 
 
 def cmd_explain(args: argparse.Namespace) -> int:
-    from shardc.explain import explain_text, to_dot, to_html, visualize_sharding
+    from shardc.explain.device_grid import visualize_sharding
+    from shardc.explain.dot import to_dot
+    from shardc.explain.html_page import to_html
+    from shardc.explain.text import explain_text
     from shardc.pipeline import CompileOptions, compile
 
     module, _ = load(args)
