@@ -273,9 +273,6 @@ ELEMENTWISE_KERNELS: dict[str, Kernel] = {
     **_BINARY,
     "select": _select,
     "clamp": _clamp,
-}
-
-SHIFT_KERNELS: dict[str, Kernel] = {
     "shift_left": _shift("left"),
     "shift_right_arithmetic": _shift("arithmetic"),
     "shift_right_logical": _shift("logical"),

@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from shardc.executors.kernels import Kernel
-from shardc.executors.kernels.elementwise import ELEMENTWISE_KERNELS, SHIFT_KERNELS
+from shardc.executors.kernels.elementwise import ELEMENTWISE_KERNELS
 from shardc.executors.kernels.identities import IDENTITY_KERNELS
 from shardc.executors.kernels.indexing import INDEXING_KERNELS
 from shardc.executors.kernels.movement import MOVEMENT_KERNELS
@@ -25,7 +25,6 @@ KERNELS: dict[str, Kernel] = {}
 KERNELS.update(
     {
         **ELEMENTWISE_KERNELS,
-        **SHIFT_KERNELS,
         **MOVEMENT_KERNELS,
         **REDUCTION_KERNELS,
         "reduce": reduce_kernel(body_reduce_kernel(KERNELS, np)),
