@@ -53,3 +53,10 @@ def jax_numpy() -> Any:
     import jax.numpy as jnp  # noqa: PLC0415 - optional dependency
 
     return jnp
+
+
+def lax_reducer(kind: str) -> Callable[[Any, Any], Any]:
+    """`jax.lax`'s binary op of a reduction kind (add, multiply, maximum, minimum, and, or)."""
+    lax = jax_lax()
+    return {"add": lax.add, "multiply": lax.mul, "maximum": lax.max, "minimum": lax.min,
+            "and": lax.bitwise_and, "or": lax.bitwise_or}[kind]

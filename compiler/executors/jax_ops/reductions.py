@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 
 from shardc.executors.jax_ops import JaxOp, result_dtype
-from shardc.executors.jax_runtime import jax_lax
+from shardc.executors.jax_runtime import jax_lax, lax_reducer
 from shardc.executors.reduce_kinds import identity
 from shardc.executors.scalar_bodies import body_of, evaluate_body
 from shardc.ir.core import Operation
@@ -36,8 +36,7 @@ def reduce_op(table: Mapping[str, JaxOp]) -> JaxOp:
             return out[0] if n == 1 else tuple(out)
         x, init = xs
         kind = attr(op, "kind").word
-        fn = {"add": lax.add, "multiply": lax.mul, "maximum": lax.max, "minimum": lax.min,
-              "and": lax.bitwise_and, "or": lax.bitwise_or}[kind]
+        fn = lax_reducer(kind)
         neutral = np.array(identity(kind, np.dtype(x.dtype)), dtype=x.dtype)
         return fn(lax.reduce(x, neutral, fn, tuple(attr(op, "dimensions"))), init)
 

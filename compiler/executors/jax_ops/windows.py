@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from shardc.executors.jax_ops import JaxOp
-from shardc.executors.jax_runtime import jax_lax
+from shardc.executors.jax_runtime import jax_lax, lax_reducer
 from shardc.ir.core import Operation
 from shardc.ir.ops.registry import attr
 from shardc.ir.ops.window import CONV_DIMS, conv_padding
@@ -49,8 +49,7 @@ def _reduce_window(op: Operation, x: Any, init: Any) -> Any:
     lax = jax_lax()
     rank = len(op.operands[0].type.shape)
     ones = (1,) * rank
-    fn = {"add": lax.add, "multiply": lax.mul, "maximum": lax.max, "minimum": lax.min,
-          "and": lax.bitwise_and, "or": lax.bitwise_or}[attr(op, "kind").word]
+    fn = lax_reducer(attr(op, "kind").word)
     return lax.reduce_window(
         x, init, fn,
         tuple(attr(op, "window_dimensions")),
