@@ -222,7 +222,7 @@ def parse_hlo_collectives(text: str, num_devices: int) -> list[HloCollective]:
 
 
 def ring_bytes(c: HloCollective, elem_bytes: list[int], shapes: list[tuple[int, ...]]) -> int:
-    """docs/cost.md's ring model (`passes/collectives/steps.ring_cost`) for one XLA collective;
+    """docs/cost.md's ring model (`passes/collectives/ring_cost.py`) for one XLA collective;
     a tuple-shaped collective is the sum over its arrays."""
     n = c.group_size
     if c.kind == "collective_permute":

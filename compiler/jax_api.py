@@ -64,7 +64,7 @@ def from_jax(
         kwargs["in_shardings"] = in_shardings
     if out_shardings is not None:
         kwargs["out_shardings"] = out_shardings
-    jitted = jax.jit(f, **kwargs)
+    jitted = jax.jit(f, keep_unused=True, **kwargs)  # an argument per argument, used or not
     if isinstance(mesh, jax.sharding.AbstractMesh):
         # No devices to lower for: JAX wants the platform named.
         platform = getattr(mesh.abstract_device, "platform", None) or jax.default_backend()

@@ -115,6 +115,8 @@ def _coerce_option(pass_name: str, f: dataclasses.Field, raw: str, hints: dict[s
 
 
 def make_pass(name: str, options: dict[str, str]) -> Pass:
+    if name not in PASSES and name not in ALIASES and not _loaded:
+        load_all_passes()
     if name in ALIASES:
         target, preset = ALIASES[name]
         merged = dict(preset)
@@ -214,8 +216,15 @@ class PassManager:
         return ctx
 
 
+_loaded = False
+
+
 def load_all_passes() -> None:
-    """Import every pass module so its registration runs."""
+    """Import every pass module so its registration runs (`make_pass` does this on the first
+    name it does not know, so callers need not)."""
+    global _loaded
+    if _loaded:
+        return
     import importlib
     import pkgutil
 
@@ -224,3 +233,4 @@ def load_all_passes() -> None:
     for info in pkgutil.iter_modules(shardc.passes.__path__):
         if info.name not in ("manager",) and not info.ispkg:
             importlib.import_module(f"shardc.passes.{info.name}")
+    _loaded = True

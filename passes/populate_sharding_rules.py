@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from shardc.ir.attributes import OpaqueAttr
 from shardc.ir.core import Module
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
-from shardc.passes.propagation.driver import rule_for
+from shardc.passes.propagation.state import rule_for
 
 RULE_ATTR = "sdy.sharding_rule"
 

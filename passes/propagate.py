@@ -19,9 +19,9 @@ from shardc.ir.core import Module, Value
 from shardc.ir.diagnostics import PassError
 from shardc.ir.ops.manual import normalize as normalize_manual
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
-from shardc.passes.propagation.driver import build_state
 from shardc.passes.propagation.origins import OriginTracker
 from shardc.passes.propagation.priorities import run_op_priority, run_user_priorities
+from shardc.passes.propagation.state import build_state
 from shardc.passes.propagation.strategies import strategy_named
 
 

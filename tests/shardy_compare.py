@@ -16,7 +16,7 @@ from shardc.ir.types import DistributedTensorType
 
 
 def _non_constant_ops(func, skip_dead: bool = False) -> list[Operation]:
-    from shardc.passes.propagation.driver import dead_ops
+    from shardc.passes.propagation.liveness import dead_ops
 
     constant: set[int] = set()
     dead = dead_ops(func) if skip_dead else set()
@@ -82,7 +82,7 @@ class Agreement:
 
 
 def compare_modules(ours: Module, theirs: Module, name: str = "") -> Agreement:
-    from shardc.stablehlo.export_regions import region_only_functions
+    from shardc.stablehlo.inlining import region_only_functions
 
     out = Agreement()
     # An outlined region's arguments and results are not values in Shardy's text (a block

@@ -37,8 +37,8 @@ def _text(mapping: NamedMapping | None) -> str | None:
 
 def native_flat(module: Module) -> list[tuple[str, list[str | None]]]:
     """(op name, result shardings) in Shardy's print order, plus function signatures. Dead ops
-    are left out: Shardy's rewrite driver erases them (passes/propagation/driver.py)."""
-    from shardc.passes.propagation.driver import dead_ops
+    are left out: Shardy's rewrite driver erases them (passes/propagation/liveness.py)."""
+    from shardc.passes.propagation.liveness import dead_ops
 
     regions = {n for op in module.walk() for n in region_functions(op)}
     out: list[tuple[str, list[str | None]]] = []

@@ -167,8 +167,6 @@ func private @body(%x: tensor<4xf32>, %i: tensor<i32>) -> tensor<4xf32> {
   return %x
 }
 """
-    import shardc.passes.spmd_ops  # noqa: F401 - registers spmd.axis_index
-
     module = parse_module(text)
     with pytest.raises(ExecutionError, match="loop condition differs between devices"):
         run_spmd(module, [np.zeros(8, np.float32)])

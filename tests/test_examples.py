@@ -80,7 +80,7 @@ def test_example_propagates_without_warnings(path: Path):
     module = parse_module(path.read_text(encoding="utf-8"), path.name)
     ctx = _run(module, "propagation-pipeline")
     assert [w.render() for w in ctx.warnings] == []
-    from shardc.stablehlo.export_regions import region_only_functions
+    from shardc.stablehlo.inlining import region_only_functions
 
     scalar_bodies = {n for n in region_only_functions(module)
                      if all(not a.type.shape for a in module.functions[n].args)}

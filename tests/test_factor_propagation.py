@@ -11,15 +11,13 @@ from hypothesis import strategies as st
 
 from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.mesh import AxisRef, DeviceMesh
-from shardc.passes.propagation.factor_propagation import (
-    PropagationDirection,
+from shardc.passes.propagation.conflicts import (
     _merge_compatible,
     compatible_major_axes,
     no_conflicts_within_factor,
-    propagate_factors,
-    propagate_shardings,
-    resolve_directions,
 )
+from shardc.passes.propagation.direction import PropagationDirection, resolve_directions
+from shardc.passes.propagation.factor_propagation import propagate_factors, propagate_shardings
 from shardc.passes.propagation.projection import (
     FactorSharding,
     PrefixStatus,
@@ -28,7 +26,8 @@ from shardc.passes.propagation.projection import (
     prefix_status,
 )
 from shardc.passes.propagation.strategies import AGGRESSIVE, BASIC, strategy_named
-from shardc.passes.rules.rule import FactorKind, OpShardingRule, parse_rule
+from shardc.passes.rules.rule import FactorKind, OpShardingRule
+from shardc.passes.rules.rule_parser import parse_rule
 
 BOTH = PropagationDirection.BOTH
 FORWARD = PropagationDirection.FORWARD

@@ -16,9 +16,10 @@ from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.parser import parse_module
 from shardc.ir.verifier import verify_module
-from shardc.passes.insert_reshards import check_locally_computable, choose_factor_axes
 from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
-from shardc.passes.rules.rule import parse_rule
+from shardc.passes.reshards.factor_axes import choose_factor_axes
+from shardc.passes.reshards.invariant import check_locally_computable
+from shardc.passes.rules.rule_parser import parse_rule
 
 load_all_passes()
 FILECHECK = Path(__file__).parent / "filecheck"

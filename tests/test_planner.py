@@ -33,8 +33,9 @@ from shardc.passes.collectives import (
     plan_reshard,
 )
 from shardc.passes.collectives.axes import cut_points, merge_refs, merge_set, split_refs
+from shardc.passes.collectives.shards import nested_ok
 from shardc.passes.collectives.simulate import collect, distribute, execute, execute_step
-from shardc.passes.collectives.steps import nested_ok, same_layout
+from shardc.passes.collectives.steps import same_layout
 
 
 def mesh(axes: dict[str, int], ids=None) -> DeviceMesh:

@@ -26,7 +26,8 @@ from shardc.passes.propagation.projection import (
     project_tensor,
     update_mapping,
 )
-from shardc.passes.rules.rule import OpShardingRule, parse_rule
+from shardc.passes.rules.rule import OpShardingRule
+from shardc.passes.rules.rule_parser import parse_rule
 
 # ----- helpers --------------------------------------------------------------------------------
 

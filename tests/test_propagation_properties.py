@@ -52,7 +52,7 @@ def atoms(a, b, mesh):
 
 def live_shardings(text: str) -> list[str]:
     """Every live value's sharding (dead ops are erased by propagation, as in Shardy)."""
-    from shardc.passes.propagation.driver import dead_ops
+    from shardc.passes.propagation.liveness import dead_ops
 
     module = parse_module(text)
     out = []

@@ -7,13 +7,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from shardc.ir.diagnostics import ParseError, VerifyError
-from shardc.passes.rules.rule import (
-    FactorKind,
-    OpShardingRule,
-    factor_symbol,
-    parse_rule,
-    rule_from_einsum,
-)
+from shardc.passes.rules.einsum import rule_from_einsum
+from shardc.passes.rules.rule import FactorKind, OpShardingRule, factor_symbol
+from shardc.passes.rules.rule_parser import parse_rule
 
 MATMUL = "#sdy.op_sharding_rule<([i, k], [k, j])->([i, j]) {i=8, j=16, k=32} reduction={k}>"
 

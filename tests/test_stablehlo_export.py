@@ -15,7 +15,7 @@ from shardc.ir.ops import get_op_def
 from shardc.ir.parser import parse_module
 from shardc.ir.types import DistributedTensorType
 from shardc.stablehlo import ExportError, export_stablehlo, import_stablehlo
-from shardc.stablehlo.exporter import format_float
+from shardc.stablehlo.literals import format_float
 
 DATA = Path(__file__).parent / "data" / "stablehlo"
 EXAMPLES = Path(__file__).parent.parent / "examples"
@@ -75,7 +75,7 @@ def test_debug_info_round_trips_modulo_locations():
     ],
 )
 def test_float_formatting_matches_mlir(value: float, dtype: str, text: str):
-    from shardc.stablehlo.importer import round_to_dtype
+    from shardc.stablehlo.attributes import round_to_dtype
 
     assert format_float(round_to_dtype(value, dtype), dtype) == text
 
@@ -85,7 +85,7 @@ def _structure(module: Module) -> list:
     Functions that only serve as regions have no name in MLIR's text: they are named by the
     order they are first referenced in (`region0`, ...) and listed in that order, last."""
     from shardc.ir.ops.manual import fill_all
-    from shardc.stablehlo.export_regions import region_only_functions, region_symbols
+    from shardc.stablehlo.inlining import region_only_functions, region_symbols
 
     fill_all(module)  # the importer types a manual_computation's values by its attributes
     regions = region_only_functions(module)

@@ -12,7 +12,7 @@ from shardc.ir.mesh import AxisRef
 from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
 from shardc.stablehlo import import_stablehlo, looks_like_stablehlo
-from shardc.stablehlo.importer import MESH_ATTRS_PREFIX, SDY_CONSTANT_MARKER
+from shardc.stablehlo.attributes import MESH_ATTRS_PREFIX, SDY_CONSTANT_MARKER
 
 DATA = Path(__file__).parent / "data" / "stablehlo"
 
@@ -263,3 +263,17 @@ def test_many_functions_import():
     module = import_stablehlo(big)
     assert sum(1 for _ in module.walk()) > 500
     assert len(module.functions) == 10 * len(import_stablehlo(text).functions)
+
+
+def test_every_grammar_rule_has_a_reader_callback():
+    # The op families register their rules' callbacks (import_table.read_rule); a rule without
+    # one would silently become a lark Tree the builder cannot read.
+    from shardc.stablehlo.import_table import READ_RULES
+    from shardc.stablehlo.reader import _parser
+
+    parser = _parser()
+    reader = parser.options.transformer
+    rules = {str(r.alias or r.origin.name) for r in parser.rules}
+    missing = sorted(r for r in rules if not r.startswith("_") and not hasattr(reader, r))
+    assert missing == []
+    assert set(READ_RULES) <= rules  # no callback for a rule grammar.lark does not have

@@ -9,7 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from shardc.commands.program import add_input_options, compile_input
+from shardc.commands.program import add_input_options, compile_input, load
+from shardc.commands.text_io import UsageError, read_input
+from shardc.run_cluster import add_cluster_options
 
 
 def _random_inputs(module, seed: int) -> list:
@@ -102,14 +104,28 @@ def cmd_run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from shardc.executors.reference import run_reference
+    from shardc.run_cluster import cluster_of, launch, run_as_process
 
+    cluster = cluster_of(args, UsageError)
+    if args.processes is not None:
+        return launch(args, lambda a: load(a)[0], read_input)
     result, _ = compile_input(args)
     for w in result.warnings:
         print(w, file=sys.stderr)
-    if args.backend == "jax":
+    if cluster is not None:
+        cluster.join()
+    elif args.backend == "jax":
         _simulate_cpu_devices(result.module)
     source = result.module
     inputs = _read_inputs(args.inputs, source) if args.inputs else _random_inputs(source, args.seed)
+    if cluster is not None:
+        expected = run_reference(source, inputs) if args.check else None
+
+        def judge(got, want):
+            rtol = args.rtol if args.rtol is not None else default_rtol(str(want.dtype))
+            return (*compare(got, want, rtol, args.atol), rtol)
+
+        return run_as_process(cluster, result, inputs, expected, judge, args.output)
     outputs = result.run(inputs, backend=args.backend)
     status = 0
     if args.check:
@@ -160,4 +176,5 @@ def add_run(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--atol", type=float, default=0.0)
     p.add_argument("-o", "--output", default=None, help="save outputs to this .npz")
+    add_cluster_options(p)
     p.set_defaults(func=cmd_run)

@@ -1,5 +1,5 @@
 """The `spmd.*` collectives as JAX collectives over named mesh axes, inside `shard_map`
-(passes/spmd_ops.py gives the correspondence): `all_gather(tiled=True)`, `all_to_all(tiled=True)`,
+(ir/ops/spmd.py gives the correspondence): `all_gather(tiled=True)`, `all_to_all(tiled=True)`,
 `psum`/`pmax`/`pmin`, `psum_scatter(tiled=True)`, `axis_index`. `collective_permute` is the
 caller's (`ppermute` needs device positions on its mesh).
 
@@ -18,7 +18,7 @@ from shardc.ir.ops.registry import attr
 
 def named_axes_collective(jax: Any, op: Operation, xs: Sequence[Any], axes: tuple) -> Any:
     """An `spmd.*` collective (but collective_permute) as the JAX collective over the named
-    mesh axes `axes`, inside `shard_map` (passes/spmd_ops.py gives the correspondence)."""
+    mesh axes `axes`, inside `shard_map` (ir/ops/spmd.py gives the correspondence)."""
     lax, jnp = jax.lax, jax.numpy
     name = op.name
     if name == "spmd.axis_index":

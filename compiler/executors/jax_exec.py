@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 
-import shardc.passes.spmd_ops  # noqa: F401 - registers the spmd.* ops
 from shardc.executors import control
 from shardc.executors.control import control_flow
 from shardc.executors.device_layout import DeviceLayout, module_layout

@@ -21,7 +21,6 @@ from typing import Any
 
 import numpy as np
 
-import shardc.passes.spmd_ops  # noqa: F401 - registers the spmd.* ops
 from shardc.executors import control
 from shardc.executors.batched_collectives import batched_collective
 from shardc.executors.batched_kernels import BATCHED, per_device

@@ -7,7 +7,8 @@
 
 Floats are rounded to their element type as MLIR does (`round_to_dtype`), so the exporter prints
 back what MLIR would. The attribute names shardc adds to carry StableHLO facts through the native
-IR (`MESH_ATTRS_PREFIX`, `SDY_CONSTANT_MARKER`) live here, shared by importer and exporter.
+IR (`MESH_ATTRS_PREFIX`, `SDY_CONSTANT_MARKER`, `REDUCER_ATTRS`) live here, shared by importer and
+exporter.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ from shardc.stablehlo.records import AttrRec
 MESH_ATTRS_PREFIX = "shardc.mesh_attrs."
 # Marks a native `constant` that was spelled `sdy.constant` (Shardy's unfoldable constant).
 SDY_CONSTANT_MARKER = "sdy.constant"
+# Keeps the discardable attributes of a reducer region's one op (reduce_window), printed back on it.
+REDUCER_ATTRS = "shardc.reducer_attrs"
 
 
 # ----- small decoders -------------------------------------------------------------------------

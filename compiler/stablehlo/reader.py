@@ -2,10 +2,12 @@
 
     aliases, module = read(text, "model.mlir")   # ({"#loc3": "loc(...)"}, ModuleRec)
 
-The `_Reader` callbacks run during the parser's reductions and build `records` directly, with no
-parse tree. Op names are checked here, so an op the native IR cannot represent fails at its name:
-`file:line:col: error: unsupported op 'stablehlo.while' ...`. Every syntax error is a located
-`ParseError` that says what was expected.
+The parser's callbacks run during its reductions and build `records` directly, with no parse
+tree: `_Reader` holds the callbacks of the module's structure (meshes, functions, regions,
+types, attributes), and each op family in `ops/` registers those of its ops' pretty forms
+(`import_table.read_rule`). Generic op names are checked here, so an op the native IR cannot
+represent fails at its name: `file:line:col: error: unsupported op 'stablehlo.while' ...`. Every
+syntax error is a located `ParseError` that says what was expected.
 """
 
 from __future__ import annotations
@@ -14,15 +16,20 @@ import functools
 import re
 import threading
 from importlib import resources
-from typing import Any
 
 import lark
 from lark import Token
 
+import shardc.stablehlo.ops  # noqa: F401  (registers every op family's reader rules)
 from shardc.ir.diagnostics import Location, ParseError
 from shardc.ir.mesh import AxisRef
 from shardc.stablehlo.attributes import unescape
-from shardc.stablehlo.ops import GENERIC_NOT_SUPPORTED, SUPPORTED_OPS, unsupported_message
+from shardc.stablehlo.import_table import (
+    GENERIC,
+    READ_RULES,
+    SyntaxIssue,
+    unsupported_message,
+)
 from shardc.stablehlo.records import (
     ArgRec,
     AttrRec,
@@ -31,9 +38,9 @@ from shardc.stablehlo.records import (
     MeshRec,
     ModuleRec,
     OpRec,
-    PairRec,
     RegionRec,
     ResultsRec,
+    first_of,
 )
 
 
@@ -46,32 +53,6 @@ class _Unsupported(Exception):
         self.token = token
 
 
-class _SyntaxIssue(Exception):
-    """Raised from a parser callback: a malformed construct at `token`."""
-
-    def __init__(self, message: str, token: Token):
-        super().__init__(message)
-        self.message = message
-        self.token = token
-
-
-
-def _ints(c: list) -> tuple[int, ...]:
-    return tuple(int(t) for t in c if isinstance(t, Token) and t.type == "INT")
-
-
-def _values(c: list) -> list[Token]:
-    return [t for t in c if isinstance(t, Token) and t.type == "VALUE"]
-
-
-def _pick(c: list, cls: type) -> Any:
-    for x in c:
-        if isinstance(x, cls):
-            return x
-    return None
-
-
-
 class _Reader(lark.Transformer):
     """Parser callbacks (run during LALR reductions). Pure: no per-parse state."""
 
@@ -79,7 +60,7 @@ class _Reader(lark.Transformer):
 
     def start(self, c):
         aliases = {str(a): str(b) for a, b in (x for x in c if isinstance(x, tuple))}
-        module = _pick(c, ModuleRec)
+        module = first_of(c, ModuleRec)
         if module is None:
             module = ModuleRec(None, None, [x for x in c if isinstance(x, (MeshRec, FuncRec))])
         return aliases, module
@@ -117,8 +98,8 @@ class _Reader(lark.Transformer):
         f = FuncRec()
         f.tok, f.visibility, f.name = c[0], c[1], c[2]
         f.args = [a for a in c[3:] if isinstance(a, ArgRec)]
-        f.results = _pick(c, ResultsRec) or ResultsRec()
-        f.attrs = _pick(c, DictRec)
+        f.results = first_of(c, ResultsRec) or ResultsRec()
+        f.attrs = first_of(c, DictRec)
         f.ops = [o for o in c if isinstance(o, OpRec)]
         f.loc = c[-1]
         return f
@@ -154,92 +135,12 @@ class _Reader(lark.Transformer):
         return list(c)
 
     def int_array(self, c):
-        return _ints(c)
-
-    def simple_op(self, c):
-        return OpRec("simple", c[0], c[1] or [], {}, c[2], c[3])
-
-    def constant_op(self, c):
-        attrs = c[1] if c[1] is not None else c[3]
-        if c[1] is not None and c[3] is not None:
-            raise _SyntaxIssue("constant has two attribute dictionaries", c[0])
-        return OpRec("constant", c[0], [], {"dense": c[2]}, attrs, ("plain", None, [c[4]]))
-
-    def iota_op(self, c):
-        return OpRec("iota", c[0], [], {"dim": int(c[1])}, c[2], c[3])
-
-    def dims_op(self, c):
-        return OpRec("dims", c[0], [c[1]], {"dims": c[2]}, c[3], c[4])
-
-    def concat_op(self, c):
-        dim = [t for t in c if isinstance(t, Token) and t.type == "INT"][0]
-        return OpRec("concatenate", c[0], _values(c), {"dim": int(dim)}, c[-2], c[-1])
-
-    def dot_batching(self, c):
-        return ("batching", c[0], c[1])
-
-    def dot_precision(self, c):
-        return ("precision", tuple(str(t) for t in c if t is not None))
-
-    def dot_op(self, c):
-        extra: dict[str, Any] = {"batching": ((), ()), "contracting": (c[4], c[5])}
-        if c[3] is not None:
-            extra["batching"] = (c[3][1], c[3][2])
-        if c[6] is not None:
-            extra["precision"] = c[6][1]
-        return OpRec("dot_general", c[0], [c[1], c[2]], extra, c[7], c[8])
-
-    def reduce_input(self, c):
-        return PairRec(c[0], c[1])
-
-    def reducer_args(self, c):
-        return (c[0], c[1])
-
-    def reducer(self, c):
-        # `reducer(%acc0, %x0) (%acc1, %x1) {...}` prints pairs; the block's arguments are
-        # (acc0, acc1, ..., x0, x1, ...).
-        region = c[-1]
-        pairs = c[:-1]
-        region.args = [p[0] for p in pairs] + [p[1] for p in pairs]
-        return region
-
-    def reduce_op(self, c):
-        inputs = [x for x in c if isinstance(x, PairRec)]
-        applies = c[len(inputs) + 1]
-        dims, attrs, sig, region = c[len(inputs) + 2:]
-        operands = [p.first for p in inputs] + [p.second for p in inputs]
-        rec = OpRec("reduce", c[0], operands, {"dims": dims, "applies": applies,
-                                              "num_inputs": len(inputs)}, attrs, sig)
-        if region is not None:
-            rec.regions = [region]
-        return rec
-
-    def compare_op(self, c):
-        extra = {"direction": c[1], "type": c[4]}
-        return OpRec("compare", c[0], [c[2], c[3]], extra, c[5], c[6])
-
-    def slice_range(self, c):
-        return [int(c[0]), int(c[1]), int(c[2]) if c[2] is not None else 1]
-
-    def slice_op(self, c):
-        ranges = [r for r in c if isinstance(r, list)]
-        return OpRec("slice", c[0], [c[1]], {"ranges": ranges}, c[-2], c[-1])
-
-    def pad_op(self, c):
-        extra = {"low": c[3], "high": c[4], "interior": c[5]}
-        return OpRec("pad", c[0], [c[1], c[2]], extra, c[6], c[7])
-
-    def call_op(self, c):
-        return OpRec("call", c[0], c[2] or [], {"callee": c[1]}, c[3], c[4])
-
-    def return_op(self, c):
-        sig = ("plain", None, c[3]) if c[3] is not None else None
-        return OpRec("return", c[0], c[1] or [], {}, c[2], sig)
+        return tuple(int(t) for t in c if isinstance(t, Token) and t.type == "INT")
 
     def generic_name(self, c):
         tok = c[0]
         name = unescape(str(tok))
-        if name not in SUPPORTED_OPS or name in GENERIC_NOT_SUPPORTED:
+        if name not in GENERIC:
             raise _Unsupported(name, tok)
         return (name, tok)
 
@@ -265,118 +166,7 @@ class _Reader(lark.Transformer):
     def block_arg(self, c):
         return (c[0], c[1])
 
-    # ----- ops with regions ------------------------------------------------------------------
-
-    def while_arg(self, c):
-        return (c[0], c[1])
-
-    def while_op(self, c):
-        pairs = [x for x in c if isinstance(x, tuple)]
-        types, attrs, cond, body = c[-4:]
-        if types is not None and len(types) != len(pairs):
-            raise _SyntaxIssue(f"while lists {len(types)} types for {len(pairs)} operands", c[0])
-        types = types or []
-        for region in (cond, body):
-            if region.args:
-                raise _SyntaxIssue("the pretty while names its block arguments in '(...)'",
-                                   c[0])
-            region.args = [(name, ty) for (name, _), ty in zip(pairs, types)]
-        rec = OpRec("while", c[0], [v for _, v in pairs], {}, attrs, ("plain", None, types))
-        rec.regions = [cond, body]
-        return rec
-
-    def sharding_list(self, c):
-        return [t for t in c if t is not None]
-
-    def manual_op(self, c):
-        tok, operands, in_sh, out_sh, axes = c[:5]
-        body, attrs, sig = c[-3:]
-        if body.args:
-            raise _SyntaxIssue("the body's arguments are listed before its '{'", tok)
-        body.args = [a for a in c[5:-3] if a is not None]
-        extra = {"in": in_sh, "out": out_sh, "axes": axes}
-        rec = OpRec("manual", tok, operands or [], extra, attrs, sig)
-        rec.regions = [body]
-        return rec
-    # ----- ops without regions that only some programs use (ops_extra.py converts them) -------
-
-    def dynamic_slice_op(self, c):
-        sizes = _pick(c, tuple)
-        return OpRec("dynamic_slice", c[0], _values(c), {"sizes": sizes}, c[-2], c[-1])
-
-    def conv_op(self, c):
-        extra = {"dims": c[3], "window": c[4] or []}
-        return OpRec("convolution", c[0], [c[1], c[2]], extra, c[5], c[6])
-
-    def conv_dims(self, c):
-        return tuple(c)
-
-    def conv_layout(self, c):
-        return tuple(x for x in c if x is not None)
-
-    def conv_dim(self, c):
-        tok = c[0]
-        return int(tok) if tok.type == "INT" else str(tok)
-
-    def conv_window(self, c):
-        return [x for x in c if x is not None]
-
-    def window_entry(self, c):
-        return (str(c[0]), c[1], c[0])
-
-    def window_value(self, c):
-        return c[0]
-
-    def window_pairs(self, c):
-        return tuple(c)
-
-    def window_bools(self, c):
-        return tuple(str(t) == "true" for t in c)
-
-    def custom_call_op(self, c):
-        return OpRec("custom_call", c[0], c[2] or [], {"target": c[1]}, c[3], c[4])
-
-    def composite_op(self, c):
-        return OpRec("composite", c[0], c[2] or [], {"name": c[1]}, c[3], c[4])
-
-    def top_k_op(self, c):
-        return OpRec("top_k", c[0], [c[1]], {"k": int(c[2])}, c[3], c[4])
-
-    # ----- sdy ops ---------------------------------------------------------------------------
-
-    def sdy_sharding_op(self, c):
-        return OpRec("sdy_sharding", c[0], [c[1]], {"sharding": c[2]}, c[3],
-                     ("plain", None, [c[4]]))
-
-    def sdy_group_op(self, c):
-        return OpRec("sdy_group", c[0], [c[1]], {"group_id": int(c[2])}, c[3], None)
-
-    def sdy_barrier_op(self, c):
-        return OpRec("sdy_barrier", c[0], [c[1]], {"direction": c[2]}, c[3],
-                     ("plain", None, [c[4]]))
-
-    def sdy_dims_collective(self, c):
-        per_dim = [x for x in c if isinstance(x, tuple)]
-        value, sharding, attrs, ty = c[-4:]
-        return OpRec("sdy_collective", c[0], [value], {"per_dim": per_dim, "sharding": sharding},
-                     attrs, ("plain", None, [ty]))
-
-    def sdy_all_to_all(self, c):
-        params = [x for x in c if isinstance(x, list)]
-        value, sharding, attrs, ty = c[-4:]
-        return OpRec("sdy_collective", c[0], [value], {"params": params, "sharding": sharding},
-                     attrs, ("plain", None, [ty]))
-
-    def a2a_param(self, c):
-        return [c[0], int(c[1]), int(c[2])]
-
-    def sdy_all_reduce(self, c):
-        return OpRec("sdy_collective", c[0], [c[2]], {"axes": c[1], "sharding": c[3]}, c[4],
-                     ("plain", None, [c[5]]))
-
-    def sdy_permute(self, c):
-        return OpRec("sdy_collective", c[0], [c[1]], {"sharding": c[2]}, c[3],
-                     ("plain", None, [c[4]]))
+    # ----- axis lists (of sdy ops) ------------------------------------------------------------
 
     def axis_set(self, c):
         return tuple(a for a in c if a is not None)
@@ -413,7 +203,7 @@ class _Reader(lark.Transformer):
                 continue
             key, value, tok = item
             if key in entries:
-                raise _SyntaxIssue(f"attribute '{key}' is given twice", tok)
+                raise SyntaxIssue(f"attribute '{key}' is given twice", tok)
             entries[key] = value
             tokens[key] = tok
         return DictRec(entries, tokens)
@@ -457,6 +247,14 @@ class _Reader(lark.Transformer):
 _LOCK = threading.Lock()
 
 
+def _reader() -> lark.Transformer:
+    """`_Reader` with every op family's rules (`import_table.READ_RULES`) as its callbacks."""
+    clash = set(READ_RULES) & set(vars(_Reader))
+    assert not clash, f"op families redefine the reader's own rules {sorted(clash)}"
+    rules = {name: staticmethod(fn) for name, fn in READ_RULES.items()}
+    return type("_Reader", (_Reader,), rules)()
+
+
 @functools.cache
 def _parser() -> lark.Lark:
     grammar = resources.files("shardc.stablehlo").joinpath("grammar.lark").read_text()
@@ -465,7 +263,7 @@ def _parser() -> lark.Lark:
         parser="lalr",
         lexer="contextual",
         maybe_placeholders=True,
-        transformer=_Reader(),
+        transformer=_reader(),
         cache=True,
     )
 
@@ -543,13 +341,13 @@ def read(text: str, filename: str) -> tuple[dict[str, str], ModuleRec]:
         ) from None
     except lark.exceptions.UnexpectedEOF as e:
         raise _end_of_input(text, filename, e.expected) from None
-    except (_Unsupported, _SyntaxIssue, lark.exceptions.VisitError) as e:
+    except (_Unsupported, SyntaxIssue, lark.exceptions.VisitError) as e:
         inner = e.orig_exc if isinstance(e, lark.exceptions.VisitError) else e
         if isinstance(inner, _Unsupported):
             tok = inner.token
             raise ParseError(unsupported_message(inner.name),
                              Location(filename, tok.line, tok.column), source=text) from None
-        if isinstance(inner, _SyntaxIssue):
+        if isinstance(inner, SyntaxIssue):
             tok = inner.token
             raise ParseError(inner.message, Location(filename, tok.line, tok.column),
                              source=text) from None

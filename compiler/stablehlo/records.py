@@ -98,3 +98,19 @@ class ModuleRec:
         self.name = name
         self.attrs = attrs
         self.items = items
+
+
+# ----- picking pieces out of a grammar rule's children (for the reader callbacks) -------------
+
+
+def value_tokens(c: list) -> list[Token]:
+    """The `%name` tokens among a rule's children."""
+    return [t for t in c if isinstance(t, Token) and t.type == "VALUE"]
+
+
+def first_of(c: list, cls: type) -> Any:
+    """The first child that is a `cls`, else None."""
+    for x in c:
+        if isinstance(x, cls):
+            return x
+    return None

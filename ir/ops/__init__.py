@@ -3,6 +3,7 @@
 from shardc.ir.ops import (  # noqa: F401 - registration
     compute,
     control,
+    custom_call,
     dynamic,
     elementwise,
     func,

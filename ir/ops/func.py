@@ -1,14 +1,13 @@
-"""Calls, returns and custom ops.
+"""Calls and returns (`custom_call` is in custom_call.py).
 
 %0 = call %x, %w {callee = @relu} : tensor<8x16xf32>
 return %0
-%1 = custom_call %x {call_target_name = "my_op", sharding_rule = "ij->ij"} : tensor<8x16xf32>
 """
 
 from __future__ import annotations
 
 from shardc.ir.core import Operation
-from shardc.ir.ops.registry import TERMINATOR, OpDef, attr, op_error, opt, register, req
+from shardc.ir.ops.registry import TERMINATOR, OpDef, attr, op_error, register, req
 
 
 def _verify_call(op: Operation) -> None:
@@ -63,11 +62,3 @@ def _verify_return(op: Operation) -> None:
 
 register(OpDef("call", None, None, {"callee": req("symbol")}, None, _verify_call))
 register(OpDef("return", None, 0, {}, None, _verify_return, frozenset({TERMINATOR})))
-register(
-    OpDef(
-        "custom_call",
-        None,
-        None,
-        {"call_target_name": req("str"), "sharding_rule": opt("str", None)},
-    )
-)

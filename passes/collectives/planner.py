@@ -4,8 +4,8 @@
       -> sdy.all_to_all [{"x"}: 0->1] %0 out_sharding=<@mesh, [{}, {"x"}]>
 
 The search is A* over the layouts of `layout_graph.py` (neighbours generated lazily), each edge one
-collective weighted by its per-device bytes under the cost model (`steps.ring_cost` or
-`steps.buffer_cost`); an edge that would move an uneven dim's data outside its group is skipped.
+collective weighted by its per-device bytes under the cost model (`ring_cost.ring_cost` or
+`ring_cost.buffer_cost`); an edge that would move an uneven dim's data outside its group is skipped.
 Equal costs are broken deterministically: fewer steps, then the kinds in `steps.KIND_ORDER`, then
 the parameters. Every mesh axis is in the universe, not only those src/dst use: slicing on a free
 axis before a reduction can be cheaper (all_slice "y", all_reduce "x", all_gather "y").
@@ -27,6 +27,8 @@ from shardc.ir.mesh import AxisRef
 from shardc.ir.types import element_bytes
 from shardc.passes.collectives.axes import cut_points, merge_refs, merge_set, mesh_atoms, split_refs
 from shardc.passes.collectives.layout_graph import Edge, State, edge_target, layout_graph
+from shardc.passes.collectives.ring_cost import buffer_cost, ring_cost
+from shardc.passes.collectives.shards import Shape, nested_ok
 from shardc.passes.collectives.steps import (
     AllGather,
     AllReduce,
@@ -34,11 +36,7 @@ from shardc.passes.collectives.steps import (
     AllToAll,
     CollectivePermute,
     ReduceScatter,
-    Shape,
     Step,
-    buffer_cost,
-    nested_ok,
-    ring_cost,
     same_layout,
 )
 

@@ -30,6 +30,7 @@ from shardc.ir.mapping import NamedMapping
 from shardc.ir.placements import ReduceOp
 from shardc.ir.types import shard_bounds, shard_shape
 from shardc.passes.collectives.groups import device_groups, permute_sources
+from shardc.passes.collectives.shards import Shape
 from shardc.passes.collectives.steps import (
     AllGather,
     AllReduce,
@@ -37,7 +38,6 @@ from shardc.passes.collectives.steps import (
     AllToAll,
     CollectivePermute,
     ReduceScatter,
-    Shape,
     Step,
 )
 

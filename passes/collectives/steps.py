@@ -9,25 +9,13 @@ Each step is a frozen value that maps an input sharding to the sharding it produ
     sdy.all_reduce {"z"} %0 out_sharding=<@mesh, [{"x"}, {}]>             reduce unreduced axes
     sdy.reduce_scatter [{}, {"z"}] %0 out_sharding=<@mesh, [{"x"}, {"z"}]> reduce, then scatter
 
-Costs are per device, in bytes, on padded local buffers (`shardc.ir.types.shard_shape`; a dim of
-n split k ways holds ceil(n/k)):
-
-- `bytes_per_device`: the larger of the local input and output buffer (CLI.md); 0 for all_slice,
-  which communicates nothing.
-- `ring_bytes`: SEMANTICS.md §5's ring model with B the padded larger buffer and n the group size:
-  all_gather and reduce_scatter B·(n-1)/n (= (n-1) padded shards), all_to_all B·(n-1)/n (= (n-1)
-  pieces of the input block cut along the target dim), all_reduce 2·(n-1)·ceil(B/n),
-  collective_permute B, all_slice 0. Every cost is an exact integer.
-
-Uneven dims: a dim whose shard count changes from k to k·m (or back) keeps its data local to the
-group only when every fine shard lies inside its coarse parent shard; `check_regroup` enforces
-that, and `apply(mapping, shape)` raises when a step would need data from outside its group.
+A step's costs (`ring_bytes`, `bytes_per_device`) are ring_cost.py's, on padded local buffers;
+`apply(mapping, shape)` also raises when a step would move an uneven dim's data outside its group
+(`check_regroup`, shards.py).
 """
 
 from __future__ import annotations
 
-import functools
-import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import ClassVar
@@ -45,8 +33,9 @@ from shardc.passes.collectives.axes import (
     split_refs,
 )
 from shardc.passes.collectives.groups import device_groups, permute_sources
+from shardc.passes.collectives.ring_cost import buffer_cost, ring_cost
+from shardc.passes.collectives.shards import Shape, check_regroup
 
-Shape = tuple[int, ...]
 AxesPerDim = tuple[tuple[AxisRef, ...], ...]
 
 # Tie-break order of kinds when two plans cost the same and have as many steps.
@@ -58,89 +47,6 @@ KIND_ORDER: tuple[str, ...] = (
     "reduce_scatter",
     "all_reduce",
 )
-
-
-# ----- cost arithmetic on shard counts (shared with the planner's fast path) ---------------------
-
-
-def chunk(n: int, k: int) -> int:
-    """Padded size of one of k shards of a dim of size n."""
-    return -(-n // k)
-
-
-def local_elements(shape: Shape, counts: Sequence[int]) -> int:
-    return math.prod(chunk(n, k) for n, k in zip(shape, counts))
-
-
-def ring_cost(
-    kind: str,
-    shape: Shape,
-    elem_bytes: int,
-    counts_in: Sequence[int],
-    counts_out: Sequence[int],
-    group: int,
-    tgt_dim: int = -1,
-) -> int:
-    """Ring-model bytes per device of one collective (see the module docstring)."""
-    if kind == "collective_permute":
-        return local_elements(shape, counts_in) * elem_bytes
-    if kind == "all_slice" or group <= 1:
-        return 0
-    if kind == "all_gather":
-        return (group - 1) * local_elements(shape, counts_in) * elem_bytes
-    if kind == "reduce_scatter":
-        return (group - 1) * local_elements(shape, counts_out) * elem_bytes
-    if kind == "all_to_all":
-        piece = math.prod(
-            chunk(n, ko if d == tgt_dim else ki)
-            for d, (n, ki, ko) in enumerate(zip(shape, counts_in, counts_out))
-        )
-        return (group - 1) * piece * elem_bytes
-    if kind == "all_reduce":
-        return 2 * (group - 1) * chunk(local_elements(shape, counts_in), group) * elem_bytes
-    raise AssertionError(f"unknown collective kind {kind}")
-
-
-def buffer_cost(kind: str, shape: Shape, elem_bytes: int, counts_in, counts_out) -> int:
-    """CLI.md's `bytes_per_device`: the larger local buffer (0 for all_slice)."""
-    if kind == "all_slice":
-        return 0
-    return max(local_elements(shape, counts_in), local_elements(shape, counts_out)) * elem_bytes
-
-
-@functools.lru_cache(maxsize=4096)
-def nested_ok(n: int, k_coarse: int, k_fine: int) -> bool:
-    """Does every one of the k_fine shards of a dim of n lie inside its coarse parent shard?
-
-    Shard j of k_fine has parent j // (k_fine // k_coarse). Always true when k_coarse == 1 or
-    k_fine divides n; false for n=10, 2 -> 4 (fine shard 1 is [3, 6), parent 0 is [0, 5)).
-    """
-    if k_coarse == 1 or k_coarse == k_fine:
-        return True
-    m = k_fine // k_coarse
-    cf, cc = chunk(n, k_fine), chunk(n, k_coarse)
-    for j in range(k_fine):
-        lo, hi = min(j * cf, n), min((j + 1) * cf, n)
-        if lo == hi:
-            continue
-        parent = j // m
-        if lo < parent * cc or hi > min((parent + 1) * cc, n):
-            return False
-    return True
-
-
-def check_regroup(shape: Shape, before: NamedMapping, after: NamedMapping) -> None:
-    """Raise unless every dim whose shard count changes keeps its data inside the group."""
-    for d, (n, k0, k1) in enumerate(zip(shape, before.shard_counts(), after.shard_counts())):
-        if k0 == k1:
-            continue
-        lo, hi = min(k0, k1), max(k0, k1)
-        if hi % lo != 0 or not nested_ok(n, lo, hi):
-            raise ShardingError(
-                f"dim {d} of size {n} cannot go from {k0} to {k1} shards with one collective: "
-                f"the padded shards of size {chunk(n, hi)} do not nest in those of size "
-                f"{chunk(n, lo)}, so devices would need data from outside their group"
-            )
 
 
 # ----- layouts as atoms ------------------------------------------------------------------------

@@ -266,12 +266,13 @@ class ShardingProjection:
 
 
 def common_mesh(mappings: Sequence[NamedMapping | None]) -> DeviceMesh | None:
-    """The mesh shared by all given mappings (None if none has one); mixed meshes are an error."""
+    """The mesh shared by all given mappings (None if none has one); mixed meshes are an error.
+    A mesh without axes (JAX's `@empty_mesh` of scalars) goes with any other, as in Shardy."""
     mesh: DeviceMesh | None = None
     for m in mappings:
-        if m is None:
+        if m is None or (mesh is not None and not m.mesh.axes):
             continue
-        if mesh is None:
+        if mesh is None or not mesh.axes:
             mesh = m.mesh
         elif m.mesh != mesh:
             raise ShardingError(

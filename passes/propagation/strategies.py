@@ -24,17 +24,14 @@ unless the op is element-wise, where the result's empty sharding caps the operan
 from __future__ import annotations
 
 from shardc.ir.mesh import AxisRef
-from shardc.passes.propagation.factor_propagation import (
-    PropagationContext,
-    PropagationDirection,
-    PropagationStrategy,
-    TensorUpdates,
+from shardc.passes.propagation.conflicts import (
     compatible_major_axes,
     expand_tensor,
     no_conflicts_across_factors,
     no_conflicts_within_factor,
     truncate_conflicts,
 )
+from shardc.passes.propagation.direction import PropagationDirection
 from shardc.passes.propagation.projection import (
     PrefixStatus,
     ShardingProjection,
@@ -42,6 +39,11 @@ from shardc.passes.propagation.projection import (
     axis_size,
     is_strict_prefix,
     prefix_status,
+)
+from shardc.passes.propagation.strategy import (
+    PropagationContext,
+    PropagationStrategy,
+    TensorUpdates,
 )
 
 

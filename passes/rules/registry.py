@@ -29,8 +29,10 @@ from shardc.ir.ops import attr
 from shardc.ir.ops.elementwise import BINARY, UNARY
 from shardc.passes.rules import contraction, elementwise, indexing, per_device, shape, window
 from shardc.passes.rules.builder import pointwise_rule
+from shardc.passes.rules.einsum import rule_from_einsum
 from shardc.passes.rules.query import RuleQuery
-from shardc.passes.rules.rule import OpShardingRule, parse_rule, rule_from_einsum
+from shardc.passes.rules.rule import OpShardingRule
+from shardc.passes.rules.rule_parser import parse_rule
 
 # The attribute an imported op keeps Shardy's rule in.
 SHARDING_RULE_ATTR = "sdy.sharding_rule"

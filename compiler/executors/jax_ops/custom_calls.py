@@ -8,6 +8,7 @@ from typing import Any
 from shardc.executors.jax_ops import JaxOp
 from shardc.ir.core import Operation
 from shardc.ir.diagnostics import ExecutionError
+from shardc.ir.ops.custom_call import CUSTOM_CALL_TARGETS
 from shardc.ir.ops.registry import attr
 from shardc.ir.types import numpy_dtype
 
@@ -24,9 +25,9 @@ def _cholesky(op: Operation, a: Any) -> tuple[Any, Any]:
     return factor, jnp.broadcast_to(info, info_t.shape)
 
 
+# The translation of each target the IR knows (`CUSTOM_CALL_TARGETS`), by what it computes.
 _CUSTOM_CALLS: dict[str, JaxOp] = {
-    "lapack_spotrf_ffi": _cholesky,
-    "lapack_dpotrf_ffi": _cholesky,
+    name: {"cholesky": _cholesky}[target.computes] for name, target in CUSTOM_CALL_TARGETS.items()
 }
 
 

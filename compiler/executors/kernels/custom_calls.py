@@ -1,4 +1,5 @@
-"""numpy kernels of the `custom_call` targets shardc knows, keyed by `call_target_name`.
+"""numpy kernels of the `custom_call` targets shardc knows, keyed by `call_target_name` (the
+IR's table of targets, `shardc.ir.ops.custom_call`, says what each computes).
 
 - `lapack_spotrf_ffi` / `lapack_dpotrf_ffi` (Cholesky, as JAX's `jnp.linalg.cholesky` lowers on
   CPU): the factor and an i32 `info` (0 on success; a matrix that is not positive definite gives
@@ -16,6 +17,7 @@ import numpy as np
 from shardc.executors.kernels import Kernel
 from shardc.ir.core import Operation
 from shardc.ir.diagnostics import ExecutionError
+from shardc.ir.ops.custom_call import CUSTOM_CALL_TARGETS
 from shardc.ir.ops.registry import attr
 from shardc.ir.types import numpy_dtype
 
@@ -38,9 +40,9 @@ def _cholesky(op: Operation, a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return factor.astype(a.dtype), np.full(info_t.shape, info, dtype=numpy_dtype(info_t.dtype))
 
 
+# The kernel of each target the IR knows (`CUSTOM_CALL_TARGETS`), by what the target computes.
 CUSTOM_CALLS: dict[str, Kernel] = {
-    "lapack_spotrf_ffi": _cholesky,
-    "lapack_dpotrf_ffi": _cholesky,
+    name: {"cholesky": _cholesky}[target.computes] for name, target in CUSTOM_CALL_TARGETS.items()
 }
 
 

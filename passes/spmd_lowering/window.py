@@ -1,4 +1,4 @@
-"""SPMD local fixes for dynamic slices and convolution (registered into spmd.py's table).
+"""dynamic_slice, dynamic_update_slice and convolution per device (the ops of rules/window.py).
 
 After insert-reshards every need_replication/permutation factor is unsharded, so:
 
@@ -20,26 +20,18 @@ After insert-reshards every need_replication/permutation factor is unsharded, so
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from shardc.ir.core import Operation
 from shardc.ir.ops.registry import attr
 from shardc.passes.rules.rule import OpShardingRule
-
-if TYPE_CHECKING:
-    from shardc.passes.spmd import _Lowering
-
-
-def _fix_dynamic_slice(low: _Lowering, op: Operation, rule: OpShardingRule) -> None:
-    x = op.operand(0)
-    sizes = list(attr(op, "slice_sizes"))
-    for d in range(len(sizes)):
-        if low.shards(x, d) > 1:
-            sizes[d] = low.local_shape(x)[d]
-    op.attributes["slice_sizes"] = tuple(sizes)
+from shardc.passes.spmd_lowering.function_lowering import FunctionLowering
+from shardc.passes.spmd_lowering.padding import mask
 
 
-def _fix_dynamic_update_slice(low: _Lowering, op: Operation, rule: OpShardingRule) -> None:
+def fix_dynamic_slice(low: FunctionLowering, op: Operation, rule: OpShardingRule) -> None:
+    op.attributes["slice_sizes"] = low.whole_blocks(op.operand(0), attr(op, "slice_sizes"))
+
+
+def fix_dynamic_update_slice(low: FunctionLowering, op: Operation, rule: OpShardingRule) -> None:
     x, update, *indices = op.operands
     full, ufull = low.global_shape(x), low.global_shape(update)
     rank = len(full)
@@ -78,7 +70,7 @@ def _fix_dynamic_update_slice(low: _Lowering, op: Operation, rule: OpShardingRul
     low.replace(op, low.emit("select", [mask, piece, x], {}, block, dtype))
 
 
-def _fix_convolution(low: _Lowering, op: Operation, rule: OpShardingRule) -> None:
+def fix_convolution(low: FunctionLowering, op: Operation, rule: OpShardingRule) -> None:
     lhs, rhs = op.operands
     in_feat = attr(op, "input_feature_dimension")
     k_in = attr(op, "kernel_input_feature_dimension")
@@ -87,8 +79,8 @@ def _fix_convolution(low: _Lowering, op: Operation, rule: OpShardingRule) -> Non
     if k > 1 and n % k and fgc == 1:
         lm, rm = low.mapping(lhs), low.mapping(rhs)
         assert lm is not None and rm is not None
-        op.set_operand(0, low.mask(lhs, [(in_feat, n, lm.dims[in_feat].axes)], 0))
-        op.set_operand(1, low.mask(rhs, [(k_in, n, rm.dims[k_in].axes)], 0))
+        op.set_operand(0, mask(low, lhs, [(in_feat, n, lm.dims[in_feat].axes)], 0))
+        op.set_operand(1, mask(low, rhs, [(k_in, n, rm.dims[k_in].axes)], 0))
     if fgc > 1 and k > 1:
         op.attributes["feature_group_count"] = (
             low.local_shape(lhs)[in_feat] // low.local_shape(rhs)[k_in]
@@ -99,10 +91,3 @@ def _fix_convolution(low: _Lowering, op: Operation, rule: OpShardingRule) -> Non
         op.attributes["batch_group_count"] = (
             low.local_shape(lhs)[batch] // low.local_shape(op.results[0])[out_batch]
         )
-
-
-EXTRA_FIXES = {
-    "dynamic_slice": _fix_dynamic_slice,
-    "dynamic_update_slice": _fix_dynamic_update_slice,
-    "convolution": _fix_convolution,
-}

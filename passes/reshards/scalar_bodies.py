@@ -37,26 +37,30 @@ the shard count does not divide (splitting it would put padding inside the reduc
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
+from shardc.ir.builder import Builder
 from shardc.ir.core import Operation, Value
 from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.ops import attr
 from shardc.ir.ops.scalar_bodies import has_body, reduce_inputs, sort_dimension
 from shardc.ir.types import DistributedTensorType
+from shardc.passes.reshards.factor_axes import AxesPerFactor, axes_size, mapping_from_factors
+from shardc.passes.reshards.layouts import replicated
 from shardc.passes.rules.rule import FactorKind, OpShardingRule
 
-if TYPE_CHECKING:
-    from shardc.passes.insert_reshards import _FunctionRewriter
 
-AxesPerFactor = list[tuple[AxisRef, ...]]
+class Resharder(Protocol):
+    """What `split_body_reduce` needs of insert-reshards' function rewriter (rewriter.py)."""
 
+    builder: Builder
+    decided: dict[Value, NamedMapping | None]
 
-def _size(axes: tuple[AxisRef, ...], mesh: DeviceMesh) -> int:
-    return math.prod(a.axis_size(mesh) for a in axes)
+    def reshard_operand(self, op: Operation, index: int, target: NamedMapping) -> None:
+        """Make operand `index` of `op` laid out as `target` (a shared `reshard` if needed)."""
+        ...
 
 
 def is_body_reduce(op: Operation) -> bool:
@@ -86,7 +90,7 @@ def sharded_reduced_dims(
         assert rule.kind(f) is FactorKind.REDUCTION
         if not axes[f]:
             continue
-        if d != first or shape[d] % _size(axes[f], mesh):
+        if d != first or shape[d] % axes_size(axes[f], mesh):
             axes[f] = ()
         else:
             out[d] = axes[f]
@@ -94,7 +98,7 @@ def sharded_reduced_dims(
 
 
 def split_body_reduce(
-    rw: _FunctionRewriter,
+    rw: Resharder,
     op: Operation,
     rule: OpShardingRule,
     axes: AxesPerFactor,
@@ -103,8 +107,6 @@ def split_body_reduce(
 ) -> None:
     """Replace `op` by reshape, local reduce, reshard (all_gather) and a combining reduce (see
     the module docstring). `rw` is insert-reshards' function rewriter."""
-    from shardc.passes.insert_reshards import mapping_from_factors, replicated  # (imports this)
-
     inputs, inits = reduce_inputs(op)
     n = len(inputs)
     for i, tm in enumerate(rule.operands):
@@ -121,7 +123,7 @@ def split_body_reduce(
     roles: list[str] = []
     for d, size in enumerate(shape):
         if d in sharded:
-            k = _size(sharded[d], mesh)
+            k = axes_size(sharded[d], mesh)
             split_shape += [k, size // k]
             split_dims += [DimSharding(sharded[d], True), DimSharding((), True)]
             roles += ["shard", "local"]
@@ -166,7 +168,7 @@ def split_body_reduce(
 
 
 def _emit(
-    rw: _FunctionRewriter, op: Operation, name: str, operands: list[Value], attrs: dict,
+    rw: Resharder, op: Operation, name: str, operands: list[Value], attrs: dict,
     types: list[tuple[Sequence[int], str, NamedMapping | None]],
 ) -> Operation:
     """A new op before `op` (the insertion point), with `op`'s location."""

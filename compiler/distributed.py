@@ -1,0 +1,158 @@
+"""One program across processes (or hosts) on JAX's distributed runtime.
+
+    cluster = Cluster("host0:1234", num_processes=2, process_id=0, timeout=300)
+    jax = cluster.join()                        # jax.distributed.initialize; gloo on CPU
+    outputs = run_on_cluster(result, inputs)    # global jax.Arrays, this process's shards local
+    check_on_cluster(outputs, expected, ...)    # each process checks the shards it holds
+
+Every process compiles the same program (shardc's pipeline is deterministic) and runs the same
+jitted `shard_map` over a mesh of all processes' devices; JAX's runtime carries the
+collectives that cross processes (gloo between CPU processes, NCCL/ICI on accelerators).
+Inputs are built per process from the global arrays with `jax.make_array_from_callback`: a
+process materialises only the shards on its own devices. A watchdog ends the process with an
+error after `timeout` seconds, so a peer that died or never came never leaves it hanging.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import sys
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from shardc.executors.jax_arrays import JaxArrayProgram, global_array
+from shardc.executors.jax_runtime import import_jax
+from shardc.ir.diagnostics import ShardcError
+from shardc.pipeline import CompileResult
+
+__all__ = ["Cluster", "check_on_cluster", "crossing_collectives", "run_on_cluster"]
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Where this process sits in a cluster: the coordinator's `HOST:PORT`, how many
+    processes, which one this is, and how long (seconds) it may take before giving up."""
+
+    coordinator: str
+    num_processes: int
+    process_id: int
+    timeout: float = 300.0
+
+    def __post_init__(self) -> None:
+        host, sep, port = self.coordinator.rpartition(":")
+        if not sep or not host or not port.isdigit():
+            raise ShardcError(f"--coordinator takes HOST:PORT, got '{self.coordinator}'")
+        if self.num_processes < 1:
+            raise ShardcError(f"--num-processes must be at least 1, got {self.num_processes}")
+        if not 0 <= self.process_id < self.num_processes:
+            raise ShardcError(f"--process-id must be in [0, {self.num_processes}), "
+                              f"got {self.process_id}")
+        if self.timeout <= 0:
+            raise ShardcError(f"--timeout must be positive, got {self.timeout}")
+
+    @property
+    def name(self) -> str:
+        return f"process {self.process_id} of {self.num_processes}"
+
+    def join(self, expire: Callable[[str], None] | None = None) -> Any:
+        """Start the watchdog, set gloo for CPU collectives and `jax.distributed.initialize`;
+        returns `jax`. Must run before anything else touches JAX's devices."""
+        self.start_watchdog(expire)
+        jax = import_jax()
+        # CPU collectives between processes need an implementation (the default has none);
+        # the setting concerns the CPU client only, accelerators use their own.
+        jax.config.update("jax_cpu_collectives_implementation", "gloo")
+        try:
+            jax.distributed.initialize(
+                coordinator_address=self.coordinator, num_processes=self.num_processes,
+                process_id=self.process_id,
+                # JAX ends the process (a C++ fatal error) when this passes: let the watchdog,
+                # whose message says what happened, go first.
+                initialization_timeout=math.ceil(self.timeout) + 10,
+            )
+        except Exception as e:  # the runtime's errors (unreachable coordinator, timeout)
+            raise ShardcError(f"{self.name}: cannot join the cluster at {self.coordinator}: "
+                              f"{type(e).__name__}: {e}") from None
+        return jax
+
+    def start_watchdog(self, expire: Callable[[str], None] | None = None) -> None:
+        message = (f"error: {self.name}: no result after {self.timeout:g} s (a process "
+                   "of the cluster may have failed or never started); giving up")
+        timer = threading.Timer(self.timeout, expire or _exit_with, args=(message,))
+        timer.daemon = True
+        timer.start()
+
+
+def _exit_with(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+    os._exit(1)
+
+
+def run_on_cluster(result: CompileResult, inputs: Sequence[np.ndarray]) -> list[Any]:
+    """Run the compiled program on every device of every process: global numpy inputs (the
+    same in every process), global `jax.Array` outputs."""
+    jax = import_jax()
+    program = JaxArrayProgram(result.spmd)
+    arrays = [global_array(jax, np.asarray(x), s) for x, s in zip(inputs, program.in_shardings)]
+    return list(program.jitted(*arrays))
+
+
+def crossing_collectives(result: CompileResult) -> tuple[int, int]:
+    """`(collectives, those whose device groups span more than one process)`."""
+    jax = import_jax()
+    devices = jax.devices()
+    collectives = result.report["collectives"]
+    crossing = sum(
+        1 for c in collectives
+        if any(len({devices[d].process_index for d in group}) > 1 for group in c["groups"])
+    )
+    return len(collectives), crossing
+
+
+def check_on_cluster(
+    outputs: Sequence[Any],
+    expected: Sequence[np.ndarray],
+    compare: Callable[[Any, Any], tuple[float, float, bool, float]],
+) -> tuple[list[str], bool]:
+    """Each output's shards on this process against the same slices of the unsharded
+    reference. `compare(got, want)` -> (max abs error, relative error, ok, tolerance).
+    Returns the report lines and whether every shard is within tolerance."""
+    lines, all_ok = [], True
+    for i, (out, want) in enumerate(zip(outputs, expected)):
+        want = np.asarray(want)
+        err = rel = tol = 0.0
+        ok = True
+        shards = out.addressable_shards
+        for shard in shards:
+            e, r, good, tol = compare(np.asarray(shard.data), want[shard.index])
+            err, rel, ok = max(err, e), max(rel, r), ok and good
+        starts = {tuple(sl.indices(n)[0] for sl, n in zip(s.index, want.shape)): s.index
+                  for s in shards}
+        held = [_index_text(starts[k], want.shape) for k in sorted(starts)]
+        lines.append(
+            f"output {i}: {len(shards)} shards here ({', '.join(held)}), max abs error "
+            f"{err:.3e}, relative to max |value| {rel:.3e} (tolerance {tol:g}) "
+            f"{'ok' if ok else 'FAILED'}"
+        )
+        all_ok = all_ok and ok
+    return lines, all_ok
+
+
+def gather_on_cluster(outputs: Sequence[Any]) -> list[np.ndarray]:
+    """Every output as a whole numpy array on every process (a collective: all must call)."""
+    from jax.experimental import multihost_utils
+
+    return [np.asarray(multihost_utils.process_allgather(o, tiled=True)) for o in outputs]
+
+
+def _index_text(index: tuple[slice, ...], shape: tuple[int, ...]) -> str:
+    parts = []
+    for s, n in zip(index, shape):
+        start, stop, _ = s.indices(n)
+        parts.append(":" if (start, stop) == (0, n) else f"{start}:{stop}")
+    return "[" + ", ".join(parts) + "]"

@@ -1,0 +1,375 @@
+"""`shardc.jit`: a JAX function compiled by shardc and run on the mesh's devices.
+
+    f = shardc.jit(mlp, mesh=mesh, in_shardings=(P("dp"), P(None, "tp"), P("tp")))
+    y = f(x, w1, w2)               # == jax.jit(mlp)(x, w1, w2); y.sharding: shardc's decision
+    lowered = f.lower(x, w1, w2)   # shardc.stages.Lowered: program, report, shardings
+    compiled = lowered.compile()   # shardc.stages.Compiled: callable
+
+On the first call for an input signature (the arguments' pytree, shapes, dtypes, the shardings
+of committed `jax.Array`s, and the static arguments) JAX traces and lowers `f`
+(`shardc.from_jax`), shardc decides every sharding and the cheapest collectives
+(`shardc.compile`), and the per-device program becomes one jitted `shard_map` on the mesh's
+devices (`JaxArrayProgram`); later calls with the same signature reuse it, as `jax.jit` does.
+
+What differs from `jax.jit`: an argument without a sharding (None, a numpy array) is left to
+shardc's propagation, which may shard it (the argument is then placed so); a committed
+`jax.Array` in a sharding other than the decided one is moved (`jax.device_put`) rather than
+rejected. Options for shardc's compiler travel in `options` (a `CompileOptions`).
+"""
+
+from __future__ import annotations
+
+import functools
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from shardc.ir.diagnostics import ShardcError
+from shardc.jax_api import _jax
+from shardc.pipeline import CompileOptions
+from shardc.pipeline import compile as compile_module
+from shardc.stages import Compiled, Lowered, Signature
+
+__all__ = ["Jitted", "jit"]
+
+BACKENDS = ("jax", "numpy")
+
+
+def jit(
+    fun: Callable[..., Any] | None = None,
+    *,
+    mesh: Any = None,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
+    backend: str = "jax",
+    static_argnums: int | Sequence[int] = (),
+    static_argnames: str | Sequence[str] = (),
+    options: CompileOptions | None = None,
+) -> Any:
+    """Compile `fun` with shardc for `mesh`; a callable like `jax.jit(fun)`.
+
+    `mesh`: a `jax.sharding.Mesh` (or an `AbstractMesh` with `backend="numpy"`); it may be
+    left out when the shardings are `NamedSharding`s. `in_shardings`: a sharding per
+    positional argument (a tuple, each entry a prefix of that argument's pytree) or one for
+    all; each leaf a `PartitionSpec`, a `NamedSharding` or None (shardc decides).
+    `out_shardings`: a prefix of the result's pytree, likewise. `backend`: "jax" (the mesh's
+    devices; returns `jax.Array`s) or "numpy" (simulated devices; returns numpy arrays).
+    Without `fun`, a decorator.
+    """
+    if fun is None:
+        return functools.partial(
+            jit, mesh=mesh, in_shardings=in_shardings, out_shardings=out_shardings,
+            backend=backend, static_argnums=static_argnums, static_argnames=static_argnames,
+            options=options,
+        )
+    return Jitted(fun, mesh=mesh, in_shardings=in_shardings, out_shardings=out_shardings,
+                  backend=backend, static_argnums=static_argnums,
+                  static_argnames=static_argnames, options=options)
+
+
+class Jitted:
+    """What `shardc.jit` returns: call it, or `lower` it for one input signature."""
+
+    def __init__(self, fun: Callable[..., Any], *, mesh: Any, in_shardings: Any,
+                 out_shardings: Any, backend: str, static_argnums: int | Sequence[int],
+                 static_argnames: str | Sequence[str], options: CompileOptions | None):
+        if not callable(fun):
+            raise ShardcError(f"shardc.jit takes a function, got {type(fun).__name__}")
+        if backend not in BACKENDS:
+            raise ShardcError(f"unknown backend '{backend}' (expected jax or numpy)")
+        jax = _jax()
+        self.jax = jax
+        self.fun = fun
+        self.name = getattr(fun, "__name__", "f")
+        self.backend = backend
+        self.options = options or CompileOptions()
+        self.static_argnums = _ints(static_argnums)
+        self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else \
+            tuple(static_argnames)
+        self.mesh = _mesh_of(jax, mesh, in_shardings, out_shardings, backend)
+        self.trace_mesh = _auto_mesh(jax, self.mesh)
+        self.in_specs = _to_specs(jax, in_shardings, self.mesh, "in_shardings")
+        self.out_specs = _to_specs(jax, out_shardings, self.mesh, "out_shardings")
+        # call signature -> (program, whether its arguments must be moved first)
+        self._cache: dict[Any, tuple[Compiled, bool]] = {}
+        self._programs: dict[Any, Compiled] = {}  # shapes, dtypes, annotations -> program
+        functools.update_wrapper(self, fun)
+
+    # ----- calling ------------------------------------------------------------------------------
+
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
+        leaves, key, num_args, statics = self._flatten(args, kwargs)
+        hit = self._cache.get(key)
+        if hit is None:
+            hit = self._miss(leaves, key, num_args, statics)
+        compiled, place = hit
+        return compiled.call_leaves(leaves, place)
+
+    def _miss(self, leaves: list[Any], key: Any, num_args: int,
+              statics: list[tuple[str | int, Any]]) -> tuple[Compiled, bool]:
+        """The program for a new call signature: one compiled before for the same shapes and
+        shardings (an argument placed otherwise is moved), else a new one."""
+        specs = self._leaf_specs(leaves, key[0], num_args)
+        program_key = (key[0], key[1], tuple(
+            (np.shape(x), np.dtype(x.dtype), spec) for x, spec in zip(leaves, specs)
+        ))
+        compiled = self._programs.get(program_key)
+        if compiled is None:
+            compiled = self._lower(leaves, key[0], num_args, statics, specs).compile()
+            self._programs[program_key] = compiled
+        self._cache[key] = hit = (compiled, compiled.needs_placing(leaves))
+        return hit
+
+    def lower(self, *args: Any, **kwargs: Any) -> Lowered:
+        """Trace, import and compile with shardc for these arguments (arrays or
+        `jax.ShapeDtypeStruct`s)."""
+        leaves, key, num_args, statics = self._flatten(args, kwargs)
+        specs = self._leaf_specs(leaves, key[0], num_args)
+        return self._lower(leaves, key[0], num_args, statics, specs)
+
+    def cache_size(self) -> int:
+        """How many programs shardc has compiled (one per distinct argument shapes, dtypes
+        and shardings, as `jax.jit` compiles one per such signature)."""
+        return len(self._programs)
+
+    # ----- signatures -----------------------------------------------------------------------
+
+    def _flatten(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> tuple[list[Any], Any, int, list[tuple[str | int, Any]]]:
+        """`(leaves, signature key, number of positional dynamic arguments, statics)`."""
+        statics: list[tuple[str | int, Any]] = []
+        dyn: list[Any] = []
+        for i, a in enumerate(args):
+            if i in self.static_argnums or i - len(args) in self.static_argnums:
+                statics.append((i, a))
+            else:
+                dyn.append(a)
+        if self.static_argnames:
+            kwargs = dict(kwargs)
+            for name in self.static_argnames:
+                if name in kwargs:
+                    statics.append((name, kwargs.pop(name)))
+        leaves, tree = self.jax.tree_util.tree_flatten((tuple(dyn), kwargs))
+        leaves = [_as_array(self.jax, x, i) for i, x in enumerate(leaves)]
+        try:
+            key = (tree, tuple(statics), tuple(_leaf_key(self.jax, x) for x in leaves))
+            hash(key)
+        except TypeError as e:
+            raise ShardcError(
+                f"{self.name}: static arguments must be hashable ({e}); pass arrays as "
+                "ordinary arguments"
+            ) from None
+        return leaves, key, len(dyn), statics
+
+    def _lower(self, leaves: list[Any], tree: Any, num_args: int,
+               statics: list[tuple[str | int, Any]], specs: tuple[Any, ...]) -> Lowered:
+        jax = self.jax
+        structs = tuple(jax.ShapeDtypeStruct(np.shape(x), x.dtype) for x in leaves)
+        out_tree: list[Any] = []
+
+        def flat_fun(*flat: Any) -> Any:
+            dyn, kwargs = jax.tree_util.tree_unflatten(tree, flat)
+            call_args = list(dyn)
+            for where, value in sorted((s for s in statics if isinstance(s[0], int)),
+                                       key=lambda s: s[0]):
+                call_args.insert(where, value)
+            kwargs = dict(kwargs, **{k: v for k, v in statics if isinstance(k, str)})
+            out = self.fun(*call_args, **kwargs)
+            out_tree.append(jax.tree_util.tree_structure(out))
+            return out
+
+        flat_fun.__name__ = self.name
+        from shardc.jax_api import from_jax
+
+        start = time.perf_counter()
+        try:
+            module = from_jax(flat_fun, *structs, mesh=self.trace_mesh, in_shardings=specs,
+                              out_shardings=self.out_specs)
+        except ShardcError:
+            raise
+        except Exception as e:
+            if not out_tree:
+                raise  # the user's function itself failed: its own error, unchanged
+            raise ShardcError(f"{self.name}: JAX could not lower it with these shardings: "
+                              f"{type(e).__name__}: {e}") from None
+        traced = time.perf_counter()
+        result = compile_module(module, self.options)
+        done = time.perf_counter()
+        signature = Signature(tree, num_args, out_tree[0], structs)
+        timings = {"jax_lower_import": traced - start, "shardc_compile": done - traced}
+        return Lowered(self.name, result, signature, self.mesh, self.backend, timings)
+
+    def _leaf_specs(self, leaves: list[Any], tree: Any, num_args: int) -> tuple[Any, ...]:
+        """A PartitionSpec (or None) per argument leaf: `in_shardings` broadcast over the
+        positional arguments, else a committed array's own sharding on the mesh."""
+        jax = self.jax
+        dyn, kwargs = jax.tree_util.tree_unflatten(tree, leaves)
+        given = self.in_specs
+        if given is None or _is_spec_leaf(jax, given):
+            per_arg = [given] * num_args
+        elif isinstance(given, (tuple, list)):
+            if len(given) != num_args:
+                raise ShardcError(
+                    f"{self.name}: in_shardings has {len(given)} entries but the call passes "
+                    f"{num_args} positional (non-static) arguments"
+                )
+            per_arg = list(given)
+        else:
+            raise ShardcError(f"{self.name}: in_shardings must be a tuple with an entry per "
+                              f"positional argument, or one sharding for all")
+        specs: list[Any] = []
+        for i, (arg, spec) in enumerate(zip(dyn, per_arg)):
+            try:
+                specs.extend(_broadcast(jax, spec, arg))
+            except ValueError as e:
+                raise ShardcError(f"{self.name}: in_shardings[{i}] does not match argument "
+                                  f"{i}'s structure: {e}") from None
+        specs.extend([None] * len(jax.tree_util.tree_leaves(kwargs)))
+        out = []
+        for i, (x, spec) in enumerate(zip(leaves, specs)):
+            if spec is None:
+                spec = _committed_spec(jax, x, self.mesh)
+            if spec is not None:
+                _check_spec(spec, np.shape(x), self.mesh, f"{self.name}: argument leaf {i}")
+            out.append(spec)
+        return tuple(out)
+
+    def __repr__(self) -> str:
+        return f"<shardc.jit {self.name} backend={self.backend}>"
+
+
+# ----- meshes and shardings ---------------------------------------------------------------------
+
+
+def _mesh_of(jax: Any, mesh: Any, ins: Any, outs: Any, backend: str) -> Any:
+    """The mesh given, or the one every NamedSharding in `ins`/`outs` is on."""
+    Mesh, AbstractMesh = jax.sharding.Mesh, jax.sharding.AbstractMesh  # noqa: N806
+    if mesh is not None and not isinstance(mesh, (Mesh, AbstractMesh)):
+        raise ShardcError(f"mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}")
+    if mesh is None:
+        named = [s for s in jax.tree_util.tree_leaves((ins, outs), is_leaf=_is_leaf(jax))
+                 if isinstance(s, jax.sharding.NamedSharding)]
+        if not named:
+            raise ShardcError("shardc.jit needs a mesh: pass mesh=jax.sharding.Mesh(...), or "
+                              "NamedShardings as in_shardings/out_shardings")
+        mesh = named[0].mesh
+    if isinstance(mesh, AbstractMesh) and backend == "jax":
+        raise ShardcError("an AbstractMesh has no devices to run on: pass a jax.sharding.Mesh, "
+                          "or backend='numpy' to run on simulated devices")
+    return mesh
+
+
+def _auto_mesh(jax: Any, mesh: Any) -> Any:
+    """`mesh` with every axis `Auto`: shardc's propagation decides what JAX leaves open."""
+    auto = (jax.sharding.AxisType.Auto,) * len(mesh.axis_names)
+    if isinstance(mesh, jax.sharding.AbstractMesh):
+        return jax.sharding.AbstractMesh(mesh.axis_sizes, mesh.axis_names, axis_types=auto)
+    return jax.sharding.Mesh(mesh.devices, mesh.axis_names, axis_types=auto)
+
+
+def _same_mesh(a: Any, b: Any) -> bool:
+    if tuple(a.axis_names) != tuple(b.axis_names) or tuple(a.axis_sizes) != tuple(b.axis_sizes):
+        return False
+    da, db = getattr(a, "devices", None), getattr(b, "devices", None)
+    if isinstance(da, np.ndarray) and isinstance(db, np.ndarray):
+        return [d.id for d in da.flat] == [d.id for d in db.flat]
+    return True
+
+
+def _is_leaf(jax: Any) -> Callable[[Any], bool]:
+    return lambda x: x is None or _is_spec_leaf(jax, x)
+
+
+def _is_spec_leaf(jax: Any, x: Any) -> bool:
+    return isinstance(x, (jax.sharding.PartitionSpec, jax.sharding.Sharding))
+
+
+def _to_specs(jax: Any, shardings: Any, mesh: Any, what: str) -> Any:
+    """The pytree `shardings` with every NamedSharding replaced by its PartitionSpec (after
+    checking it is on `mesh`)."""
+
+    def spec(leaf: Any) -> Any:
+        if leaf is None or isinstance(leaf, jax.sharding.PartitionSpec):
+            return leaf
+        if isinstance(leaf, jax.sharding.NamedSharding):
+            if not _same_mesh(leaf.mesh, mesh):
+                raise ShardcError(f"{what}: a NamedSharding is on mesh {leaf.mesh}, not on the "
+                                  f"mesh given ({mesh})")
+            return leaf.spec
+        raise ShardcError(f"{what}: {type(leaf).__name__} is not supported; use "
+                          "PartitionSpec or NamedSharding")
+
+    return jax.tree_util.tree_map(spec, shardings, is_leaf=_is_leaf(jax))
+
+
+def _broadcast(jax: Any, prefix: Any, tree: Any) -> list[Any]:
+    """The leaves of `prefix` (a pytree prefix of `tree`) repeated over `tree`'s leaves."""
+    if prefix is None or _is_spec_leaf(jax, prefix):
+        return [prefix] * len(jax.tree_util.tree_leaves(tree))
+    out: list[Any] = []
+    jax.tree_util.tree_map(
+        lambda p, sub: out.extend([p] * len(jax.tree_util.tree_leaves(sub))),
+        prefix, tree, is_leaf=_is_leaf(jax),
+    )
+    return out
+
+
+def _committed_spec(jax: Any, x: Any, mesh: Any) -> Any:
+    """The PartitionSpec of a committed `jax.Array` (or a `ShapeDtypeStruct` with a
+    sharding) when it is sharded on `mesh`, else None."""
+    sharding = getattr(x, "sharding", None)
+    placed = x.committed if isinstance(x, jax.Array) else isinstance(x, jax.ShapeDtypeStruct)
+    if (placed and isinstance(sharding, jax.sharding.NamedSharding)
+            and _same_mesh(sharding.mesh, mesh)):
+        return sharding.spec
+    return None
+
+
+def _check_spec(spec: Any, shape: tuple[int, ...], mesh: Any, where: str) -> None:
+    if len(spec) > len(shape):
+        raise ShardcError(f"{where} has rank {len(shape)}, but its sharding {spec} names "
+                          f"{len(spec)} dims")
+    sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
+    for d, entry in enumerate(spec):
+        if entry is None or not isinstance(entry, (str, tuple, list)):
+            continue  # None, or P.UNCONSTRAINED
+        names = (entry,) if isinstance(entry, str) else tuple(entry)
+        unknown = [n for n in names if n not in sizes]
+        if unknown:
+            raise ShardcError(f"{where}: sharding {spec} names axes {unknown} that the mesh "
+                              f"does not have (axes: {list(mesh.axis_names)})")
+        count = int(np.prod([sizes[n] for n in names], dtype=np.int64))
+        if shape[d] % count:
+            raise ShardcError(f"{where}: dim {d} of size {shape[d]} does not split evenly over "
+                              f"{names} ({count} devices), as JAX requires of an argument")
+
+
+# ----- argument leaves --------------------------------------------------------------------------
+
+
+def _as_array(jax: Any, x: Any, index: int) -> Any:
+    if isinstance(x, (jax.Array, np.ndarray, jax.ShapeDtypeStruct)):
+        return x
+    if isinstance(x, (bool, int, float, complex, np.generic)):
+        value = np.asarray(x)
+        return value.astype(jax.dtypes.canonicalize_dtype(value.dtype))
+    raise ShardcError(
+        f"argument leaf {index} is a {type(x).__name__}, not an array; pass arrays, or mark "
+        "the argument static (static_argnums / static_argnames)"
+    )
+
+
+def _leaf_key(jax: Any, x: Any) -> tuple[Any, ...]:
+    if isinstance(x, np.ndarray):
+        return (x.shape, x.dtype)
+    sharding = getattr(x, "sharding", None)
+    if isinstance(x, jax.Array) and not x.committed:
+        sharding = None
+    return (x.shape, x.dtype, sharding)
+
+
+def _ints(value: int | Sequence[int]) -> tuple[int, ...]:
+    return (value,) if isinstance(value, int) else tuple(value)

@@ -1,0 +1,353 @@
+"""The builders that turn the reader's records into a native module: meshes, functions, values.
+
+    func.func public @main(%arg0: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, ...>})
+        -> Function("main", [DistributedTensorType((16, 32), "f32", <@mesh, ...>)], ...)
+
+`ModuleBuilder` declares meshes and functions and decodes types and shardings; `FunctionBuilder`
+resolves value names (`%0`, `%1#2`) and builds one op per record, with the converter
+`import_table.FORMS` has for the record's form (the op families in `ops/` fill that table).
+Shardings (`sdy.sharding`, `#sdy.sharding_per_value`, the inline sharding of sdy ops) become the
+values' `DistributedTensorType` mappings; attributes shardc does not interpret are kept verbatim as
+`OpaqueAttr` so the exporter writes them back. Every error is a located `ShardcError`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from lark import Token
+
+from shardc.ir.attributes import OpaqueAttr
+from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.diagnostics import Location, ParseError, ShardcError
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.mesh import DeviceMesh
+from shardc.ir.types import DistributedTensorType
+from shardc.stablehlo.attributes import (
+    MESH_ATTRS_PREFIX,
+    SHARDING_BODY,
+    ShardingText,
+    tensor_type_text,
+    unescape,
+)
+from shardc.stablehlo.import_table import FORMS
+from shardc.stablehlo.locations import Locations
+from shardc.stablehlo.records import AttrRec, DictRec, FuncRec, MeshRec, ModuleRec, OpRec
+
+# ----- the module -----------------------------------------------------------------------------
+
+
+class ModuleBuilder:
+    def __init__(self, text: str, filename: str, aliases: dict[str, str]):
+        self.text = text
+        self.filename = filename
+        self.locs = Locations(aliases)
+        self.module = Module()
+        self.sharding_cache: dict[str, NamedMapping] = {}
+
+    # ----- helpers -------------------------------------------------------------------------
+
+    def where(self, tok: Token) -> Location:
+        return Location(self.filename, tok.line or 0, tok.column or 0)
+
+    def fail(self, message: str, tok: Token, cls: type[ShardcError] = ParseError) -> ShardcError:
+        return cls(message, self.where(tok), source=self.text)
+
+    def opaque(self, attr: AttrRec | None) -> OpaqueAttr:
+        if attr is None:
+            return OpaqueAttr("unit")
+        return OpaqueAttr(self.attr_text(attr))
+
+    def attr_text(self, attr: AttrRec) -> str:
+        """The attribute's source text, with every nested dictionary sorted by key as MLIR's
+        DictionaryAttr keeps it."""
+        if attr.kind == "dict" and attr.value is not None:
+            entries = sorted(attr.value, key=lambda e: e[0])
+            return "{" + ", ".join(
+                text if value is None else f"{text} = {self.attr_text(value)}"
+                for _, value, text in entries) + "}"
+        if attr.kind == "list" and any(v.kind in ("dict", "list") for v in attr.value):
+            return "[" + ", ".join(self.attr_text(v) for v in attr.value) + "]"
+        return self.text[attr.start : attr.end]
+
+    def tensor(self, tok: Token, mapping: NamedMapping | None = None) -> DistributedTensorType:
+        parsed = tensor_type_text(str(tok))
+        if isinstance(parsed, str):
+            raise self.fail(parsed, tok)
+        try:
+            return DistributedTensorType(parsed[0], parsed[1], mapping)
+        except ShardcError as e:
+            raise self.fail(e.message, tok, type(e)) from None
+
+    def mapping(self, text: str, tok: Token) -> NamedMapping:
+        """`<@mesh, [...]>` (optionally `#sdy.sharding` in front) -> NamedMapping."""
+        if text.startswith("#sdy.sharding<"):
+            text = text[len("#sdy.sharding") :]
+        cached = self.sharding_cache.get(text)
+        if cached is not None:
+            return cached
+        try:
+            mesh_name, dims, extras = ShardingText(text).parse()
+        except ValueError as e:
+            raise self.fail(f"malformed sharding: {e}", tok) from None
+        mesh = self.module.meshes.get(mesh_name)
+        if mesh is None:
+            raise self.fail(
+                f"unknown mesh @{mesh_name}; declare it first with `sdy.mesh @{mesh_name} = "
+                '<["x"=2]>`', tok
+            )
+        try:
+            mapping = NamedMapping(mesh, tuple(dims), extras.get("replicated", ()),
+                                   extras.get("unreduced", ()))
+        except ShardcError as e:
+            raise self.fail(e.message, tok, type(e)) from None
+        self.sharding_cache[text] = mapping
+        return mapping
+
+    def per_value(self, attr: AttrRec, tok: Token, count: int) -> list[NamedMapping]:
+        text = attr.value if attr.kind == "dialect" else ""
+        if not text.startswith("#sdy.sharding_per_value<"):
+            raise self.fail("'sdy.sharding' on an op must be a #sdy.sharding_per_value<[...]>", tok)
+        bodies = SHARDING_BODY.findall(text[len("#sdy.sharding_per_value<") :])
+        if len(bodies) != count:
+            raise self.fail(
+                f"#sdy.sharding_per_value has {len(bodies)} shardings for {count} results", tok
+            )
+        return [self.mapping(b, tok) for b in bodies]
+
+    def split_attrs(
+        self, attrs: DictRec | None, reserved: set[str] = frozenset()
+    ) -> tuple[AttrRec | None, dict[str, Any]]:
+        """(the `sdy.sharding` attr, every other attr kept verbatim)."""
+        if attrs is None:
+            return None, {}
+        sharding = None
+        kept: dict[str, Any] = {}
+        for key, value in attrs.entries.items():
+            if key == "sdy.sharding":
+                sharding = value
+            elif key in reserved:
+                raise self.fail(
+                    f"attribute '{key}' clashes with the op's own attribute of that name",
+                    attrs.tokens[key],
+                )
+            else:
+                kept[key] = self.opaque(value)
+        return sharding, kept
+
+    # ----- module ----------------------------------------------------------------------------
+
+    def build(self, rec: ModuleRec) -> Module:
+        module = self.module
+        if rec.name is not None:
+            module.attributes["sym_name"] = str(rec.name)[1:]
+        if rec.attrs is not None:
+            for key, value in rec.attrs.entries.items():
+                module.attributes[key] = self.opaque(value)
+        funcs: list[tuple[FuncRec, Function]] = []
+        for item in rec.items:
+            if isinstance(item, MeshRec):
+                self.add_mesh(item)
+            else:
+                funcs.append((item, self.declare_function(item)))
+        for frec, func in funcs:
+            FunctionBuilder(self, func).build(frec)
+        return module
+
+    def add_mesh(self, m: MeshRec) -> None:
+        name = str(m.name)[1:]
+        if m.dialect is not None:
+            raise self.fail(
+                f"unsupported mesh {m.dialect}: shardc meshes are written "
+                f'`sdy.mesh @{name} = <["x"=2, ...]>` (maximal and inline meshes do not import)',
+                m.name,
+            )
+        try:
+            mesh = DeviceMesh(name, tuple((unescape(str(t)), n) for t, n, _ in m.axes),
+                              tuple(m.device_ids) if m.device_ids is not None else None)
+            self.module.add_mesh(mesh, self.where(m.tok))
+        except ShardcError as e:
+            raise self.fail(e.message, m.name, type(e)) from None
+        if m.attrs is not None and m.attrs.entries:
+            text = "{" + ", ".join(
+                key if v is None else f"{key} = {self.attr_text(v)}"
+                for key, v in m.attrs.entries.items()
+            ) + "}"
+            self.module.attributes[MESH_ATTRS_PREFIX + name] = OpaqueAttr(text)
+
+    def declare_function(self, f: FuncRec) -> Function:
+        name = str(f.name)[1:]
+        if self.module.lookup_function(name) is not None:
+            raise self.fail(f"function @{name} is defined twice", f.name)
+        arg_types, arg_attrs = [], []
+        for a in f.args:
+            sharding, kept = self.split_attrs(a.attrs)
+            mapping = self.func_sharding(sharding, a.attrs, "sdy.sharding")
+            arg_types.append(self.tensor(a.type, mapping))
+            arg_attrs.append(kept)
+        res_types, res_attrs = [], []
+        for ty, attrs in f.results:
+            sharding, kept = self.split_attrs(attrs)
+            mapping = self.func_sharding(sharding, attrs, "sdy.sharding")
+            res_types.append(self.tensor(ty, mapping))
+            res_attrs.append(kept)
+        visibility = str(f.visibility) if f.visibility is not None else "public"
+        func = Function(
+            name, arg_types, res_types, visibility=visibility, loc=self.where(f.tok),
+            arg_names=[str(a.tok)[1:] for a in f.args],
+        )
+        func.visibility_written = f.visibility is not None
+        func.arg_attrs = arg_attrs
+        func.res_attrs = res_attrs
+        if f.attrs is not None:
+            func.attributes = {k: self.opaque(v) for k, v in f.attrs.entries.items()}
+        if f.loc is not None:
+            loc = self.locs.resolve(str(f.loc))
+            if loc is not None:
+                func.loc, func.loc_written = loc, True
+        self.module.add_function(func)
+        return func
+
+    def func_sharding(self, sharding: AttrRec | None, attrs: DictRec | None, key: str):
+        if sharding is None:
+            return None
+        tok = attrs.tokens[key]
+        if sharding.kind != "dialect" or not sharding.value.startswith("#sdy.sharding<"):
+            raise self.fail("'sdy.sharding' on a function argument or result must be a "
+                            "#sdy.sharding<@mesh, [...]>", tok)
+        return self.mapping(sharding.value, tok)
+
+
+# ----- one function ---------------------------------------------------------------------------
+
+
+class FunctionBuilder:
+    """Resolves names and builds the native ops of one function."""
+
+    def __init__(self, b: ModuleBuilder, func: Function):
+        self.b = b
+        self.func = func
+        self.scope: dict[str, Value | tuple[Value, ...]] = {}
+        # The mesh of the sdy.manual_computation whose body this is (outlining.py), else None.
+        self.manual_mesh = None
+        self.tok: Token | None = None
+
+    def build(self, f: FuncRec) -> None:
+        for a, value in zip(f.args, self.func.args):
+            self.define(str(a.tok)[1:], value, a.tok)
+        for rec in f.ops:
+            self.add(rec)
+
+    def define(self, name: str, value: Value, tok: Token) -> None:
+        if name in self.scope:
+            raise self.b.fail(f"argument %{name} is declared twice", tok)
+        self.scope[name] = value
+
+    def scope_value(self, name: str, region) -> Value:
+        """The value a region captures as `name` or `name#i` (outlining.py)."""
+        base, _, index = name.partition("#")
+        found = self.scope.get(base)
+        if isinstance(found, tuple):
+            found = found[int(index or 0)] if int(index or 0) < len(found) else None
+        if found is None:
+            tok = region.ops[0].tok if region.ops else self.tok
+            raise self.b.fail(f"use of undefined value %{name}", tok)
+        return found
+
+    def capture(self, name: str, value: Value, outer) -> None:
+        """Make the captured `name` (`name#i`) resolve to `value` (an outlined function's
+        argument); `outer` is what the enclosing scope binds the base name to."""
+        base, _, index = name.partition("#")
+        if isinstance(outer, tuple):
+            slots = list(self.scope.get(base) or (None,) * len(outer))
+            slots[int(index or 0)] = value
+            self.scope[base] = tuple(slots)
+        else:
+            self.scope[base] = value
+
+    def lookup(self, tok: Token) -> Value:
+        text = str(tok)[1:]
+        name, _, index = text.partition("#")
+        found = self.scope.get(name)
+        if found is None:
+            raise self.b.fail(f"use of undefined value %{name}", tok)
+        if isinstance(found, tuple):
+            i = int(index) if index else 0
+            if i >= len(found) or found[i] is None:
+                raise self.b.fail(f"%{name} has {len(found)} results; #{i} does not exist", tok)
+            return found[i]
+        if index and index != "0":
+            raise self.b.fail(f"%{name} has a single result", tok)
+        return found
+
+    def add(self, rec: OpRec) -> None:
+        b = self.b
+        first = rec.results[0][0] if rec.results else rec.tok
+        self.tok = rec.tok
+        operands = [self.lookup(t) for t in rec.operands]
+        try:
+            name, attrs, result_toks, mappings = FORMS[rec.form](self, rec, operands)
+        except ValueError as e:
+            raise b.fail(f"'{rec.name}' op: {e}", rec.tok) from None
+        sharding, kept = b.split_attrs(rec.attrs, set(attrs))
+        n_results = sum(n for _, n in rec.results)
+        if len(result_toks) != n_results:
+            raise b.fail(
+                f"'{rec.name}' defines {n_results} value{'s' if n_results != 1 else ''} but its "
+                f"type lists {len(result_toks)} result{'s' if len(result_toks) != 1 else ''}",
+                first,
+            )
+        if sharding is not None:
+            if mappings is not None:
+                raise b.fail(f"'{rec.name}' carries its sharding inline; drop 'sdy.sharding'",
+                             rec.attrs.tokens["sdy.sharding"])
+            mappings = b.per_value(sharding, rec.attrs.tokens["sdy.sharding"], n_results)
+        types = [
+            b.tensor(t, mappings[i] if mappings else None) for i, t in enumerate(result_toks)
+        ]
+        attrs.update(kept)
+        loc, written = b.where(first), False
+        if rec.loc is not None:
+            resolved = b.locs.resolve(str(rec.loc))
+            if resolved is not None:
+                loc, written = resolved, True
+        op = Operation(name, operands, types, attrs, loc, loc_written=written)
+        self.func.body.append(op)
+        i = 0
+        for tok, count in rec.results:
+            text = str(tok)[1:]
+            if text in self.scope:
+                raise b.fail(f"value %{text} is defined twice", tok)
+            group = tuple(op.results[i : i + count])
+            if count == 1:
+                group[0].name_hint = text
+                self.scope[text] = group[0]
+            else:
+                self.scope[text] = group
+            i += count
+
+    # ----- signature checks -------------------------------------------------------------------
+
+    def results_of(self, rec: OpRec, operands: list[Value]) -> list[Token]:
+        """Result type tokens from the signature; checks the operand types it names."""
+        if rec.sig is None:
+            return []
+        kind, op_toks, res_toks = rec.sig
+        if kind == "fn":
+            if len(op_toks) != len(operands):
+                raise ValueError(
+                    f"signature lists {len(op_toks)} operand types for {len(operands)} operands"
+                )
+            for i, (tok, v) in enumerate(zip(op_toks, operands)):
+                self.check_type(tok, v, i)
+            return list(res_toks)
+        return [res_toks[-1]]
+
+    def check_type(self, tok: Token, v: Value, i: int) -> None:
+        parsed = tensor_type_text(str(tok))
+        if isinstance(parsed, str):
+            raise self.b.fail(parsed, tok)
+        if parsed != (v.type.shape, v.type.dtype):
+            raise self.b.fail(
+                f"operand {i} has type {v.type.tensor} but the signature says {tok}", tok
+            )

@@ -1,0 +1,235 @@
+"""Collectives: Shardy's (all_gather, all_slice, all_to_all, all_reduce, reduce_scatter,
+collective_permute) and the `stablehlo.all_reduce` a shard_map body holds.
+
+    %0 = sdy.all_gather [{"tp"}, {}] %arg0 out_sharding=<@mesh, [{}, {}]> : tensor<8x16xf32>
+        <-> all_gather {gathering_axes = [[tp], []]}, its result typed with the out_sharding
+    %1 = "stablehlo.all_reduce"(%0) <{replica_groups = dense<[[0, 1], [2, 3]]> : ...,
+         use_global_device_ids}> ({ ... add ... }) : (...) -> ...
+        <-> spmd.all_reduce {axes = ["x"], groups = ..., kind = add}
+
+A `stablehlo.all_reduce` imports only inside an `sdy.manual_computation` body: its replica groups
+must be the device groups of some of the mesh's axes, which become the native op's `axes`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from shardc.ir.attributes import Keyword, OpaqueAttr
+from shardc.ir.core import Operation, Value
+from shardc.ir.diagnostics import ShardcError
+from shardc.ir.mapping import axes_text
+from shardc.ir.mesh import AxisRef
+from shardc.stablehlo.export_table import prints, prints_lines
+from shardc.stablehlo.import_table import Props, generic, pretty_form, read_rule
+from shardc.stablehlo.mlir_text import inline_sharding
+from shardc.stablehlo.mlir_text import tensor_text as _ty
+from shardc.stablehlo.records import OpRec
+from shardc.stablehlo.reducers import reducer_lines, region_kind, strip_scalar_constraint
+
+if TYPE_CHECKING:
+    from shardc.stablehlo.builder import FunctionBuilder
+    from shardc.stablehlo.names import Names
+    from shardc.stablehlo.printer import Printer
+
+# The sdy collectives that move one axis list per dim -> the attribute that holds them.
+PER_DIM_AXES = {"all_gather": "gathering_axes", "all_slice": "slicing_axes",
+                "reduce_scatter": "scatter_axes"}
+
+
+# ----- import: sdy collectives ----------------------------------------------------------------
+
+
+@read_rule("sdy_dims_collective")
+def sdy_dims_collective(c: list) -> OpRec:
+    per_dim = [x for x in c if isinstance(x, tuple)]
+    value, sharding, attrs, ty = c[-4:]
+    return OpRec("sdy_collective", c[0], [value], {"per_dim": per_dim, "sharding": sharding},
+                 attrs, ("plain", None, [ty]))
+
+
+@read_rule("sdy_all_to_all")
+def sdy_all_to_all(c: list) -> OpRec:
+    params = [x for x in c if isinstance(x, list)]
+    value, sharding, attrs, ty = c[-4:]
+    return OpRec("sdy_collective", c[0], [value], {"params": params, "sharding": sharding},
+                 attrs, ("plain", None, [ty]))
+
+
+@read_rule("a2a_param")
+def a2a_param(c: list) -> list:
+    return [c[0], int(c[1]), int(c[2])]
+
+
+@read_rule("sdy_all_reduce")
+def sdy_all_reduce(c: list) -> OpRec:
+    return OpRec("sdy_collective", c[0], [c[2]], {"axes": c[1], "sharding": c[3]}, c[4],
+                 ("plain", None, [c[5]]))
+
+
+@read_rule("sdy_permute")
+def sdy_permute(c: list) -> OpRec:
+    return OpRec("sdy_collective", c[0], [c[1]], {"sharding": c[2]}, c[3],
+                 ("plain", None, [c[4]]))
+
+
+def _axes(items: tuple) -> tuple[AxisRef, ...]:
+    out = []
+    for a in items:
+        out.append(a if isinstance(a, AxisRef) else AxisRef(a[0], a[1], a[2]))
+    return tuple(out)
+
+
+@pretty_form("sdy_collective")
+def _sdy_collective(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
+    short = rec.name.partition(".")[2]
+    try:
+        extra = rec.extra
+        if short in PER_DIM_AXES:
+            attrs: dict[str, Any] = {
+                PER_DIM_AXES[short]: tuple(_axes(d) for d in extra["per_dim"])
+            }
+        elif short == "all_to_all":
+            params = extra["params"]
+            if len(params) != 1:
+                raise ValueError(
+                    f"all_to_all with {len(params)} parameters does not import; shardc's "
+                    "all_to_all moves one axis list between two dims (split it into several)"
+                )
+            axes, src, tgt = params[0]
+            attrs = {"axes": _axes(axes), "src_dim": src, "tgt_dim": tgt}
+        elif short == "all_reduce":
+            attrs = {"reduction_axes": _axes(extra["axes"])}
+        else:
+            attrs = {}
+    except ShardcError as e:
+        raise fb.b.fail(e.message, rec.tok, type(e)) from None
+    mapping = fb.b.mapping(str(extra["sharding"]), extra["sharding"])
+    return short, attrs, fb.results_of(rec, operands), [mapping]
+
+
+# ----- import: stablehlo.all_reduce in a manual body ------------------------------------------
+
+
+@generic("stablehlo.all_reduce")
+def _generic_all_reduce(fb: FunctionBuilder, rec: OpRec, operands: list[Value], props: Props,
+                        results: list):
+    """`stablehlo.all_reduce` inside a manual body -> `spmd.all_reduce` over the mesh axes whose
+    device groups are its replica groups."""
+    from shardc.passes.collectives.groups import device_groups
+
+    mesh = fb.manual_mesh
+    if mesh is None:
+        raise ValueError("imports only inside an sdy.manual_computation body (shard_map)")
+    if len(operands) != 1 or len(rec.regions) != 1:
+        raise ValueError("imports with one operand and one reducer region")
+    region, constraint = strip_scalar_constraint(rec.regions[0])
+    kind = region_kind(region, allow_replace=False)
+    groups_attr = props.get("replica_groups")
+    if groups_attr is None or groups_attr.kind != "dense":
+        raise ValueError("needs replica_groups = dense<[[...]]>")
+    if props.get("use_global_device_ids", "absent") == "absent":
+        raise ValueError("imports only with use_global_device_ids (as shard_map emits)")
+    groups = _dense_groups(str(groups_attr.value[0]))
+    axes = _axes_for_groups(mesh, groups, device_groups)
+    if axes is None:
+        raise ValueError(f"replica_groups {groups} are not the device groups of any "
+                         f"axes of mesh @{mesh.name}")
+    attrs: dict[str, Any] = {
+        "axes": axes, "groups": tuple(tuple(g) for g in groups), "kind": Keyword(kind),
+    }
+    inner = region.ops[0]
+    if inner.attrs is not None and inner.attrs.entries:
+        # Shardy's output shards the reducer's scalar op too: kept verbatim for the exporter.
+        attrs["reducer_attrs"] = OpaqueAttr("{" + ", ".join(
+            key if v is None else f"{key} = {fb.b.text[v.start:v.end]}"
+            for key, v in inner.attrs.entries.items()) + "}")
+    if constraint is not None:
+        # JAX constrains the reducer's scalar to replicated in a partially manual shard_map: a
+        # no-op on a scalar, kept only so the exporter writes it back.
+        text = f"{constraint.name} {constraint.extra['sharding']}"
+        if constraint.attrs is not None and constraint.attrs.entries:
+            text += " {" + ", ".join(
+                key if v is None else f"{key} = {fb.b.text[v.start:v.end]}"
+                for key, v in constraint.attrs.entries.items()) + "}"
+        attrs["reducer_constraint"] = OpaqueAttr(text)
+    channel = props.get("channel_handle")
+    if channel is not None:
+        attrs["channel_handle"] = OpaqueAttr(fb.b.text[channel.start : channel.end])
+    return "spmd.all_reduce", attrs, fb.results_of(rec, operands), None
+
+
+def _dense_groups(text: str) -> list[list[int]]:
+    import ast
+
+    body = text[len("dense<"):-1]
+    value = ast.literal_eval(body)
+    if not isinstance(value, list) or not all(isinstance(g, list) for g in value):
+        raise ValueError("replica_groups must be a 2-D dense<[[...], ...]>")
+    return value
+
+
+def _axes_for_groups(mesh, groups, device_groups):
+    """The mesh axes (in mesh order, as shard_map's psum names them) whose device groups are
+    `groups` (as sets of sets), or None."""
+    from itertools import combinations
+
+    want = {frozenset(g) for g in groups}
+    names = list(mesh.axis_names)
+    for r in range(1, len(names) + 1):
+        for combo in combinations(names, r):
+            refs = tuple(AxisRef(n) for n in combo)
+            got = {frozenset(g) for g in device_groups(mesh, refs)}
+            if got == want:
+                return refs
+    return None
+
+
+# ----- export ---------------------------------------------------------------------------------
+
+
+def _axis_sets(per_dim) -> str:
+    return "[" + ", ".join("{" + axes_text(d) + "}" for d in per_dim) + "]"
+
+
+@prints(*PER_DIM_AXES, "all_to_all", "all_reduce", "collective_permute")
+def _print_sdy_collective(p: Printer, op: Operation, n: Names, args: str) -> str:
+    name = op.name
+    at = op.attributes
+    value = n(op.operands[0])
+    if name in PER_DIM_AXES:
+        head = f"sdy.{name} {_axis_sets(at[PER_DIM_AXES[name]])} {value}"
+    elif name == "all_to_all":
+        axes = "{" + axes_text(at["axes"]) + "}"
+        head = f"sdy.all_to_all [{axes}: {at['src_dim']}->{at['tgt_dim']}] {value}"
+    elif name == "all_reduce":
+        head = f"sdy.all_reduce {{{axes_text(at['reduction_axes'])}}} {value}"
+    else:
+        head = f"sdy.collective_permute {value}"
+    sharding = inline_sharding(op)
+    return (f"{head} out_sharding={sharding}{p.op_attrs(op, False)} : "
+            f"{_ty(op.results[0].type)}")
+
+
+@prints_lines("spmd.all_reduce")
+def _print_all_reduce(p: Printer, op: Operation, n: Names, indent: str) -> list[str]:
+    """`spmd.all_reduce` in a manual body as the `stablehlo.all_reduce` shard_map emits."""
+    at = op.attributes
+    groups = at["groups"]
+    dense = "[" + ", ".join("[" + ", ".join(str(d) for d in g) + "]" for g in groups) + "]"
+    props = []
+    if "channel_handle" in at:
+        props.append(f"channel_handle = {at['channel_handle'].text}")
+    props.append(f"replica_groups = dense<{dense}> : "
+                 f"tensor<{len(groups)}x{len(groups[0])}xi64>")
+    props.append("use_global_device_ids")
+    t = op.results[0].type
+    inner = " " + at["reducer_attrs"].text if "reducer_attrs" in at else ""
+    constraint = at.get("reducer_constraint")
+    lines = [f'{indent}{n.group(op)}"stablehlo.all_reduce"({n(op.operands[0])}) '
+             f'<{{{", ".join(props)}}}> ({{']
+    lines += reducer_lines(n, indent, t.dtype, at["kind"].word, inner,
+                           constraint.text if constraint is not None else None)
+    lines.append(f"{indent}}}){p.op_attrs(op)} : ({_ty(op.operands[0].type)}) -> "
+                 f"{_ty(t)}" + p.tail(op))
+    return lines

@@ -1,0 +1,160 @@
+"""The data-flow edges the driver visits besides ops: a call's operands and results, a
+`while`/`case` edge (regions.py), a manual_computation edge (manual_edges.py), and the identity
+edges between a function's returned values and its declared results. Each is an identity rule,
+propagated through the driver (a `Propagator`), which puts the neighbours of what changed back on
+its worklist.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Protocol
+
+from shardc.ir.core import Operation, Value
+from shardc.ir.diagnostics import ShardcError
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.ops import attr
+from shardc.ir.types import DistributedTensorType
+from shardc.passes.propagation.direction import DirectionFn, PropagationDirection
+from shardc.passes.propagation.factor_propagation import propagate_shardings
+from shardc.passes.propagation.manual_edges import ManualEdge
+from shardc.passes.propagation.regions import RegionEdge
+from shardc.passes.propagation.state import OpInfo, PropagationState, identity_rule, mapping_of
+
+BOTH = PropagationDirection.BOTH
+NONE = PropagationDirection.NONE
+
+
+class Propagator(Protocol):
+    """What an edge needs of the driver (driver.py's `Driver`)."""
+
+    state: PropagationState
+    direction: DirectionFn
+
+    def propagate(
+        self,
+        op: Operation,
+        operands: Sequence[Value],
+        results: Sequence[Value],
+        info: OpInfo,
+        directions: Sequence[PropagationDirection],
+    ) -> bool:
+        """Propagate through `op`'s rule (`info`) between these values; True if any changed."""
+        ...
+
+    def update(self, v: Value, mapping: NamedMapping, via: Operation | None) -> None:
+        """Give `v` (and the values linked to it) `mapping`, and revisit their neighbours."""
+        ...
+
+
+def visit_call(p: Propagator, call: Operation) -> bool:
+    """A call's edges: operand i and callee argument i, callee result j and call result j."""
+    callee = p.state.module.lookup_function(attr(call, "callee").name)
+    if callee is None:
+        return False
+    changed = False
+    for operand, arg in zip(call.operands, callee.args):
+        changed |= call_edge(p, call, operand, arg)
+    ret = callee.return_op
+    if ret is not None:
+        for returned, result in zip(ret.operands, call.results):
+            changed |= call_edge(p, call, returned, result)
+    return changed
+
+
+def visit_region_edge(p: Propagator, edge: RegionEdge) -> bool:
+    """Shardy's `sdy.data_flow_edge`: an identity rule from the sources to the targets."""
+    sources = edge.sources(p.state.module)
+    target = edge.target
+    rule = identity_rule(target.type.shape, len(sources))
+    size = target.type.num_elements
+    info = p.state.interned_info(rule, False, (size,) * (len(sources) + 1))
+    return p.propagate(edge.op, sources, [target], info, p.direction(None, rule))
+
+
+def visit_manual_edge(p: Propagator, edge: ManualEdge) -> bool:
+    """An identity rule between the edge's source and its target seen from the source's
+    side, over the target's shape (Shardy's PropagateDataFlowEdgeOp)."""
+    ends = edge.endpoints()
+    if ends is None:
+        return False
+    source, target = ends
+    view, src = edge.target_view(target), mapping_of(source)
+    if src is None and view is None:
+        return False
+    rule = identity_rule(target.type.shape)
+    directions = p.direction(None, rule)
+    if all(d is NONE for d in directions):
+        return False
+    size = target.type.num_elements
+    try:
+        new_ops, new_res = propagate_shardings(
+            [src],
+            [view],
+            rule,
+            direction=directions,
+            strategy=p.state.strategy,
+            tensor_sizes=(size, size),
+        )
+    except ShardcError as e:
+        raise e.with_location(edge.op.loc) from None
+    changed = False
+    if new_res[0] is not None and new_res[0] != view:
+        p.update(target, edge.target_value(new_res[0], target), edge.op)
+        changed = True
+    if new_ops[0] is not None and new_ops[0] != src:
+        p.update(source, new_ops[0], edge.op)
+        changed = True
+    return changed
+
+
+def call_edge(p: Propagator, op: Operation, source: Value, target: Value) -> bool:
+    """An identity rule between `source` and `target` (both may drive it)."""
+    rule = identity_rule(source.type.shape)
+    size = source.type.num_elements
+    info = p.state.interned_info(rule, False, (size, size))
+    return p.propagate(op, [source], [target], info, p.direction(None, rule))
+
+
+def sync_func_results(p: Propagator) -> None:
+    """Identity edges between each returned value and the function's declared result. A
+    region function's results are not values of their own: they take the shardings of the
+    edge targets they feed (body result k: the carried value k; branch result k: result k
+    of the case); a manual body's results are its op's out_shardings (edges)."""
+    regions = p.state.regions
+    manual = p.state.manual
+    for func in p.state.module.functions.values():
+        ret = func.return_op
+        if ret is None or (manual is not None and manual.is_body(func)):
+            continue
+        if func.name in regions.functions:
+            for edge in regions.returns.get(func.name, ()):
+                mapping = mapping_of(edge.target)
+                t = func.result_types[edge.index]
+                if mapping is not None:
+                    func.result_types[edge.index] = DistributedTensorType(
+                        t.shape, t.dtype, mapping
+                    )
+            continue
+        for i, v in enumerate(ret.operands):
+            declared = func.result_types[i]
+            res_mapping = (
+                declared.mapping if isinstance(declared, DistributedTensorType) else None
+            )
+            rule = identity_rule(v.type.shape)
+            new_ops, new_res = propagate_shardings(
+                [mapping_of(v)],
+                [res_mapping],
+                rule,
+                direction=BOTH,
+                strategy=p.state.strategy,
+                tensor_sizes=(v.type.num_elements,) * 2,
+            )
+            if new_ops[0] is not None and new_ops[0] != mapping_of(v):
+                p.update(v, new_ops[0], ret)
+            if new_res[0] is not None and new_res[0] != res_mapping:
+                func.result_types[i] = DistributedTensorType(
+                    declared.shape, declared.dtype, new_res[0]
+                )
+                if p.state.origins is not None:
+                    p.state.origins.record_result(func, i, res_mapping, new_res[0], v)

@@ -1,0 +1,161 @@
+"""What one propagation run shares between its stages: the module's groups, callers, region and
+manual edges, the ops erased as dead, each op's `OpInfo` and the memo of factor propagation.
+
+`rule_for(op)` is the rule propagation uses (a `sdy.sharding_rule` attribute on the op wins over
+the registry); `identity_rule(shape)` is the rule of every data-flow edge.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+
+from shardc.ir.core import Module, Operation, Value
+from shardc.ir.diagnostics import ShardcError, VerifyError
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.ops import ELEMENTWISE, attr, get_op_def
+from shardc.ir.ops.manual import normalize as normalize_manual
+from shardc.ir.types import DistributedTensorType
+from shardc.passes.propagation.manual_edges import ManualEdges
+from shardc.passes.propagation.origins import OriginTracker
+from shardc.passes.propagation.regions import Regions, build_regions
+from shardc.passes.propagation.strategy import PropagationStrategy
+from shardc.passes.rules.registry import rule_for as registered_rule
+from shardc.passes.rules.rule import OpShardingRule
+from shardc.passes.rules.rule_parser import parse_rule
+
+
+def rule_for(op: Operation) -> OpShardingRule | None:
+    """The op's rule: a `sdy.sharding_rule` attribute written on it wins over the registry."""
+    given = op.attributes.get("sdy.sharding_rule")
+    if given is not None:
+        text = given.text if hasattr(given, "text") else str(given)
+        try:
+            return parse_rule(text)
+        except ShardcError as e:
+            raise e.with_location(op.loc) from None
+    return registered_rule(op)
+
+
+@functools.lru_cache(maxsize=1 << 10)
+def identity_rule(shape: tuple[int, ...], num_operands: int = 1) -> OpShardingRule:
+    """`([i, j])->([i, j])`: each dim its own pass-through factor."""
+    dims = tuple((d,) for d in range(len(shape)))
+    return OpShardingRule(tuple(shape), tuple(dims for _ in range(num_operands)), (dims,))
+
+
+def mapping_of(v: Value) -> NamedMapping | None:
+    t = v.type
+    return t.mapping if isinstance(t, DistributedTensorType) else None
+
+
+class OpInfo:
+    """What propagation reads from an op that does not change while it runs: its rule, whether
+    it is element-wise, and its tensor sizes (operands then results; the aggressive strategy
+    ranks them). Interned per run (`PropagationState.info`): equal infos are one object, so an
+    info hashes by identity, cheaply, inside the memo key of `Driver._propagate`."""
+
+    __slots__ = ("rule", "elementwise", "tensor_sizes")
+
+    def __init__(
+        self, rule: OpShardingRule | None, elementwise: bool, tensor_sizes: tuple[int, ...]
+    ):
+        self.rule = rule
+        self.elementwise = elementwise
+        self.tensor_sizes = tensor_sizes
+
+
+# What one propagation through an op decided: the new mapping of each operand and each result,
+# None where it does not change.
+Outcome = tuple[tuple[NamedMapping | None, ...], tuple[NamedMapping | None, ...]]
+
+
+@dataclass
+class PropagationState:
+    """Everything the driver needs that does not change between stages."""
+
+    module: Module
+    strategy: PropagationStrategy
+    conservative: bool = False
+    groups: dict[int, list[Value]] = field(default_factory=dict)
+    group_of: dict[int, int] = field(default_factory=dict)  # id(value) -> group id
+    callers: dict[str, list[Operation]] = field(default_factory=dict)
+    manual: ManualEdges | None = None
+    origins: OriginTracker | None = None
+    no_rule: dict[str, Operation] = field(default_factory=dict)
+    regions: Regions = field(default_factory=Regions)
+    visits: int = 0
+    # Ops erased as dead so far. MLIR's rewrite driver (which runs Shardy's propagation)
+    # erases an op with no uses when it pops it from the worklist, so a dead op is gone for the
+    # ops after it, and its operands' uses drop; shardc keeps the op in the IR but replays that.
+    erased: set[int] = field(default_factory=set)
+    # id(op) -> its OpInfo, filled on first visit (ops outlive the state, so ids are stable).
+    op_infos: dict[int, OpInfo] = field(default_factory=dict)
+    interned_infos: dict[tuple, OpInfo] = field(default_factory=dict)
+    # Memo of factor propagation: (OpInfo, directions, operand mappings, result mappings) ->
+    # Outcome. Propagation through an op is a pure function of these, and a model's layers
+    # repeat the same ops with the same shardings, so most visits are a lookup.
+    outcomes: dict[tuple, Outcome] = field(default_factory=dict)
+
+    def info(self, op: Operation) -> OpInfo:
+        info = self.op_infos.get(id(op))
+        if info is None:
+            op_def = get_op_def(op.name)
+            sizes = tuple(v.type.num_elements for v in op.operands) + tuple(
+                v.type.num_elements for v in op.results
+            )
+            elementwise = op_def is not None and op_def.has(ELEMENTWISE)
+            info = self.op_infos[id(op)] = self.interned_info(rule_for(op), elementwise, sizes)
+        return info
+
+    def interned_info(
+        self, rule: OpShardingRule | None, elementwise: bool, tensor_sizes: tuple[int, ...]
+    ) -> OpInfo:
+        key = (rule, elementwise, tensor_sizes)
+        info = self.interned_infos.get(key)
+        if info is None:
+            info = self.interned_infos[key] = OpInfo(rule, elementwise, tensor_sizes)
+        return info
+
+
+def build_state(
+    module: Module,
+    strategy: PropagationStrategy,
+    *,
+    conservative: bool = False,
+    origins: OriginTracker | None = None,
+) -> PropagationState:
+    state = PropagationState(module, strategy, conservative, origins=origins)
+    normalize_manual(module)
+    state.manual = ManualEdges(module)
+    for op in module.walk():
+        if op.name == "sharding_group":
+            gid = attr(op, "group_id")
+            v = op.operand(0)
+            members = state.groups.setdefault(gid, [])
+            if all(m is not v for m in members):
+                members.append(v)
+            state.group_of[id(v)] = gid
+        elif op.name == "call":
+            state.callers.setdefault(attr(op, "callee").name, []).append(op)
+    state.regions = build_regions(module)
+    _unify_groups(state)
+    return state
+
+
+def _unify_groups(state: PropagationState) -> None:
+    """Shardy's sharding-group import: members start with the one sharding any of them has."""
+    for gid, members in state.groups.items():
+        shardings = {m.mapping for m in members if m.mapping is not None}
+        if len(shardings) > 1:
+            texts = ", ".join(sorted(str(s) for s in shardings))
+            op = next(u.op for u in members[0].uses if u.op.name == "sharding_group")
+            raise VerifyError(
+                f"sharding group {gid} has members with different shardings ({texts}); "
+                "members of a group must share one sharding",
+                op.loc,
+            )
+        if shardings:
+            (mapping,) = shardings
+            for m in members:
+                m.set_mapping(mapping)

@@ -1,0 +1,27 @@
+"""The layouts insert-reshards gives values: closed shardings, replicated ones, and how an op's
+partial results combine when it leaves them unreduced."""
+
+from __future__ import annotations
+
+from shardc.ir.core import Operation
+from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.mesh import DeviceMesh
+from shardc.ir.placements import ReduceOp
+
+
+def closed(mapping: NamedMapping | None) -> NamedMapping | None:
+    """`mapping` with every dim closed and priorities dropped (open is treated as closed)."""
+    if mapping is None or all(d.is_closed and d.priority is None for d in mapping.dims):
+        return mapping
+    return mapping.with_dims([DimSharding(d.axes, True) for d in mapping.dims])
+
+
+def replicated(mesh: DeviceMesh, rank: int) -> NamedMapping:
+    return NamedMapping.fully_replicated(mesh, rank)
+
+
+def reduce_op_of(op: Operation) -> ReduceOp:
+    """How the partial results of `op`'s sharded reduction factors combine."""
+    if op.name == "reduce" and "kind" in op.attributes:
+        return ReduceOp.parse(op.attr("kind").word)
+    return ReduceOp.SUM

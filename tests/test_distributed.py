@@ -1,0 +1,105 @@
+"""One program across processes on JAX's distributed runtime: `shardc run --processes 2` (2
+local processes x 4 CPU devices, collectives over gloo that cross processes), `shardc.jit`
+unchanged under `jax.distributed.initialize`, and the launcher's answers to a process that
+fails, a cluster that never forms and bad options (an error and a status, never a hang)."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("jax")
+
+from shardc.distributed import Cluster  # noqa: E402
+from shardc.ir.diagnostics import ShardcError  # noqa: E402
+from shardc.launch import _wait, free_port  # noqa: E402
+
+ROOT = Path(__file__).parent.parent
+
+
+def shardc_cli(*args: str, timeout: float = 120, stdin: str | None = None
+               ) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "XLA_FLAGS"}
+    command = [sys.executable, "-c", "import sys; from shardc.cli import main; "
+               "sys.exit(main(sys.argv[1:]))", *args]
+    return subprocess.run(command, cwd=ROOT, capture_output=True, text=True, env=env,
+                          timeout=timeout, input=stdin)
+
+
+def test_two_processes_with_collectives_across_them() -> None:
+    # mlp_fsdp: a mesh of 8 on one axis, its all_to_alls and reduce_scatters span both
+    # processes (devices 0-3 in process 0, 4-7 in process 1). Read from stdin: every process
+    # gets the program (the docs run the file form).
+    text = (ROOT / "examples" / "mlp_fsdp.mlir").read_text()
+    proc = shardc_cli("run", "-", "--backend", "jax", "--processes", "2", "--check",
+                      "--timeout", "90", stdin=text)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    for i in range(2):
+        assert f"[process {i}] process {i} of 2: devices {4 * i}-{4 * i + 3} of 8; " \
+               "4 collectives, 4 across processes" in proc.stdout
+        assert f"[process {i}] output 0: 4 shards here" in proc.stdout
+    assert proc.stdout.count(" ok\n") == 2 and "Gloo" not in proc.stdout
+
+
+def test_jit_under_jax_distributed() -> None:
+    coordinator = f"127.0.0.1:{free_port()}"
+    worker = [sys.executable, str(ROOT / "tests" / "jit_cluster_worker.py"), coordinator]
+    children = [subprocess.Popen([*worker, str(i)], stdout=subprocess.PIPE,
+                                 stderr=subprocess.STDOUT, text=True) for i in range(2)]
+    try:
+        outputs = [c.communicate(timeout=120)[0] for c in children]
+    finally:
+        for c in children:
+            c.kill()
+    for i, (child, out) in enumerate(zip(children, outputs)):
+        assert child.returncode == 0, out
+        assert f"process {i}: sharding" in out and " 0 failures, cache 1" in out, out
+
+
+def test_a_failed_process_stops_the_others_after_a_grace_period(monkeypatch) -> None:
+    monkeypatch.setattr("shardc.launch.GRACE_S", 0.5)
+    fail = subprocess.Popen([sys.executable, "-c", "import sys; sys.exit(3)"])
+    hang = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    start = time.monotonic()
+    assert _wait([fail, hang], timeout=60) == [3, "stopped"]
+    assert time.monotonic() - start < 10
+
+
+def test_a_cluster_past_its_timeout_is_stopped() -> None:
+    hang = [subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+            for _ in range(2)]
+    assert _wait(hang, timeout=0.5) == [None, None]
+
+
+def test_a_process_whose_peers_never_come_gives_up() -> None:
+    proc = shardc_cli("run", "examples/mlp.mlir", "--backend", "jax", "--check",
+                      "--coordinator", f"127.0.0.1:{free_port()}", "--num-processes", "2",
+                      "--process-id", "1", "--timeout", "2", timeout=60)
+    assert proc.returncode == 1
+    assert "process 1 of 2: no result after 2 s" in proc.stderr
+
+
+@pytest.mark.parametrize("args, status, message", [
+    (["--processes", "2"], 2, "add --backend jax"),
+    (["--backend", "jax", "--processes", "3"], 1, "cannot share evenly"),
+    (["--backend", "jax", "--coordinator", "h:1"], 2, "together"),
+    (["--backend", "jax", "--processes", "2", "--process-id", "0"], 2, "one or the other"),
+    (["--backend", "jax", "--coordinator", "nohost", "--num-processes", "2",
+      "--process-id", "0"], 1, "HOST:PORT"),
+])
+def test_bad_options(args: list[str], status: int, message: str) -> None:
+    proc = shardc_cli("run", "examples/mlp.mlir", *args, timeout=60)
+    assert proc.returncode == status, proc.stderr
+    assert message in proc.stderr
+
+
+def test_cluster_checks_its_fields() -> None:
+    with pytest.raises(ShardcError, match=r"must be in \[0, 2\)"):
+        Cluster("127.0.0.1:1234", 2, 2)
+    with pytest.raises(ShardcError, match="positive"):
+        Cluster("127.0.0.1:1234", 2, 0, timeout=0)

@@ -1,0 +1,253 @@
+"""shardc.jit: JAX functions compiled by shardc and run on 8 (simulated) devices, checked
+against jax.jit; the stages (lower/compile), the cache, pytrees and static arguments, the
+shardings handed back to jax.jit, misuse errors, and the global-array executor under it
+(uneven dims, unreduced arguments and results, permuted device order)."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+
+import jax.numpy as jnp  # noqa: E402
+from jax.sharding import AbstractMesh, NamedSharding  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
+
+import shardc  # noqa: E402
+from shardc.executors.jax_arrays import JaxArrayProgram  # noqa: E402
+from tests.test_spmd_exec import DEVICE_IDS, UNEVEN_COLLECTIVES, UNREDUCED_MAX  # noqa: E402
+
+if len(jax.devices()) < 8:
+    pytest.skip("needs 8 devices (XLA_FLAGS=--xla_force_host_platform_device_count=8)",
+                allow_module_level=True)
+
+MLP_SHARDINGS = (P("dp"), P(None, "tp"), P("tp"))
+
+
+def mlp(x, w1, w2):
+    return jax.nn.relu(x @ w1) @ w2
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    return jax.make_mesh((2, 4), ("dp", "tp"))  # JAX's default: Explicit axes
+
+
+@pytest.fixture(scope="module")
+def data():
+    rng = np.random.default_rng(0)
+    return tuple(rng.standard_normal(s).astype(np.float32)
+                 for s in [(16, 64), (64, 256), (256, 64)])
+
+
+def close(a, b, tol=1e-4):
+    np.testing.assert_allclose(np.asarray(a), np.asarray(b), rtol=tol, atol=tol * 10)
+
+
+# ----- running --------------------------------------------------------------------------------
+
+
+def test_mlp_equals_jax_jit_with_the_decided_sharding(mesh, data):
+    f = shardc.jit(mlp, mesh=mesh, in_shardings=MLP_SHARDINGS)
+    y = f(*data)
+    close(y, jax.jit(mlp)(*data))
+    assert isinstance(y, jax.Array)
+    assert y.sharding == NamedSharding(mesh, P("dp", None))  # the user's mesh, shardc's spec
+    assert [c["kind"] for c in f.lower(*data).report["collectives"]] == ["all_reduce"]
+
+
+def test_same_signature_reuses_the_program(mesh, data):
+    f = shardc.jit(mlp, mesh=mesh, in_shardings=MLP_SHARDINGS)
+    f(*data)
+    f(*data)
+    placed = jax.device_put(data[0], NamedSharding(mesh, P("dp")))  # the same sharding
+    f(placed, *data[1:])
+    assert f.cache_size() == 1
+    f(data[0][:8], *data[1:])  # a new shape: a new program
+    assert f.cache_size() == 2
+
+
+def test_a_committed_array_elsewhere_is_moved(mesh, data):
+    f = shardc.jit(mlp, mesh=mesh, in_shardings=MLP_SHARDINGS)
+    w1 = jax.device_put(data[1], NamedSharding(mesh, P("tp")))  # not P(None, "tp")
+    close(f(data[0], w1, data[2]), jax.jit(mlp)(*data))
+
+
+def test_unspecified_arguments_take_shardcs_decision(mesh, data):
+    f = shardc.jit(mlp, mesh=mesh, in_shardings=(P("dp"), None, None))
+    lowered = f.lower(*data)
+    assert lowered.in_shardings[0].spec == P("dp", None)
+    assert all(isinstance(s, NamedSharding) for s in lowered.in_shardings)
+    close(f(*data), jax.jit(mlp)(*data))
+    # A committed argument's own sharding is its annotation.
+    w1 = jax.device_put(data[1], NamedSharding(mesh, P(None, "tp")))
+    assert f.lower(data[0], w1, data[2]).in_shardings[1].spec == P(None, "tp")
+
+
+def test_pytrees_kwargs_and_prefix_shardings(mesh):
+    def model(params, x, *, scale):
+        h = jnp.tanh(x @ params["w"] + params["b"])
+        return {"y": h * scale, "mean": h.mean(axis=0)}
+
+    rng = np.random.default_rng(1)
+    params = {"w": rng.standard_normal((32, 64), dtype=np.float32),
+              "b": rng.standard_normal((64,), dtype=np.float32)}
+    x = rng.standard_normal((16, 32), dtype=np.float32)
+    scale = np.float32(0.5)
+    f = shardc.jit(model, mesh=mesh, in_shardings=({"w": P(None, "tp"), "b": P("tp")}, P("dp")),
+                   out_shardings={"y": P("dp", "tp"), "mean": P()})
+    out = f(params, x, scale=scale)
+    want = jax.jit(model)(params, x, scale=scale)
+    assert set(out) == {"y", "mean"}
+    close(out["y"], want["y"])
+    close(out["mean"], want["mean"])
+    assert out["y"].sharding.spec == P("dp", "tp")
+    lowered = f.lower(params, x, scale=scale)
+    assert lowered.in_shardings[0]["w"].spec == P(None, "tp")
+    assert lowered.out_shardings["mean"].is_equivalent_to(NamedSharding(mesh, P()), 1)
+
+
+def test_static_arguments(mesh):
+    def power(x, n):
+        for _ in range(n):
+            x = x * x
+        return x
+
+    f = shardc.jit(power, mesh=mesh, in_shardings=P("dp"), static_argnums=1)
+    x = np.linspace(0.5, 1.0, 32, dtype=np.float32).reshape(8, 4)
+    close(f(x, 2), x ** 4)
+    close(f(x, 3), x ** 8)
+    assert f.cache_size() == 2
+    with pytest.raises(shardc.ShardcError, match="hashable"):
+        f(x, [1, 2])
+
+
+def test_numpy_backend_on_an_abstract_mesh(data):
+    mesh = AbstractMesh((2, 4), ("dp", "tp"))
+    f = shardc.jit(mlp, mesh=mesh, in_shardings=MLP_SHARDINGS, backend="numpy")
+    y = f(*data)
+    assert isinstance(y, np.ndarray)
+    close(y, jax.jit(mlp)(*data))
+    assert f.lower(*data).out_shardings.spec == P("dp", None)
+
+
+def test_compile_options_pass_through(mesh, data):
+    options = shardc.CompileOptions(strategy="basic")
+    f = shardc.jit(mlp, mesh=mesh, in_shardings=MLP_SHARDINGS, options=options)
+    close(f(*data), jax.jit(mlp)(*data))
+
+
+def test_decorator_form(mesh, data):
+    @shardc.jit(mesh=mesh, in_shardings=MLP_SHARDINGS)
+    def g(x, w1, w2):
+        return mlp(x, w1, w2)
+
+    close(g(*data), jax.jit(mlp)(*data))
+    assert g.__name__ == "g"
+
+
+# ----- stages -----------------------------------------------------------------------------------
+
+
+def test_lowered_and_compiled(mesh, data, tmp_path):
+    lowered = shardc.jit(mlp, mesh=mesh, in_shardings=MLP_SHARDINGS).lower(*data)
+    text = lowered.as_text()
+    assert re.search(r"all_reduce %\w+ \{reduction_axes = \[\"tp\"\]\}", text), text
+    assert "spmd.all_reduce" in lowered.as_text("spmd")
+    assert "sdy.sharding" in lowered.as_text("sdy")
+    assert "all_reduce" in lowered.cost_text()
+    page = tmp_path / "mlp.html"
+    explanation = lowered.explain(html=page)
+    assert "dot_general" in explanation and page.read_text().startswith("<!DOCTYPE html>")
+    compiled = lowered.compile()
+    assert set(compiled.timings) >= {"jax_lower_import", "shardc_compile", "xla_compile"}
+    close(compiled(*data), jax.jit(mlp)(*data))
+    with pytest.raises(shardc.ShardcError, match="compiled for"):
+        compiled(data[0][:8], *data[1:])
+
+
+def test_shardings_hand_back_to_jax_jit(mesh, data):
+    lowered = shardc.jit(mlp, mesh=mesh, in_shardings=(P("dp"), None, None)).lower(*data)
+    g = jax.jit(mlp, in_shardings=lowered.in_shardings, out_shardings=lowered.out_shardings)
+    y = g(*data)
+    assert y.sharding == lowered.out_shardings
+    close(y, jax.jit(mlp)(*data))
+
+
+# ----- misuse ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kwargs, call, message", [
+    ({"in_shardings": MLP_SHARDINGS}, None, "needs a mesh"),
+    ({"mesh": "dp=2", "in_shardings": MLP_SHARDINGS}, None, "must be a jax.sharding.Mesh"),
+    ({"mesh": "MESH", "backend": "torch"}, None, "unknown backend"),
+    ({"mesh": AbstractMesh((2, 4), ("dp", "tp"))}, None, "no devices"),
+    ({"mesh": "MESH", "in_shardings": (P("dp"), P(None, "tp"))}, "data", "2 entries"),
+    ({"mesh": "MESH", "in_shardings": (P("xx"), None, None)}, "data", "does not have"),
+    ({"mesh": "MESH", "in_shardings": (P(None, None, "dp"), None, None)}, "data", "rank 2"),
+    ({"mesh": "MESH", "in_shardings": (P("tp"), None, None)}, "odd", "does not split evenly"),
+    ({"mesh": "MESH"}, "string", "not an array"),
+])
+def test_misuse_is_a_shardc_error(mesh, data, kwargs, call, message):
+    kwargs = {k: mesh if v == "MESH" else v for k, v in kwargs.items()}
+    with pytest.raises(shardc.ShardcError, match=message):
+        f = shardc.jit(mlp, **kwargs)
+        if call == "data":
+            f(*data)
+        elif call == "odd":
+            f(np.ones((6, 64), np.float32), *data[1:])
+        elif call == "string":
+            f("x", *data[1:])
+
+
+def test_named_sharding_on_another_mesh(mesh):
+    other = jax.make_mesh((4, 2), ("dp", "tp"))
+    with pytest.raises(shardc.ShardcError, match="not on the mesh given"):
+        shardc.jit(mlp, mesh=mesh, in_shardings=(NamedSharding(other, P("dp")), None, None))
+
+
+def test_the_users_own_error_is_unchanged(mesh, data):
+    def broken(x, w1, w2):
+        return x @ w2  # 64 vs 256: JAX's own shape error
+
+    with pytest.raises(TypeError):
+        shardc.jit(broken, mesh=mesh)(*data)
+
+
+# ----- the global-array executor ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("text", [UNEVEN_COLLECTIVES, UNREDUCED_MAX, DEVICE_IDS],
+                         ids=["uneven", "unreduced", "device_ids"])
+def test_global_array_program_equals_the_host_executor(text):
+    result = shardc.compile(shardc.parse(text))
+    rng = np.random.default_rng(2)
+    inputs = [rng.standard_normal(a.type.shape).astype(np.float32)
+              for a in result.module.main.args]
+    program = JaxArrayProgram(result.spmd)
+    outs = program(*inputs)
+    want = result.run(inputs, backend="numpy")
+    for out, w, sharding in zip(outs, want, program.out_shardings):
+        assert out.sharding == sharding and out.shape == w.shape
+        close(out, w, 1e-5)
+
+
+def test_uneven_dims_are_replicated_at_the_boundary():
+    program = JaxArrayProgram(shardc.compile(shardc.parse(UNEVEN_COLLECTIVES)).spmd)
+    assert program.in_shardings[0].spec == P(None, None)  # 10 rows do not split over 4
+    assert program.out_shardings[1].spec == P(None, None)  # 6 columns neither
+
+
+def test_accelerators_run_the_program_when_present(data):
+    gpus = [d for d in jax.devices() if d.platform != "cpu"]
+    if not gpus:
+        pytest.skip("no accelerator: jax.devices() are CPUs")
+    n = max(k for k in (1, 2, 4, 8) if k <= len(gpus))  # divides the MLP's dims
+    mesh = jax.make_mesh((1, n), ("dp", "tp"), devices=gpus[:n])
+    f = shardc.jit(mlp, mesh=mesh, in_shardings=MLP_SHARDINGS)
+    y = f(*data)
+    assert {d.platform for d in y.sharding.device_set} == {gpus[0].platform}
+    close(y, jax.jit(mlp)(*data))
