@@ -7,8 +7,10 @@ per-device program on every device of its mesh).
 - `numpy_exec.py`: the numpy SPMD executor (`run_spmd`); how it batches devices in
   `device_layout.py`, its local ops in `batched_kernels.py`, its collectives in
   `batched_collectives.py`;
-- `jax_exec.py`: the SPMD program as one jitted `jax.shard_map`; `jax_global.py`: the global
-  program as a JAX function; both translate ops with `jax_ops/`;
+- `jax_exec.py`: the SPMD program as one jitted `jax.shard_map` (numpy arrays in and out;
+  `jax_arrays.py`: over global `jax.Array`s); `jax_global.py`: the global program as a JAX
+  function; they translate ops with `jax_ops/`, collectives with `jax_collectives.py`, and
+  import JAX through `jax_runtime.py`;
 - shared: `signature.py` (inputs and their checks), `control.py` (`while`, `case`),
   `scalar_bodies.py` (reduce bodies and sort comparators), `reduce_kinds.py`, `dtypes.py`.
 """
