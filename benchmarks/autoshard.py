@@ -37,7 +37,7 @@ from docs_section import read_section, write_section  # noqa: E402
 from shardc.executors.reference import run_reference  # noqa: E402
 from shardc.ir.diagnostics import ShardcError  # noqa: E402
 from shardc.ir.types import is_float, numpy_dtype  # noqa: E402
-from shardc.models import MODELS  # noqa: E402
+from shardc.models.catalogue import MODELS  # noqa: E402
 from shardc.pipeline import CompileOptions, compile  # noqa: E402
 
 LARGER_TRANSFORMER = {"batch": 16, "seq": 64, "d_model": 256, "heads": 8, "d_head": 32,

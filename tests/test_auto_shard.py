@@ -16,7 +16,7 @@ from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
-from shardc.models import MODELS
+from shardc.models.catalogue import MODELS
 from shardc.passes.auto_shard import MEASURE_PIPELINE
 from shardc.passes.autoshard.candidates import layouts, op_strategies
 from shardc.passes.autoshard.graph import build_graph, single_mesh
