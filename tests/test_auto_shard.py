@@ -126,6 +126,16 @@ def test_follow_ops_shrink_the_program_and_never_beat_the_full_one() -> None:
     assert found["none"][1] <= found["chains"][1] and found["none"][1] <= found["all"][1]
 
 
+def test_the_ring_objective_minimises_ring_bytes() -> None:
+    module = MODELS["transformer"].unannotated({"tp": 4})
+    plans = {obj: auto(module, 128 * 1024, objective=obj).report for obj in ("bytes", "ring")}
+    assert plans["ring"]["total_ring_bytes"] <= plans["bytes"]["total_ring_bytes"]
+    assert plans["bytes"]["total_comm_bytes"] <= plans["ring"]["total_comm_bytes"]
+    info = plans["ring"]["auto_shard"]
+    assert info["objective"] == "ring"
+    assert info["predicted"]["ring_bytes"] == plans["ring"]["total_ring_bytes"]
+
+
 # ----- the model against the compiled program ---------------------------------------------------
 
 
