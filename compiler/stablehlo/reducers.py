@@ -13,12 +13,17 @@ region still reads as one op, and `reducer_lines` prints it back.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
+from shardc.ir.attributes import Keyword, Symbol
+from shardc.ir.core import Operation
+from shardc.stablehlo.outlining import no_captures, outline
 from shardc.stablehlo.records import OpRec, RegionRec
 
 if TYPE_CHECKING:
+    from shardc.stablehlo.builder import FunctionBuilder
     from shardc.stablehlo.names import Names
+    from shardc.stablehlo.printer import Printer
 
 REDUCER_KINDS = {"add", "maximum", "minimum", "multiply", "and", "or"}
 
@@ -90,3 +95,35 @@ def reducer_lines(n: Names, indent: str, dtype: str, kind: str, op_attrs: str = 
         result = constrained
     lines.append(f"{indent}  stablehlo.return {result} : {scalar}")
     return lines
+
+
+def combiner(fb: FunctionBuilder, rec: OpRec, single: bool, suffix: str,
+             allow_replace: bool = False) -> dict[str, Any]:
+    """The native attribute of a scatter/reduce_window's region: `kind` for one input and a
+    one-op region, else `body` naming the region outlined into a private function (block
+    arguments: accumulators then new elements, as in StableHLO)."""
+    (region,) = rec.regions
+    if single:
+        try:
+            return {"kind": Keyword(region_kind(region, allow_replace))}
+        except ValueError:
+            pass
+    no_captures(region, "region")
+    return {"body": Symbol(outline(fb, region, suffix).name)}
+
+
+def combiner_lines(
+    p: Printer, op: Operation, n: Names, indent: str, op_attrs: str = ""
+) -> list[str]:
+    """The block of a scatter/reduce_window region: `kind`'s one op, or the `body` function's."""
+    if "kind" in op.attributes:
+        return reducer_lines(n, indent, op.results[0].type.dtype, op.attributes["kind"].word,
+                             op_attrs)
+    body = p.function_of(op, "body")
+    nr = n.region(body)
+    block = ", ".join(f"{nr(a)}: {_scalar(a.type.dtype)}" for a in body.args)
+    return [f"{indent}^bb0({block}):", *p.body_lines(body, nr, indent + "  ", "stablehlo.return")]
+
+
+def _scalar(dtype: str) -> str:
+    return f"tensor<{dtype}>"

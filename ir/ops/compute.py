@@ -13,7 +13,11 @@ from __future__ import annotations
 
 from shardc.ir.core import Operation
 from shardc.ir.ops.registry import OpDef, attr, op_error, opt, register, req
-from shardc.ir.ops.scalar_bodies import infer_body_reduce, verify_reduce  # also registers `sort`
+from shardc.ir.ops.scalar_bodies import (  # also registers `sort`
+    check_combiner,
+    infer_body_reduce,
+    verify_reduce,
+)
 from shardc.ir.types import TensorType
 
 REDUCE_KINDS = ("add", "maximum", "minimum", "multiply", "and", "or")
@@ -131,12 +135,28 @@ def _infer_gather(op: Operation) -> list[TensorType]:
     return [TensorType(gather_result_shape(op, operand, indices), operand.dtype)]
 
 
+def scatter_parts(op: Operation) -> tuple[list, object, list]:
+    """(inputs, scatter_indices, updates) of a scatter: N inputs, the indices, N updates."""
+    n = (op.num_operands - 1) // 2
+    return list(op.operands[:n]), op.operands[n], list(op.operands[n + 1 :])
+
+
 def _infer_scatter(op: Operation) -> list[TensorType]:
-    operand, indices, updates = (v.type for v in op.operands)
+    if op.num_operands < 3 or op.num_operands % 2 == 0:
+        raise op_error(
+            op, f"takes N inputs, the indices and N updates, got {op.num_operands} operands"
+        )
+    inputs, indices_value, all_updates = scatter_parts(op)
+    operand, indices, updates = inputs[0].type, indices_value.type, all_updates[0].type
+    for i, (x, u) in enumerate(zip(inputs, all_updates)):
+        if x.type.shape != operand.shape or u.type.shape != updates.shape:
+            raise op_error(op, f"input/update {i} has another shape than input/update 0")
+        if u.type.dtype != x.type.dtype:
+            raise op_error(
+                op, f"updates {i} have element type {u.type.dtype}, input {x.type.dtype}"
+            )
     if not indices.dtype.startswith(("i", "ui")):
         raise op_error(op, f"scatter indices must be integers, got {indices.dtype}")
-    if updates.dtype != operand.dtype:
-        raise op_error(op, f"updates have element type {updates.dtype}, operand {operand.dtype}")
     window = attr(op, "update_window_dims")
     inserted = attr(op, "inserted_window_dims")
     ibatch = attr(op, "input_batching_dims")
@@ -159,7 +179,15 @@ def _infer_scatter(op: Operation) -> list[TensorType]:
             "update_window_dims + inserted_window_dims + input_batching_dims "
             "must cover the operand rank",
         )
-    return [TensorType(operand.shape, operand.dtype)]
+    return [TensorType(x.type.shape, x.type.dtype) for x in inputs]
+
+
+def _verify_scatter(op: Operation) -> None:
+    inputs, _, _ = scatter_parts(op)
+    if len(op.results) != len(inputs):
+        raise op_error(op, f"has {len(inputs)} inputs but {len(op.results)} results")
+    check_combiner(op, [x.type.dtype for x in inputs],
+                   "(input0, input1, ..., update0, update1, ...) -> (input0, ...)")
 
 
 _DOT_ATTRS = {
@@ -205,8 +233,8 @@ register(
 register(
     OpDef(
         "scatter",
-        3,
-        1,
+        None,
+        None,
         {
             "update_window_dims": req("ints"),
             "inserted_window_dims": opt("ints", ()),
@@ -214,10 +242,12 @@ register(
             "scatter_indices_batching_dims": opt("ints", ()),
             "scatter_dims_to_operand_dims": req("ints"),
             "index_vector_dim": req("int"),
-            "kind": req("keyword", *SCATTER_KINDS),
+            "kind": opt("keyword", None, *SCATTER_KINDS),
+            "body": opt("symbol", None),
             "indices_are_sorted": opt("bool", False),
             "unique_indices": opt("bool", False),
         },
         _infer_scatter,
+        _verify_scatter,
     )
 )

@@ -149,3 +149,57 @@ def verify_reduce(op: Operation) -> None:
 def has_body(op: Operation) -> bool:
     """A `reduce` (or other op) whose combiner is a body function, not a `kind`."""
     return "body" in op.attributes
+
+
+# ----- combiners of scatter and reduce_window ---------------------------------------------------
+
+# The binary ops Shardy treats as a reduction of partial results (`and`/`or` on i1 only).
+COMMON_REDUCTIONS = ("add", "multiply", "maximum", "minimum")
+
+
+def combiner_count(op: Operation) -> int:
+    """How many inputs a scatter/reduce_window with `kind` or `body` combines (its results)."""
+    return len(op.results)
+
+
+def check_combiner(op: Operation, dtypes: Sequence[str], order: str) -> None:
+    """Exactly one of `kind` (one input) and `body` (a function over the inputs' scalars:
+    accumulators then new elements -> accumulators)."""
+    has_kind, has_body = "kind" in op.attributes, "body" in op.attributes
+    if has_kind == has_body:
+        raise op_error(op, "needs exactly one of 'kind' (add, maximum, ...) and 'body' (@f)")
+    if has_kind and len(dtypes) != 1:
+        raise op_error(op, f"with 'kind' combines one input, got {len(dtypes)}; use 'body'")
+    if has_body:
+        check_scalar_signature(op, "body", [*dtypes, *dtypes], list(dtypes), order)
+
+
+def scatter_reduction(op: Operation) -> str | None:
+    """The one binary op every input of a scatter combines its updates with (Shardy's
+    `getCommonSupportedReductionOp`): add, multiply, maximum or minimum (and/or on i1), the
+    same for all inputs, of (input element, update element); else None (e.g. `replace`)."""
+    kind = op.attributes.get("kind")
+    if kind is not None:
+        return kind.word if kind.word in COMMON_REDUCTIONS else None
+    body = body_function(op, "body") if "body" in op.attributes else None
+    if body is None:
+        return None
+    ops = list(body.body)
+    n = combiner_count(op)
+    if not ops or ops[-1].name != "return" or ops[-1].num_operands != n:
+        return None
+    found: str | None = None
+    for i, v in enumerate(ops[-1].operands):
+        inner = v.defining_op
+        if inner is None or inner.num_operands != 2:
+            return None
+        logical = v.type.dtype == "i1" and inner.name in ("and", "or")
+        if not logical and inner.name not in COMMON_REDUCTIONS:
+            return None
+        if found is not None and inner.name != found:
+            return None
+        found = inner.name
+        args = {id(body.args[i]), id(body.args[i + n])}
+        if {id(x) for x in inner.operands} != args:
+            return None
+    return found

@@ -17,6 +17,7 @@ from __future__ import annotations
 from shardc.ir.core import Operation
 from shardc.ir.ops.compute import REDUCE_KINDS
 from shardc.ir.ops.registry import OpDef, attr, op_error, opt, register, req
+from shardc.ir.ops.scalar_bodies import check_combiner
 from shardc.ir.types import TensorType
 
 CONV_DIMS = (
@@ -131,10 +132,24 @@ def _infer_convolution(op: Operation) -> list[TensorType]:
     return [TensorType(tuple(shape), dtype)]
 
 
+def reduce_window_parts(op: Operation) -> tuple[list, list]:
+    """(inputs, inits) of a reduce_window: N inputs, then one init value per input."""
+    n = op.num_operands // 2
+    return list(op.operands[:n]), list(op.operands[n:])
+
+
 def _infer_reduce_window(op: Operation) -> list[TensorType]:
-    x, init = op.operand(0).type, op.operand(1).type
-    if init.rank != 0 or init.dtype != x.dtype:
-        raise op_error(op, f"init value must be a scalar of {x.dtype}, got {init.tensor}")
+    if op.num_operands < 2 or op.num_operands % 2:
+        raise op_error(op, f"takes N inputs then N init values, got {op.num_operands} operands")
+    inputs, inits = reduce_window_parts(op)
+    x = inputs[0].type
+    for i, (v, init) in enumerate(zip(inputs, inits)):
+        if v.type.shape != x.shape:
+            raise op_error(op, f"input {i} has shape {list(v.type.shape)}, input 0 {list(x.shape)}")
+        if init.type.rank != 0 or init.type.dtype != v.type.dtype:
+            raise op_error(
+                op, f"init value {i} must be a scalar of {v.type.dtype}, got {init.type.tensor}"
+            )
     window = attr(op, "window_dimensions")
     r = x.rank
     if len(window) != r:
@@ -147,7 +162,15 @@ def _infer_reduce_window(op: Operation) -> list[TensorType]:
         window_output_size(op, x.shape[i], window[i], strides[i], *padding[i], base[i], dil[i])
         for i in range(r)
     )
-    return [TensorType(shape, x.dtype)]
+    return [TensorType(shape, v.type.dtype) for v in inputs]
+
+
+def _verify_reduce_window(op: Operation) -> None:
+    inputs, _ = reduce_window_parts(op)
+    if len(op.results) != len(inputs):
+        raise op_error(op, f"has {len(inputs)} inputs but {len(op.results)} results")
+    check_combiner(op, [v.type.dtype for v in inputs],
+                   "(acc0, acc1, ..., x0, x1, ...) -> (acc0, ...)")
 
 
 register(
@@ -180,16 +203,18 @@ register(
 register(
     OpDef(
         "reduce_window",
-        2,
-        1,
+        None,
+        None,
         {
             "window_dimensions": req("ints"),
             "window_strides": opt("ints", None),
             "base_dilations": opt("ints", None),
             "window_dilations": opt("ints", None),
             "padding": opt("int_groups", None),
-            "kind": req("keyword", *REDUCE_KINDS),
+            "kind": opt("keyword", None, *REDUCE_KINDS),
+            "body": opt("symbol", None),
         },
         _infer_reduce_window,
+        _verify_reduce_window,
     )
 )

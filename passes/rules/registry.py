@@ -29,7 +29,7 @@ from shardc.ir.ops import attr
 from shardc.ir.ops.elementwise import BINARY, UNARY
 from shardc.ir.ops.scalar_bodies import scatter_reduction
 from shardc.passes.rules import contraction, elementwise, indexing, per_device, shape, window
-from shardc.passes.rules.builder import pointwise_rule
+from shardc.passes.rules.custom_calls import custom_call_rule
 from shardc.passes.rules.einsum import rule_from_einsum
 from shardc.passes.rules.query import RuleQuery
 from shardc.passes.rules.rule import OpShardingRule
@@ -56,7 +56,8 @@ class RuleEntry:
 
 def _concat_context(op: Operation) -> tuple[tuple[str, Any], ...]:
     """Shardy gives the concat dim a permutation factor for `concat(slice(x), slice(y))` and
-    `concat(slice(x), x, slice(x))`, need_replication otherwise."""
+    `concat(slice(x), x, slice(x))` (one tensor, at least one slice of it), need_replication
+    otherwise (`concat(x, x)` included)."""
 
     def is_slice(v: Any) -> bool:
         d = v.defining_op
@@ -66,8 +67,9 @@ def _concat_context(op: Operation) -> tuple[tuple[str, Any], ...]:
         return v.defining_op.operand(0) if is_slice(v) else v
 
     operands = op.operands
-    permutation = all(is_slice(v) for v in operands) or all(
-        before_slice(v) is before_slice(operands[0]) for v in operands
+    permutation = all(is_slice(v) for v in operands) or (
+        all(before_slice(v) is before_slice(operands[0]) for v in operands)
+        and any(is_slice(v) for v in operands)
     )
     return (("operands_are_slices", permutation),)
 
@@ -171,28 +173,8 @@ NO_RULE: dict[str, str] = {
     "composite": "Shardy registers none: it does not propagate into the decomposition",
     "spmd.axis_index": "no operands: nothing to propagate",
     "manual_computation": "the driver links operands, body and results (data-flow edges)",
+    "named_computation": "a data-flow edge op: operands, body and results are linked",
 }
-
-# Custom-call targets Shardy treats as element-wise (custom_call without a `sharding_rule`).
-POINTWISE_CUSTOM_TARGETS = frozenset(
-    {
-        "annotate_device_placement",
-        "Cholesky",
-        "CompactWyHelper",
-        "InspectSharding",
-        "InvertDiagBlocksLowerTriangular",
-        "InvertDiagBlocksUpperTriangular",
-        "LayoutConstraint",
-        "mhlo.erf",
-        "MoveToDevice",
-        "MoveToHost",
-        "X64Combine",
-        "X64SplitHigh",
-        "X64SplitLow",
-        "xla.megascale.provide_metadata",
-    }
-)
-
 
 def rule_for(op: Operation, *, conservative: bool = False) -> OpShardingRule | None:
     """The op's sharding rule, or None when it has none (see `NO_RULE`; a custom_call with
@@ -280,6 +262,13 @@ def _custom_call_rule(op: Operation) -> OpShardingRule | None:
             return _einsum_rule(spec, operands, results)
         except ShardcError as e:
             raise VerifyError(f"'custom_call' op sharding_rule: {e.message}", op.loc) from None
-    if attr(op, "call_target_name") in POINTWISE_CUSTOM_TARGETS:
-        return pointwise_rule(operands, results)
-    return None
+    target = attr(op, "call_target_name")
+    feeds_rng = target == "X64Combine" and any(
+        use.op.name == "rng_bit_generator" for r in op.results for use in r.uses
+    )
+    return _target_rule(target, operands, results, feeds_rng)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _target_rule(target: str, operands: tuple, results: tuple, feeds_rng: bool):
+    return custom_call_rule(target, operands, results, feeds_rng)

@@ -98,26 +98,25 @@ def convolution(q: RuleQuery) -> OpShardingRule:
     return b.build()
 
 
-def _moves_data(q: RuleQuery, dim: int) -> bool:
-    """Does the window move data along `dim` (any window, stride, dilation or padding)?"""
-    for key in ("window_dimensions", "window_strides", "base_dilations", "window_dilations"):
-        value = q.attr(key)
-        if value is not None and value[dim] != 1:
-            return True
+def window_passthrough(q: RuleQuery, dim: int) -> bool:
+    """Shardy's `isWindowPassthroughDim`: window size 1, stride 1 and no padding along `dim`
+    (dilations are not looked at), so operand and result correspond one to one."""
     padding = q.attr("padding")
-    return padding is not None and tuple(padding[dim]) != (0, 0)
+    if padding is not None and tuple(padding[dim]) != (0, 0):
+        return False
+    return all(q.attr(key) is None or q.attr(key)[dim] == 1
+               for key in ("window_dimensions", "window_strides"))
 
 
 def reduce_window(q: RuleQuery) -> OpShardingRule:
-    """Pointwise sized like the result; a dim the window moves data along is a permutation
-    factor (blocked under conservative propagation). The init value maps to `[]`."""
-    (out,) = q.results
+    """Pointwise sized like the (first) result; a dim that is not a window pass-through is a
+    permutation factor (blocked under conservative propagation). Init values map to `[]`."""
     b = RuleBuilder(q.operands, q.results)
-    for d, size in enumerate(out):
-        if _moves_data(q, d) or q.operands[0][d] != size:
-            b.add_factor_all(d, size, FactorKind.PERMUTATION, q.attr("conservative"))
-        else:
+    for d, size in enumerate(q.results[0]):
+        if window_passthrough(q, d):
             b.add_factor_all(d, size)
+        else:
+            b.add_factor_all(d, size, FactorKind.PERMUTATION, q.attr("conservative"))
     return b.build()
 
 

@@ -5,22 +5,22 @@
     %1 = stablehlo.dynamic_slice %arg0, %i, %j, sizes = [4, 32] : (...) -> tensor<4x32xf32>
     %2 = "stablehlo.gather"(%arg0, %idx) <{dimension_numbers = #stablehlo.gather<...>, ...}>
 
-gather and scatter exist only in the generic form; scatter's update region is one binary op of
-its two arguments (or returns the update: `replace`), kept as the native op's `kind`.
+gather and scatter exist only in the generic form; a scatter of one input whose update region is
+one binary op of its two arguments (or returns the update: `replace`) keeps it as the native op's
+`kind`, any other (several inputs) is outlined into its `body` function (reducers.py).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from shardc.ir.attributes import Keyword
 from shardc.ir.core import Operation, Value
 from shardc.stablehlo.attributes import dialect_fields, props_ints
 from shardc.stablehlo.export_table import prints, prints_lines
 from shardc.stablehlo.import_table import Props, generic, plain, pretty_form, read_rule
 from shardc.stablehlo.mlir_text import functional_type, int_list
 from shardc.stablehlo.records import OpRec, first_of, value_tokens
-from shardc.stablehlo.reducers import reducer_lines, region_kind
+from shardc.stablehlo.reducers import combiner, combiner_lines
 
 if TYPE_CHECKING:
     from shardc.stablehlo.builder import FunctionBuilder
@@ -110,10 +110,10 @@ def _generic_gather(fb: FunctionBuilder, rec: OpRec, operands: list[Value], prop
 @generic("stablehlo.scatter")
 def _generic_scatter(fb: FunctionBuilder, rec: OpRec, operands: list[Value], props: Props,
                      results: list):
-    if len(operands) != 3 or len(rec.regions) != 1:
-        raise ValueError("variadic scatter (several operands) does not import")
+    if len(rec.regions) != 1:
+        raise ValueError("needs one update region")
     attrs = _dimension_numbers(props.need("scatter_dimension_numbers").value, SCATTER_DIMS)
-    attrs["kind"] = Keyword(region_kind(rec.regions[0], allow_replace=True))
+    attrs.update(combiner(fb, rec, len(operands) == 3, "scatter_body", allow_replace=True))
     for key in ("indices_are_sorted", "unique_indices"):
         if props.get(key) is not None:
             attrs[key] = props[key].value
@@ -175,6 +175,6 @@ def _print_scatter(p: Printer, op: Operation, n: Names, indent: str) -> list[str
              f"#stablehlo.scatter<{_dimension_fields(op, SCATTER_DIMS)}>, "
              f"unique_indices = {unique}")
     lines = [f"{indent}{head}\"stablehlo.scatter\"({args}) <{{{props}}}> ({{"]
-    lines += reducer_lines(n, indent, op.results[0].type.dtype, at["kind"].word)
+    lines += combiner_lines(p, op, n, indent)
     lines.append(f"{indent}}}){p.op_attrs(op)} : {functional_type(op)}" + p.tail(op))
     return lines

@@ -8,7 +8,7 @@
 
 A reduce whose region is one binary op keeps it as `kind`; any other body (argmax's
 compare/select) is outlined into a private function (outlining.py). reduce_window exists only in
-the generic form, with a one-op reducer region.
+the generic form; like scatter's, its region is a `kind` or an outlined `body` (reducers.py).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from shardc.stablehlo.mlir_text import functional_type, int_list, results_text
 from shardc.stablehlo.mlir_text import tensor_text as _ty
 from shardc.stablehlo.outlining import no_captures, outline
 from shardc.stablehlo.records import AttrRec, OpRec, PairRec
-from shardc.stablehlo.reducers import REDUCER_KINDS, reducer_lines, region_kind
+from shardc.stablehlo.reducers import REDUCER_KINDS, combiner, combiner_lines, region_kind
 
 if TYPE_CHECKING:
     from shardc.stablehlo.builder import FunctionBuilder
@@ -144,10 +144,10 @@ def _dict_text(fb: FunctionBuilder, attrs: Any) -> str:
 @generic("stablehlo.reduce_window")
 def _generic_reduce_window(fb: FunctionBuilder, rec: OpRec, operands: list[Value], props: Props,
                            results: list):
-    if len(operands) != 2 or len(rec.regions) != 1:
-        raise ValueError("variadic reduce_window (several inputs) does not import")
-    attrs: dict[str, Any] = {"kind": Keyword(region_kind(rec.regions[0], False))}
-    body_attrs = rec.regions[0].ops[0].attrs
+    if len(rec.regions) != 1:
+        raise ValueError("needs one reducer region")
+    attrs: dict[str, Any] = combiner(fb, rec, len(operands) == 2, "reduce_window_body")
+    body_attrs = rec.regions[0].ops[0].attrs if "kind" in attrs else None
     if body_attrs is not None and body_attrs.entries:
         attrs[REDUCER_ATTRS] = OpaqueAttr(_dict_text(fb, body_attrs))
     for key in REDUCE_WINDOW_KEYS:
@@ -220,6 +220,6 @@ def _print_reduce_window(p: Printer, op: Operation, n: Names, indent: str) -> li
     body = f" {body_attrs.text}" if body_attrs is not None else ""
     return [
         f"{indent}{head}\"stablehlo.reduce_window\"({args}) <{{{', '.join(props)}}}> ({{",
-        *reducer_lines(n, indent, op.results[0].type.dtype, at["kind"].word, body),
+        *combiner_lines(p, op, n, indent, body),
         f"{indent}}}){p.op_attrs(op)} : {functional_type(op)}" + p.tail(op),
     ]
