@@ -55,6 +55,9 @@ def evaluate_body(func: Function, kernels: Mapping[str, Callable[..., Any]]) -> 
                 return tuple(xs)
             if op.name in _SCALAR_IDENTITY and all(r.type.rank == 0 for r in op.results):
                 out = xs[0]
+            elif op.name == "call":  # JAX calls helpers (`@_where`) from bodies
+                out = evaluate_body(body_of(op, "callee"), kernels)(*xs)
+                out = out[0] if len(op.results) == 1 else out
             else:
                 kernel = kernels.get(op.name)
                 if kernel is None:
@@ -88,6 +91,17 @@ def reduce_with_body(
     for d in dims:
         size *= xs[0].shape[d]
     xs = [xp.reshape(xp.transpose(x, kept + dims), (*out_shape, size)) for x in xs]
+    return fold_last_axis(body, xs, inits, out_shape, xp)
+
+
+def fold_last_axis(
+    body: Body, xs: Sequence[Any], inits: Sequence[Any], out_shape: tuple[int, ...], xp: Any
+) -> tuple[Any, ...]:
+    """`body` folded over the last axis of every `xs[i]` (shape `out_shape + (size,)`), then
+    combined once with the init values (broadcast against `out_shape`): a pairwise tree in
+    ceil(log2 size) calls that keeps the elements' order (reduce and reduce_window bodies)."""
+    xs = list(xs)
+    size = xs[0].shape[-1]
     inits = [xp.reshape(i, tuple(i.shape) + (1,) * (len(out_shape) - i.ndim)) for i in inits]
     if size == 0:
         return tuple(xp.broadcast_to(i, out_shape) for i in inits)
@@ -238,6 +252,7 @@ def sort_kernel(kernels: Mapping[str, Callable[..., Any]], xp: Any, lead: int = 
 
 __all__ = [
     "body_of",
+    "fold_last_axis",
     "body_reduce_kernel",
     "evaluate_body",
     "reduce_with_body",

@@ -9,7 +9,9 @@ from typing import Any
 from shardc.executors.jax_ops import JaxOp
 from shardc.executors.jax_runtime import jax_lax
 from shardc.ir.core import Operation
+from shardc.ir.diagnostics import ExecutionError
 from shardc.ir.ops.registry import attr
+from shardc.ir.ops.scalar_bodies import scatter_reduction
 
 
 def _indices_last(indices: Any, index_vector_dim: int) -> tuple[Any, Callable[[int], int]]:
@@ -42,8 +44,12 @@ def _gather(op: Operation, operand: Any, indices: Any) -> Any:
     )
 
 
-def _scatter(op: Operation, operand: Any, indices: Any, updates: Any) -> Any:
+def _scatter(op: Operation, *arrays: Any) -> Any:
+    """`lax.scatter_add`, ... for each input with the op's kind or common reduction; a general
+    update body has no JAX translation (the numpy executors run it)."""
     lax = jax_lax()
+    n = len(op.results)
+    inputs, indices, updates = arrays[:n], arrays[n], arrays[n + 1 :]
     indices, renumber = _indices_last(indices, attr(op, "index_vector_dim"))
     dims = lax.ScatterDimensionNumbers(
         update_window_dims=tuple(attr(op, "update_window_dims")),
@@ -54,11 +60,20 @@ def _scatter(op: Operation, operand: Any, indices: Any, updates: Any) -> Any:
             renumber(d) for d in attr(op, "scatter_indices_batching_dims")
         ),
     )
+    kind = attr(op, "kind").word if "kind" in op.attributes else scatter_reduction(op)
+    if kind is None:
+        raise ExecutionError(
+            f"'scatter' op: its update body @{attr(op, 'body').name} is not one add, multiply, "
+            "maximum or minimum per input, which the JAX executor cannot run; use the numpy "
+            "executor", op.loc)
     fn = {
         "replace": lax.scatter, "add": lax.scatter_add, "multiply": lax.scatter_mul,
         "maximum": lax.scatter_max, "minimum": lax.scatter_min,
-    }[attr(op, "kind").word]
-    return fn(operand, indices, updates, dims, mode=lax.GatherScatterMode.FILL_OR_DROP)
+        "and": lax.scatter_min, "or": lax.scatter_max,  # on i1 (the only type they take)
+    }[kind]
+    outs = tuple(fn(x, indices, u, dims, mode=lax.GatherScatterMode.FILL_OR_DROP)
+                 for x, u in zip(inputs, updates))
+    return outs if n > 1 else outs[0]
 
 
 INDEXING_OPS: dict[str, JaxOp] = {

@@ -45,11 +45,26 @@ def _convolution(op: Operation, lhs: Any, rhs: Any) -> Any:
     return out.astype(dtype)
 
 
-def _reduce_window(op: Operation, x: Any, init: Any) -> Any:
+def _reduce_window(op: Operation, *arrays: Any) -> Any:
+    """`lax.reduce_window` with the kind's reducer, or the body function traced with the JAX
+    ops (several inputs: tuples of operands and inits)."""
     lax = jax_lax()
     rank = len(op.operands[0].type.shape)
     ones = (1,) * rank
-    fn = lax_reducer(attr(op, "kind").word)
+    n = len(op.results)
+    if "body" in op.attributes:
+        from shardc.executors.jax_ops.table import JAX_OPS  # the body runs with the whole table
+        from shardc.executors.scalar_bodies import body_of, evaluate_body
+
+        body = evaluate_body(body_of(op, "body"), JAX_OPS)
+
+        def fn(acc: Any, x: Any) -> Any:
+            acc, x = (acc, x) if n > 1 else ((acc,), (x,))
+            out = body(*acc, *x)
+            return tuple(out) if n > 1 else out[0]
+    else:
+        fn = lax_reducer(attr(op, "kind").word)
+    x, init = (tuple(arrays[:n]), tuple(arrays[n:])) if n > 1 else arrays
     return lax.reduce_window(
         x, init, fn,
         tuple(attr(op, "window_dimensions")),

@@ -19,6 +19,7 @@ from shardc.executors.dtypes import F32, I64, LOW_FLOATS
 from shardc.executors.kernels import Kernel
 from shardc.ir.core import Operation
 from shardc.ir.ops.registry import attr
+from shardc.ir.ops.scalar_bodies import scatter_reduction
 
 
 def _index_vectors(indices: np.ndarray, index_vector_dim: int) -> np.ndarray:
@@ -110,12 +111,15 @@ def gather(op: Operation, operand: np.ndarray, indices: np.ndarray) -> np.ndarra
 
 _SCATTER_UFUNCS = {
     "add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
+    "and": np.logical_and, "or": np.logical_or,
 }
 
 
-def scatter(op: Operation, operand: np.ndarray, indices: np.ndarray, updates: np.ndarray):
-    """`ufunc.at` (or assignment for `replace`) with fancy indices on the scattered dims, moved
-    to the front, and plain slices on the others; windows that do not fit are dropped first."""
+def _scatter_places(op: Operation, shape: tuple[int, ...], indices: np.ndarray,
+                    updates: np.ndarray):
+    """Where a scatter's updates land: (dims to move to the front, their fancy indices and plain
+    slices, a function giving one update array's values in that order). Windows that do not fit
+    the operand are left out. A rank-0 operand is seen as shape (1,)."""
     window_dims = sorted(attr(op, "update_window_dims"))
     no_window = set(attr(op, "inserted_window_dims")) | set(attr(op, "input_batching_dims"))
     ivd = attr(op, "index_vector_dim")
@@ -123,17 +127,14 @@ def scatter(op: Operation, operand: np.ndarray, indices: np.ndarray, updates: np
     batch_shape = idx.shape[:-1]
     nb = len(batch_shape)
     scatter_dims = [d for d in range(updates.ndim) if d not in window_dims]
-    upd = updates.transpose(scatter_dims + window_dims)
-    window_sizes = iter(upd.shape[nb:])
-    wsize = [1 if d in no_window else next(window_sizes) for d in range(operand.ndim)]
-    upd = upd.reshape(batch_shape + tuple(wsize))  # batch + a window axis per operand dim
-    starts = _starts(operand.shape, idx, attr(op, "scatter_dims_to_operand_dims"),
+    rank = len(shape)
+    window_sizes = iter(updates.transpose(scatter_dims + window_dims).shape[nb:])
+    wsize = [1 if d in no_window else next(window_sizes) for d in range(rank)]
+    starts = _starts(shape, idx, attr(op, "scatter_dims_to_operand_dims"),
                      attr(op, "input_batching_dims"), attr(op, "scatter_indices_batching_dims"),
                      ivd)
-    scalar = operand.ndim == 0
-    if scalar:  # every update lands on the one element: index a length-1 view of it
-        operand, wsize, upd = operand.reshape(1), [1], upd.reshape(batch_shape + (1,))
-        starts = [None]
+    if not shape:  # every update lands on the one element: index a length-1 view of it
+        shape, wsize, starts = (1,), [1], [None]
     if all(s is None for s in starts):  # one fancy-indexed dim makes the batch explicit
         starts[0] = np.zeros(batch_shape, dtype=I64)
     indexed = [d for d, s in enumerate(starts) if s is not None]
@@ -144,33 +145,81 @@ def scatter(op: Operation, operand: np.ndarray, indices: np.ndarray, updates: np
         start = starts[d]
         assert start is not None
         start = np.broadcast_to(start, batch_shape)
-        valid &= (start >= 0) & (start <= operand.shape[d] - wsize[d])  # XLA drops the window
+        valid &= (start >= 0) & (start <= shape[d] - wsize[d])  # XLA drops the window
         start = start.reshape(batch_shape + (1,) * len(indexed))
         if wsize[d] != 1:
             start = start + _axis_range(wsize[d], nb + j, nb + len(indexed))
         index.append(start)
-    if any(wsize[d] > operand.shape[d] for d in plain):
+    if any(wsize[d] > shape[d] for d in plain):
         valid[...] = False
-    values = upd.transpose(list(range(nb)) + [nb + d for d in indexed + plain])
     if not valid.all():
         fancy_shape = batch_shape + tuple(wsize[d] for d in indexed)
         index = [np.broadcast_to(i, fancy_shape)[valid] for i in index]
-        values = values[valid]
     index += [slice(0, wsize[d]) for d in plain]
-    kind = attr(op, "kind").word
-    dtype = operand.dtype
-    low = dtype in LOW_FLOATS
-    out = operand.astype(F32) if low else operand.copy()
-    if low:
-        values = values.astype(F32)
-    target = out.transpose(indexed + plain)  # a view: writes land in `out`
+
+    def values(u: np.ndarray) -> np.ndarray:
+        u = u.transpose(scatter_dims + window_dims).reshape(batch_shape + tuple(wsize))
+        u = u.transpose(list(range(nb)) + [nb + d for d in indexed + plain])
+        return u if valid.all() else u[valid]
+
+    return indexed + plain, tuple(index), values
+
+
+def scatter(op: Operation, *arrays: np.ndarray):
+    """`ufunc.at` (or assignment for `replace`) with fancy indices on the scattered dims, moved
+    to the front, and plain slices on the others, for every input; a `body` that is not one
+    common reduction runs window by window, in order. Windows that do not fit are dropped."""
+    n = len(op.results)
+    inputs, indices, updates = arrays[:n], arrays[n], arrays[n + 1 :]
+    order, index, values = _scatter_places(op, inputs[0].shape, indices, updates[0])
+    kind = attr(op, "kind").word if "kind" in op.attributes else scatter_reduction(op)
+    outs, targets, news = [], [], []
+    for x, u in zip(inputs, updates):
+        low = x.dtype in LOW_FLOATS
+        out = x.astype(F32) if low else x.copy()
+        out = out.reshape((1,)) if x.ndim == 0 else out
+        outs.append(out)
+        targets.append(out.transpose(order))  # a view: writes land in `out`
+        news.append(values(u).astype(F32) if low else values(u))
     if kind == "replace":
-        target[tuple(index)] = values
+        for target, new in zip(targets, news):
+            target[index] = new
+    elif kind is not None:
+        for target, new in zip(targets, news):
+            _SCATTER_UFUNCS[kind].at(target, index, new)
     else:
-        _SCATTER_UFUNCS[kind].at(target, tuple(index), values)
-    if scalar:
-        out = out.reshape(())
-    return out.astype(dtype) if low else out
+        _scatter_with_body(op, targets, index, news)
+    results = tuple(
+        (out.reshape(()) if x.ndim == 0 else out).astype(x.dtype, copy=False)
+        for out, x in zip(outs, inputs)
+    )
+    return results if n > 1 else results[0]
+
+
+def _scatter_with_body(op: Operation, targets: list[np.ndarray], index: tuple,
+                       news: list[np.ndarray]) -> None:
+    """Apply a general update body window by window (a later window sees the earlier ones).
+    `news[i]` is (leading batch dims..., one dim per operand dim); `index`'s fancy arrays
+    broadcast to the batch dims plus the window sizes of the dims they index."""
+    from shardc.executors.kernels.table import KERNELS  # the body runs with the whole table
+    from shardc.executors.scalar_bodies import body_of, evaluate_body
+
+    body = evaluate_body(body_of(op, "body"), KERNELS)
+    rank = targets[0].ndim
+    fancy = [i for i in index if not isinstance(i, slice)]
+    lead = news[0].shape[: news[0].ndim - rank]
+    count = int(np.prod(lead, dtype=np.int64))
+    window = news[0].shape[len(lead):]
+    flat_news = [v.reshape((count, *window)) for v in news]
+    fancy_shape = lead + window[: len(fancy)]
+    flat_index = [i if isinstance(i, slice) else
+                  np.broadcast_to(i, fancy_shape).reshape((count, *window[: len(fancy)]))
+                  for i in index]
+    for k in range(count):
+        where = tuple(i if isinstance(i, slice) else i[k] for i in flat_index)
+        out = body(*[t[where] for t in targets], *[v[k] for v in flat_news])
+        for t, v in zip(targets, out):
+            t[where] = v
 
 
 INDEXING_KERNELS: dict[str, Kernel] = {

@@ -48,22 +48,48 @@ def _windows(x: np.ndarray, window, strides, dilation) -> np.ndarray:
     return view[index][(..., *([slice(None)] * rank))] if rank else view
 
 
-def _reduce_window(op: Operation, x: np.ndarray, init: np.ndarray) -> np.ndarray:
+def _window_view(op: Operation, x: np.ndarray, fill: Any) -> np.ndarray:
+    """(*out_dims, *window_dims) windows of `x` dilated and padded with `fill`."""
     rank = x.ndim
     ones = (1,) * rank
     window = attr(op, "window_dimensions")
     strides = attr(op, "window_strides") or ones
     base = attr(op, "base_dilations") or ones
     dil = attr(op, "window_dilations") or ones
+    padded = _dilate_pad(x, base, conv_padding(op, rank), fill)
+    return _windows(padded, window, strides, dil)
+
+
+def _reduce_window(op: Operation, *arrays: np.ndarray) -> Any:
+    if "body" in op.attributes:
+        return _reduce_window_body(op, arrays)
+    x, init = arrays
+    rank = x.ndim
     ufunc = REDUCE_UFUNCS[attr(op, "kind").word]
     dtype = x.dtype
     work = x.astype(F32) if dtype in LOW_FLOATS else x
     fill = work.dtype.type(init[()])
-    padded = _dilate_pad(work, base, conv_padding(op, rank), fill)
-    view = _windows(padded, window, strides, dil)
+    view = _window_view(op, work, fill)
     axes = tuple(range(rank, 2 * rank))
     out = ufunc.reduce(view, axis=axes, initial=fill) if rank else ufunc(fill, view)
     return np.asarray(out).astype(dtype)
+
+
+def _reduce_window_body(op: Operation, arrays: tuple[np.ndarray, ...]) -> Any:
+    """Each window's elements folded with the body function (padding is the init values)."""
+    from shardc.executors.kernels.table import KERNELS  # the body runs with the whole table
+    from shardc.executors.scalar_bodies import body_of, evaluate_body, fold_last_axis
+
+    n = len(arrays) // 2
+    xs, inits = arrays[:n], arrays[n:]
+    rank = xs[0].ndim
+    views = [_window_view(op, x, x.dtype.type(i[()])) for x, i in zip(xs, inits)]
+    out_shape = views[0].shape[:rank]
+    flat = [v.reshape((*out_shape, -1)) for v in views]
+    body = evaluate_body(body_of(op, "body"), KERNELS)
+    outs = fold_last_axis(body, flat, inits, out_shape, np)
+    results = tuple(np.asarray(o).astype(x.dtype) for o, x in zip(outs, xs))
+    return results if n > 1 else results[0]
 
 
 def _conv_dtype(lhs: np.dtype, out: np.dtype) -> np.dtype:
