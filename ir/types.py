@@ -62,6 +62,13 @@ def element_bytes(dtype: str) -> int:
     return np.dtype(DTYPES[dtype]).itemsize
 
 
+def element_bits(dtype: str) -> int:
+    """Bits of one element (`i1`: 1, as StableHLO counts it for bitcasts)."""
+    if dtype == "i1":
+        return 1
+    return element_bytes(dtype) * 8
+
+
 def is_float(dtype: str) -> bool:
     return dtype.startswith("f") or dtype == "bf16"
 

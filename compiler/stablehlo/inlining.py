@@ -15,8 +15,9 @@ from shardc.ir.core import Module, Operation
 
 # Native ops whose regions are outlined functions, and the attributes that name them.
 REGION_OPS = frozenset({"while", "case", "sort", "reduce", "reduce_window", "scatter",
-                        "manual_computation", "named_computation"})
-REGION_ATTRS = ("body", "cond", "branches", "comparator")
+                        "select_and_scatter", "manual_computation", "named_computation",
+                        "xla.reduce_scatter", "xla.all_reduce"})
+REGION_ATTRS = ("body", "cond", "branches", "comparator", "select")
 # Attributes the printers of the region ops (and of `spmd.all_reduce`, whose reducer region is
 # inline) write in their own syntax, never in the attribute dict.
 # NOTE: one set for all of them: a discardable attribute named like another of these ops' own

@@ -6,12 +6,18 @@ from shardc.ir.ops import (  # noqa: F401 - registration
     custom_call,
     dynamic,
     elementwise,
+    fft,
     func,
+    linalg,
     manual,
+    normalization,
+    random,
+    replica_collectives,
     sharding,
     special,
     spmd,
     structural,
+    tokens,
     window,
 )
 from shardc.ir.ops.registry import (

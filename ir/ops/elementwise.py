@@ -36,6 +36,8 @@ UNARY = (
     "erf",
     "square",
     "reciprocal",
+    "popcnt",
+    "count_leading_zeros",
 )
 BINARY = (
     "add",
@@ -154,4 +156,36 @@ register(
     )
 )
 register(OpDef("select", 3, 1, {}, _infer_select, traits=frozenset({ELEMENTWISE})))
+register(
+    OpDef(
+        "reduce_precision",
+        1,
+        1,
+        {"exponent_bits": req("int"), "mantissa_bits": req("int")},
+        _infer_same,
+        traits=frozenset({ELEMENTWISE}),
+    )
+)
+
+
+def _infer_part(op: Operation) -> list[TensorType]:
+    t = op.operand(0).type
+    if t.dtype not in COMPLEX_PARTS:
+        raise op_error(op, f"takes a complex operand, got {t.dtype}")
+    return [TensorType(t.shape, COMPLEX_PARTS[t.dtype])]
+
+
+def _infer_complex(op: Operation) -> list[TensorType]:
+    t = _infer_same(op)[0]
+    parts = {v: k for k, v in COMPLEX_PARTS.items()}
+    if t.dtype not in parts:
+        raise op_error(op, f"takes f32 or f64 parts, got {t.dtype}")
+    return [TensorType(t.shape, parts[t.dtype])]
+
+
+# complex element type -> its parts' type.
+COMPLEX_PARTS = {"complex<f32>": "f32", "complex<f64>": "f64"}
+for _name in ("real", "imag"):
+    register(OpDef(_name, 1, 1, {}, _infer_part, traits=frozenset({ELEMENTWISE})))
+register(OpDef("complex", 2, 1, {}, _infer_complex, traits=frozenset({ELEMENTWISE})))
 register(OpDef("clamp", 3, 1, {}, _infer_clamp, traits=frozenset({ELEMENTWISE})))

@@ -4,6 +4,7 @@
 %i = iota {iota_dimension = 1} : tensor<4x8xi32>
 %b = broadcast_in_dim %x {broadcast_dimensions = [1]} : tensor<4x8xf32>
 %r = reshape %x : tensor<2x4x8xf32>
+%q = bitcast_convert %u : tensor<4x2xui64>                # %u: tensor<4x2x2xui32>
 %t = transpose %x {permutation = [1, 0]} : tensor<8x4xf32>
 %k = concatenate %a, %b {dimension = 0} : tensor<8x8xf32>
 %s = slice %x {start_indices = [0, 0], limit_indices = [2, 8], strides = [1, 1]} : ...
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 from shardc.ir.core import Operation
 from shardc.ir.ops.registry import OpDef, attr, op_error, opt, register, req
-from shardc.ir.types import TensorType
+from shardc.ir.types import TensorType, element_bits
 
 
 def _infer_constant(op: Operation) -> None:
@@ -148,7 +149,27 @@ def _infer_reverse(op: Operation) -> list[TensorType]:
     return [TensorType(src.shape, src.dtype)]
 
 
+def _infer_bitcast_convert(op: Operation) -> None:
+    """Same bits, other element type: a wider result element takes the trailing dim of the
+    operand (its size the width ratio), a narrower one adds such a trailing dim."""
+    src, dst = op.operand(0).type, op.results[0].type
+    a, b = element_bits(src.dtype), element_bits(dst.dtype)
+    if a == b:
+        ok = src.shape == dst.shape
+    elif a < b:
+        ok = src.shape == dst.shape + (b // a,) and b % a == 0
+    else:
+        ok = dst.shape == src.shape + (a // b,) and a % b == 0
+    if not ok:
+        raise op_error(
+            op, f"cannot reinterpret {src.tensor} ({a}-bit elements) as {dst.tensor} "
+            f"({b}-bit elements)"
+        )
+    return None
+
+
 register(OpDef("constant", 0, 1, {"value": req("dense")}, _infer_constant))
+register(OpDef("bitcast_convert", 1, 1, {}, _infer_bitcast_convert))
 register(OpDef("iota", 0, 1, {"iota_dimension": req("int")}, _infer_iota))
 register(OpDef("broadcast_in_dim", 1, 1, {"broadcast_dimensions": req("ints")}, _infer_broadcast))
 register(OpDef("reshape", 1, 1, {}, _infer_reshape))

@@ -7,6 +7,12 @@
         output_spatial_dimensions = [1, 2], padding = [[1, 1], [1, 1]]} : tensor<8x16x16x16xf32>
 %p = reduce_window %x, %zero {kind = add, window_dimensions = [1, 2, 2, 1],
         window_strides = [1, 2, 2, 1]} : tensor<8x8x8x16xf32>
+%g = select_and_scatter %x, %dp, %zero {kind = add, select = @main_select,
+        window_dimensions = [1, 2, 2, 1], window_strides = [1, 2, 2, 1]} : tensor<8x16x16x16xf32>
+
+`select_and_scatter` (max-pool's gradient): in each window of the operand the `select` function
+(`(a, b) -> i1`: keep `a` over `b`) picks one element, and the source element of that window is
+combined (`kind`, or a `body` function) into the result at that place, which starts as the init.
 
 Optional window attributes default to StableHLO's defaults (strides, dilations 1; padding 0; no
 reversal; group counts 1) and are printed back only when written.
@@ -17,7 +23,7 @@ from __future__ import annotations
 from shardc.ir.core import Operation
 from shardc.ir.ops.compute import REDUCE_KINDS
 from shardc.ir.ops.registry import OpDef, attr, op_error, opt, register, req
-from shardc.ir.ops.scalar_bodies import check_combiner
+from shardc.ir.ops.scalar_bodies import check_combiner, check_scalar_signature
 from shardc.ir.types import TensorType
 
 CONV_DIMS = (
@@ -173,6 +179,49 @@ def _verify_reduce_window(op: Operation) -> None:
                    "(acc0, acc1, ..., x0, x1, ...) -> (acc0, ...)")
 
 
+def _infer_select_and_scatter(op: Operation) -> list[TensorType]:
+    x, source, init = (v.type for v in op.operands)
+    r = x.rank
+    window = attr(op, "window_dimensions") or (1,) * r
+    strides = attr(op, "window_strides") or (1,) * r
+    if len(window) != r or len(strides) != r:
+        raise op_error(op, f"window_dimensions and window_strides need {r} entries")
+    padding = conv_padding(op, r)
+    windows = tuple(
+        window_output_size(op, x.shape[i], window[i], strides[i], *padding[i], 1, 1)
+        for i in range(r)
+    )
+    if source.shape != windows:
+        raise op_error(op, f"source has shape {list(source.shape)}, the windows {list(windows)}")
+    if init.rank != 0 or init.dtype != source.dtype or source.dtype != x.dtype:
+        raise op_error(op, f"source and init must be of the operand's type {x.dtype}")
+    return [TensorType(x.shape, x.dtype)]
+
+
+def _verify_select_and_scatter(op: Operation) -> None:
+    dtype = op.operand(0).type.dtype
+    check_scalar_signature(op, "select", [dtype, dtype], ["i1"], "(a, b) -> keep a")
+    check_combiner(op, [dtype], "(acc, source element) -> acc")
+
+
+register(
+    OpDef(
+        "select_and_scatter",
+        3,
+        1,
+        {
+            "select": req("symbol"),
+            "kind": opt("keyword", None, *REDUCE_KINDS),
+            "body": opt("symbol", None),
+            "window_dimensions": opt("ints", None),
+            "window_strides": opt("ints", None),
+            "padding": opt("int_groups", None),
+        },
+        _infer_select_and_scatter,
+        _verify_select_and_scatter,
+        summary="scatter each window's source element to the place `select` picks",
+    )
+)
 register(
     OpDef(
         "convolution",

@@ -28,7 +28,16 @@ from shardc.ir.diagnostics import ShardcError, VerifyError
 from shardc.ir.ops import attr
 from shardc.ir.ops.elementwise import BINARY, UNARY
 from shardc.ir.ops.scalar_bodies import scatter_reduction
-from shardc.passes.rules import contraction, elementwise, indexing, per_device, shape, window
+from shardc.passes.rules import (
+    contraction,
+    elementwise,
+    indexing,
+    linalg,
+    per_device,
+    replica_collectives,
+    shape,
+    window,
+)
 from shardc.passes.rules.custom_calls import custom_call_rule
 from shardc.passes.rules.einsum import rule_from_einsum
 from shardc.passes.rules.query import RuleQuery
@@ -142,6 +151,29 @@ RULES: dict[str, RuleEntry] = {
         False,
         _scatter_context,
     ),
+    "popcnt": _POINTWISE,
+    "count_leading_zeros": _POINTWISE,
+    "reduce_precision": _POINTWISE,
+    "real": _POINTWISE,
+    "imag": _POINTWISE,
+    "complex": _POINTWISE,
+    "dot": RuleEntry(linalg.dot),
+    "cholesky": RuleEntry(linalg.cholesky),
+    "triangular_solve": RuleEntry(linalg.triangular_solve, ("left_side", "transpose_a")),
+    "fft": RuleEntry(linalg.fft, ("fft_length",)),
+    "batch_norm_inference": RuleEntry(linalg.batch_norm_inference, ("feature_index",)),
+    "bitcast_convert": RuleEntry(linalg.bitcast_convert),
+    "rng_bit_generator": RuleEntry(linalg.rng_bit_generator),
+    "select_and_scatter": RuleEntry(
+        window.select_and_scatter, ("window_dimensions", "window_strides", "padding"), True
+    ),
+    "xla.all_gather": RuleEntry(replica_collectives.all_gather, ("all_gather_dim",)),
+    "xla.all_to_all": RuleEntry(
+        replica_collectives.all_to_all, ("split_dimension", "concat_dimension")
+    ),
+    "xla.reduce_scatter": RuleEntry(replica_collectives.reduce_scatter, ("scatter_dimension",)),
+    "xla.all_reduce": _POINTWISE,
+    "xla.collective_permute": _POINTWISE,
     # Per-device collectives in a manual_computation body (passes/rules/per_device.py).
     "spmd.all_reduce": RuleEntry(per_device.pointwise),
     "spmd.collective_permute": RuleEntry(per_device.pointwise),
@@ -173,6 +205,9 @@ NO_RULE: dict[str, str] = {
     "composite": "Shardy registers none: it does not propagate into the decomposition",
     "spmd.axis_index": "no operands: nothing to propagate",
     "manual_computation": "the driver links operands, body and results (data-flow edges)",
+    "batch_norm_training": "Shardy registers none",
+    "batch_norm_grad": "Shardy registers none",
+    "after_all": "tokens carry no data (Shardy registers none)",
     "named_computation": "a data-flow edge op: operands, body and results are linked",
 }
 

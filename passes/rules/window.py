@@ -153,3 +153,20 @@ def dynamic_update_slice(q: RuleQuery) -> OpShardingRule:
             kind = FactorKind.PASS_THROUGH if constant else FactorKind.NEED_REPLICATION
             b.add_factor(only_update, (NULL,), usize, kind)
     return b.build()
+
+
+def select_and_scatter(q: RuleQuery) -> OpShardingRule:
+    """Per result dim: a window pass-through dim is one factor on operand, source and result;
+    otherwise the source dim needs replication and the operand/result dim is a permutation
+    (both blocked under conservative propagation)."""
+    (out,) = q.results
+    source = q.operands[1]
+    blocked = q.attr("conservative")
+    b = RuleBuilder(q.operands, q.results)
+    for d, size in enumerate(out):
+        if window_passthrough(q, d):
+            b.add_factor_all(d, size)
+            continue
+        b.add_factor((NULL, d, NULL), (NULL,), source[d], FactorKind.NEED_REPLICATION, blocked)
+        b.add_factor((d, NULL, NULL), (d,), size, FactorKind.PERMUTATION, blocked)
+    return b.build()

@@ -7,19 +7,23 @@ adding a module here (and its rules to grammar.lark when it has a pretty form).
 """
 
 from shardc.stablehlo.ops import (
+    bits,
     calls,
     collectives,
     contraction,
     control_flow,
     elementwise,
     indexing,
+    linalg,
     manual,
     named_computation,
     reductions,
+    replica_collectives,
     shape,
     sharding_ops,
     sorting,
 )
 
-FAMILIES = (calls, collectives, contraction, control_flow, elementwise, indexing, manual,
-            named_computation, reductions, shape, sharding_ops, sorting)
+FAMILIES = (bits, calls, collectives, contraction, control_flow, elementwise, indexing, linalg,
+            manual, named_computation, reductions, replica_collectives, shape, sharding_ops,
+            sorting)

@@ -26,6 +26,7 @@ from shardc.stablehlo.export_table import prints, prints_lines
 from shardc.stablehlo.import_table import Props, generic, pretty_form, read_rule
 from shardc.stablehlo.mlir_text import inline_sharding
 from shardc.stablehlo.mlir_text import tensor_text as _ty
+from shardc.stablehlo.ops.replica_collectives import import_replica_collective
 from shardc.stablehlo.records import OpRec
 from shardc.stablehlo.reducers import reducer_lines, region_kind, strip_scalar_constraint
 
@@ -125,8 +126,8 @@ def _generic_all_reduce(fb: FunctionBuilder, rec: OpRec, operands: list[Value], 
     from shardc.passes.collectives.groups import device_groups
 
     mesh = fb.manual_mesh
-    if mesh is None:
-        raise ValueError("imports only inside an sdy.manual_computation body (shard_map)")
+    if mesh is None:  # a global program: XLA's all-reduce by replica groups
+        return import_replica_collective(fb, rec, props, results)
     if len(operands) != 1 or len(rec.regions) != 1:
         raise ValueError("imports with one operand and one reducer region")
     region, constraint = strip_scalar_constraint(rec.regions[0])

@@ -38,11 +38,13 @@ if TYPE_CHECKING:
 UNARY = {
     "abs", "cbrt", "ceil", "convert", "cosine", "exponential", "exponential_minus_one", "floor",
     "is_finite", "log", "log_plus_one", "logistic", "negate", "not", "round_nearest_afz",
-    "round_nearest_even", "rsqrt", "sign", "sine", "sqrt", "tan", "tanh",
+    "round_nearest_even", "rsqrt", "sign", "sine", "sqrt", "tan", "tanh", "popcnt",
+    "count_leading_zeros", "real", "imag",
 }
 BINARY = {
     "add", "and", "atan2", "divide", "maximum", "minimum", "multiply", "or", "power",
     "remainder", "subtract", "xor", "shift_left", "shift_right_arithmetic", "shift_right_logical",
+    "complex",
 }
 CHLO = {"erf", "square", "tan"}
 
@@ -71,7 +73,7 @@ def _simple(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
             fb.check_type(toks[0], operands[0], 0)
             fb.check_type(toks[1], operands[1], 1)
             fb.check_type(toks[1], operands[2], 2)
-        elif len(toks) == 1:
+        elif len(toks) == 1 and short != "complex":  # complex's type is its result's only
             for i, v in enumerate(operands):
                 fb.check_type(toks[0], v, i)
     return short, {}, fb.results_of(rec, operands), None
@@ -141,6 +143,12 @@ def _print_select(p: Printer, op: Operation, n: Names, args: str) -> str:
     t = {_ty(op.operands[1].type), _ty(op.operands[2].type), _ty(op.results[0].type)}
     sig = (f"{_ty(op.operands[0].type)}, {t.pop()}" if len(t) == 1 else functional_type(op))
     return f"stablehlo.select {args}{p.op_attrs(op)} : {sig}"
+
+
+@prints("complex")
+def _print_complex(p: Printer, op: Operation, n: Names, args: str) -> str:
+    """`stablehlo.complex %re, %im : tensor<8xcomplex<f32>>` (the parts' type is implied)."""
+    return f"stablehlo.complex {args}{p.op_attrs(op)} : {_ty(op.results[0].type)}"
 
 
 @prints("optimization_barrier")

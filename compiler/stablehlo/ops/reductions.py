@@ -159,6 +159,25 @@ def _generic_reduce_window(fb: FunctionBuilder, rec: OpRec, operands: list[Value
     return "reduce_window", attrs, results, None
 
 
+@generic("stablehlo.select_and_scatter")
+def _generic_select_and_scatter(fb: FunctionBuilder, rec: OpRec, operands: list[Value],
+                                props: Props, results: list):
+    if len(rec.regions) != 2:
+        raise ValueError("needs a select region and a scatter region")
+    select_region, scatter_region = rec.regions
+    no_captures(select_region, "select region")
+    scatter_rec = OpRec(rec.form, rec.tok, rec.operands, rec.extra, rec.attrs, rec.sig,
+                        name=rec.name)
+    scatter_rec.regions = [scatter_region]
+    attrs: dict[str, Any] = {"select": Symbol(outline(fb, select_region, "select").name)}
+    attrs.update(combiner(fb, scatter_rec, True, "scatter_body"))
+    for key in ("padding", "window_dimensions", "window_strides"):
+        value = props.get(key)
+        if value is not None:
+            attrs[key] = _padding(value) if key == "padding" else props_ints(value)
+    return "select_and_scatter", attrs, results, None
+
+
 # ----- export ---------------------------------------------------------------------------------
 
 
@@ -221,5 +240,36 @@ def _print_reduce_window(p: Printer, op: Operation, n: Names, indent: str) -> li
     return [
         f"{indent}{head}\"stablehlo.reduce_window\"({args}) <{{{', '.join(props)}}}> ({{",
         *combiner_lines(p, op, n, indent, body),
+        f"{indent}}}){p.op_attrs(op)} : {functional_type(op)}" + p.tail(op),
+    ]
+
+
+def _window_props(op: Operation, keys: tuple[str, ...]) -> str:
+    """The written window properties in MLIR's `<{...}>` syntax."""
+    props = []
+    for key in keys:
+        value = op.attributes.get(key)
+        if value is None:
+            continue
+        if key == "padding":
+            props.append(f"padding = {_padding_dense(value)}")
+        else:
+            props.append(f"{key} = array<i64: " + ", ".join(str(v) for v in value) + ">")
+    return ", ".join(props)
+
+
+@prints_lines("select_and_scatter")
+def _print_select_and_scatter(p: Printer, op: Operation, n: Names, indent: str) -> list[str]:
+    args = ", ".join(n(v) for v in op.operands)
+    props = _window_props(op, ("padding", "window_dimensions", "window_strides"))
+    select = p.function_of(op, "select")
+    nr = n.region(select)
+    block = ", ".join(f"{nr(a)}: {_ty(a.type)}" for a in select.args)
+    return [
+        f'{indent}{n.group(op)}"stablehlo.select_and_scatter"({args}) <{{{props}}}> ({{',
+        f"{indent}^bb0({block}):",
+        *p.body_lines(select, nr, indent + "  ", "stablehlo.return"),
+        f"{indent}}}, {{",
+        *combiner_lines(p, op, n, indent),
         f"{indent}}}){p.op_attrs(op)} : {functional_type(op)}" + p.tail(op),
     ]

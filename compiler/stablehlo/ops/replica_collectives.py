@@ -1,0 +1,107 @@
+"""StableHLO's collectives in a global program (not in a manual_computation body): the native
+`xla.*` ops (ir/ops/replica_collectives.py), every property kept.
+
+    %0:2 = "stablehlo.all_gather"(%a, %b) <{all_gather_dim = 1 : i64, replica_groups =
+           dense<[[0, 1]]> : tensor<1x2xi64>}> : (...) -> (...)
+        <-> xla.all_gather %a, %b {all_gather_dim = 1, replica_groups = [[0, 1]]}
+
+`stablehlo.all_reduce` is read here too when it is not inside a manual body (collectives.py
+reads it there, as a per-device `spmd.all_reduce`).
+"""
+
+from __future__ import annotations
+
+import ast
+from typing import TYPE_CHECKING, Any
+
+from shardc.ir.attributes import OpaqueAttr
+from shardc.ir.core import Operation, Value
+from shardc.stablehlo.export_table import prints_lines
+from shardc.stablehlo.import_table import Props, generic
+from shardc.stablehlo.mlir_text import functional_type
+from shardc.stablehlo.records import AttrRec, OpRec
+from shardc.stablehlo.reducers import combiner, combiner_lines
+
+if TYPE_CHECKING:
+    from shardc.stablehlo.builder import FunctionBuilder
+    from shardc.stablehlo.names import Names
+    from shardc.stablehlo.printer import Printer
+
+# native op -> its integer properties, in MLIR's (sorted) order with the others.
+_INT_PROPS = {
+    "all_gather": ("all_gather_dim",),
+    "all_to_all": ("concat_dimension", "split_count", "split_dimension"),
+    "reduce_scatter": ("scatter_dimension",),
+    "all_reduce": (),
+    "collective_permute": (),
+}
+_GROUP_PROPS = {"replica_groups", "source_target_pairs"}
+
+
+def _groups(value: AttrRec) -> tuple[tuple[int, ...], ...]:
+    """`dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>` -> ((0, 1), (2, 3))."""
+    if value.kind != "dense":
+        raise ValueError("replica groups must be a dense<[[...]]> : tensor<NxMxi64>")
+    body = str(value.value[0])[len("dense<"):-1]
+    parsed = ast.literal_eval(body)
+    if isinstance(parsed, int):  # a splat: dense<0> : tensor<1x1xi64>
+        parsed = [[parsed]]
+    return tuple(tuple(int(d) for d in g) for g in parsed)
+
+
+def import_replica_collective(fb: FunctionBuilder, rec: OpRec, props: Props,
+                              results: list) -> tuple[str, dict[str, Any], list, None]:
+    """The `xla.*` op of a StableHLO collective of a global program."""
+    short = rec.name.partition(".")[2]
+    attrs: dict[str, Any] = {key: props.need(key).value for key in _INT_PROPS[short]}
+    for key in _GROUP_PROPS:
+        if props.get(key) is not None:
+            attrs[key] = _groups(props[key])
+    if props.get("channel_handle") is not None:
+        value = props["channel_handle"]
+        attrs["channel_handle"] = OpaqueAttr(fb.b.text[value.start : value.end])
+    if props.get("use_global_device_ids", "absent") != "absent":
+        attrs["use_global_device_ids"] = True
+    if short in ("reduce_scatter", "all_reduce"):
+        attrs.update(combiner(fb, rec, len(rec.operands) == 1, f"{short}_body"))
+    return f"xla.{short}", attrs, results, None
+
+
+@generic("stablehlo.all_gather", "stablehlo.all_to_all", "stablehlo.reduce_scatter",
+         "stablehlo.collective_permute")
+def _generic_collective(fb: FunctionBuilder, rec: OpRec, operands: list[Value], props: Props,
+                        results: list):
+    if fb.manual_mesh is not None:
+        raise ValueError("imports only outside a manual_computation body (inside one, shardc "
+                         "reads stablehlo.all_reduce over whole mesh axes only)")
+    return import_replica_collective(fb, rec, props, results)
+
+
+# ----- export ---------------------------------------------------------------------------------
+
+
+def _dense(groups: tuple) -> str:
+    rows = "[" + ", ".join("[" + ", ".join(str(d) for d in g) + "]" for g in groups) + "]"
+    width = len(groups[0]) if groups else 0
+    return f"dense<{rows}> : tensor<{len(groups)}x{width}xi64>"
+
+
+@prints_lines(*(f"xla.{short}" for short in _INT_PROPS))
+def _print_replica_collective(p: Printer, op: Operation, n: Names, indent: str) -> list[str]:
+    short = op.name.partition(".")[2]
+    at = op.attributes
+    props: dict[str, str] = {key: f"{at[key]} : i64" for key in _INT_PROPS[short]}
+    if "channel_handle" in at:
+        props["channel_handle"] = at["channel_handle"].text
+    for key in _GROUP_PROPS:
+        if key in at:
+            props[key] = _dense(at[key])
+    if at.get("use_global_device_ids"):
+        props["use_global_device_ids"] = ""
+    text = ", ".join(k if not v else f"{k} = {v}" for k, v in sorted(props.items()))
+    args = ", ".join(n(v) for v in op.operands)
+    head = f'{indent}{n.group(op)}"stablehlo.{short}"({args}) <{{{text}}}>'
+    tail = f"{p.op_attrs(op)} : {functional_type(op)}" + p.tail(op)
+    if short not in ("reduce_scatter", "all_reduce"):
+        return [f"{head}{tail}"]
+    return [f"{head} ({{", *combiner_lines(p, op, n, indent), f"{indent}}}){tail}"]
