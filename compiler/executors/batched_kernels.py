@@ -213,6 +213,7 @@ BATCHED: dict[str, Callable[[Operation, int], Callable[..., Any]]] = {
     "concatenate": _b_concatenate,
     "pad": _b_pad,
     "dot_general": _b_dot_general,
+    "dot": _b_dot_general,
     "reduce": _b_reduce,
     "sort": lambda op, r: lambda *xs: sort_kernel(KERNELS, np, r)(op, *xs),
 }

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from shardc.ir.core import Operation
+from shardc.ir.ops.linalg import dot_dims
 from shardc.ir.ops.registry import OpDef, attr, op_error, opt, register, req
 from shardc.ir.ops.scalar_bodies import (  # also registers `sort`
     check_combiner,
@@ -33,6 +34,10 @@ def _check_dims(op: Operation, dims, rank: int, what: str) -> None:
 
 
 def dot_general_dims(op: Operation):
+    """(lhs batching, rhs batching, lhs contracting, rhs contracting) dims of a dot_general, or
+    of a `dot` seen as one."""
+    if op.name == "dot":
+        return dot_dims(op)
     return (
         attr(op, "lhs_batching_dims"),
         attr(op, "rhs_batching_dims"),

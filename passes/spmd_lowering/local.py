@@ -8,7 +8,7 @@ from collections.abc import Callable
 from shardc.ir.core import Operation
 from shardc.ir.diagnostics import PassError
 from shardc.passes.rules.rule import OpShardingRule
-from shardc.passes.spmd_lowering import contraction, indexing, shape, window
+from shardc.passes.spmd_lowering import contraction, indexing, random, shape, window
 from shardc.passes.spmd_lowering.function_lowering import FunctionLowering
 from shardc.passes.spmd_lowering.locality import check_local, global_rule, no_sharded_reduction
 
@@ -17,6 +17,7 @@ LocalFix = Callable[[FunctionLowering, Operation, OpShardingRule], None]
 # op name -> what its per-device code needs besides the op itself on local blocks.
 LOCAL_FIXES: dict[str, LocalFix] = {
     "dot_general": contraction.fix_dot_general,
+    "dot": contraction.fix_dot_general,
     "reduce": contraction.fix_reduce,
     "slice": shape.fix_slice,
     "gather": indexing.fix_gather,
@@ -25,6 +26,7 @@ LOCAL_FIXES: dict[str, LocalFix] = {
     "dynamic_slice": window.fix_dynamic_slice,
     "dynamic_update_slice": window.fix_dynamic_update_slice,
     "convolution": window.fix_convolution,
+    "rng_bit_generator": random.fix_rng_bit_generator,
 }
 
 

@@ -43,7 +43,7 @@ def reduce_op(table: Mapping[str, JaxOp]) -> JaxOp:
     return reduce
 
 
-def _dot_general(op: Operation, lhs: Any, rhs: Any) -> Any:
+def dot_general(op: Operation, lhs: Any, rhs: Any) -> Any:
     lb, rb, lc, rc = dot_general_dims(op)
     out = jax_lax().dot_general(
         lhs, rhs, ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))),
@@ -54,6 +54,6 @@ def _dot_general(op: Operation, lhs: Any, rhs: Any) -> Any:
 
 # `reduce` is not here: it needs the whole table for its body (see `reduce_op`).
 REDUCTION_OPS: dict[str, JaxOp] = {
-    "dot_general": _dot_general,
+    "dot_general": dot_general,
     "top_k": lambda op, x: tuple(jax_lax().top_k(x, attr(op, "k"))),
 }

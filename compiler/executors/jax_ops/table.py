@@ -11,13 +11,16 @@ program, the sharding ops are the executors' own (jax_exec.py, jax_global.py).
 from __future__ import annotations
 
 from shardc.executors.jax_ops import JaxOp
+from shardc.executors.jax_ops.bits import BITS_OPS
 from shardc.executors.jax_ops.custom_calls import CUSTOM_CALL_OPS
 from shardc.executors.jax_ops.elementwise import ELEMENTWISE_OPS
 from shardc.executors.jax_ops.indexing import INDEXING_OPS
+from shardc.executors.jax_ops.linalg import LINALG_OPS
 from shardc.executors.jax_ops.movement import MOVEMENT_OPS
 from shardc.executors.jax_ops.reductions import REDUCTION_OPS, reduce_op
 from shardc.executors.jax_ops.windows import WINDOW_OPS
 from shardc.executors.jax_runtime import jax_lax, jax_numpy
+from shardc.executors.kernels.replica_collectives import REPLICA_COLLECTIVE_KERNELS
 from shardc.executors.scalar_bodies import sort_kernel
 
 JAX_OPS: dict[str, JaxOp] = {}
@@ -31,6 +34,9 @@ JAX_OPS.update(
         **WINDOW_OPS,
         **INDEXING_OPS,
         **CUSTOM_CALL_OPS,
+        **LINALG_OPS,
+        **BITS_OPS,
+        **REPLICA_COLLECTIVE_KERNELS,  # groups of one only: the identity on any arrays
         "optimization_barrier": lambda op, *xs: tuple(jax_lax().optimization_barrier(tuple(xs))),
     }
 )

@@ -75,7 +75,33 @@ def _reduce_window(op: Operation, *arrays: Any) -> Any:
     )
 
 
+def _select_and_scatter(op: Operation, x: Any, source: Any, init: Any) -> Any:
+    """XLA's select_and_scatter, both regions traced from the op's functions (through JAX's
+    internal `_select_and_scatter`: jax.lax has no public counterpart of the general op)."""
+    from jax._src.lax.windowed_reductions import _select_and_scatter as select_and_scatter
+
+    from shardc.executors.jax_ops.table import JAX_OPS  # the bodies run with the whole table
+    from shardc.executors.scalar_bodies import body_of, evaluate_body
+
+    rank = x.ndim
+    ones = (1,) * rank
+    select = evaluate_body(body_of(op, "select"), JAX_OPS)
+    if "body" in op.attributes:
+        body = evaluate_body(body_of(op, "body"), JAX_OPS)
+
+        def scatter(a: Any, b: Any) -> Any:
+            return body(a, b)[0]
+    else:
+        scatter = lax_reducer(attr(op, "kind").word)
+    return select_and_scatter(
+        x, lambda a, b: select(a, b)[0], tuple(attr(op, "window_dimensions") or ones),
+        tuple(attr(op, "window_strides") or ones), tuple(conv_padding(op, rank)), source,
+        init, scatter,
+    )
+
+
 WINDOW_OPS: dict[str, JaxOp] = {
     "convolution": _convolution,
     "reduce_window": _reduce_window,
+    "select_and_scatter": _select_and_scatter,
 }

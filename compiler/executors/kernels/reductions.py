@@ -32,7 +32,7 @@ def dot_compute_dtype(lhs: np.dtype, rhs: np.dtype, out: np.dtype) -> np.dtype:
     return out  # integers accumulate in the result type, wrapping as it does
 
 
-def _dot_general(op: Operation, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+def dot_general(op: Operation, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     lb, rb, lc, rc = dot_general_dims(op)
     out_shape, out_dtype = result_type(op)
     compute = dot_compute_dtype(lhs.dtype, rhs.dtype, out_dtype)
@@ -83,6 +83,6 @@ def _top_k(op: Operation, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
 
 # `reduce` is not here: it needs the whole table for its body (see `reduce_kernel`).
 REDUCTION_KERNELS: dict[str, Kernel] = {
-    "dot_general": _dot_general,
+    "dot_general": dot_general,
     "top_k": _top_k,
 }

@@ -13,11 +13,14 @@ from __future__ import annotations
 import numpy as np
 
 from shardc.executors.kernels import Kernel
+from shardc.executors.kernels.bits import BITS_KERNELS
 from shardc.executors.kernels.elementwise import ELEMENTWISE_KERNELS
 from shardc.executors.kernels.identities import IDENTITY_KERNELS
 from shardc.executors.kernels.indexing import INDEXING_KERNELS
+from shardc.executors.kernels.linalg import LINALG_KERNELS
 from shardc.executors.kernels.movement import MOVEMENT_KERNELS
 from shardc.executors.kernels.reductions import REDUCTION_KERNELS, reduce_kernel
+from shardc.executors.kernels.replica_collectives import REPLICA_COLLECTIVE_KERNELS
 from shardc.executors.kernels.windows import WINDOW_KERNELS
 from shardc.executors.scalar_bodies import body_reduce_kernel, sort_kernel
 
@@ -32,5 +35,8 @@ KERNELS.update(
         **WINDOW_KERNELS,
         **INDEXING_KERNELS,
         **IDENTITY_KERNELS,
+        **LINALG_KERNELS,
+        **BITS_KERNELS,
+        **REPLICA_COLLECTIVE_KERNELS,
     }
 )

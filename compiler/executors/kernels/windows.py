@@ -92,6 +92,47 @@ def _reduce_window_body(op: Operation, arrays: tuple[np.ndarray, ...]) -> Any:
     return results if n > 1 else results[0]
 
 
+def _select_and_scatter(op: Operation, x: np.ndarray, source: np.ndarray,
+                        init: np.ndarray) -> np.ndarray:
+    """In each window `select` picks one element (scanning the window in order and keeping the
+    current pick while `select(pick, next)` holds; padding is never picked), and the window's
+    source element is combined into the result (init everywhere) at that place."""
+    from shardc.executors.kernels.table import KERNELS  # the bodies run with the whole table
+    from shardc.executors.scalar_bodies import body_of, evaluate_body
+
+    rank = x.ndim
+    ones = (1,) * rank
+    window = attr(op, "window_dimensions") or ones
+    strides = attr(op, "window_strides") or ones
+    padding = conv_padding(op, rank)
+
+    def view(a: np.ndarray, fill: Any) -> np.ndarray:
+        v = _windows(_dilate_pad(a, ones, padding, fill), window, strides, ones)
+        return v.reshape(*source.shape, -1)
+
+    values = view(x, x.dtype.type(0))
+    valid = view(np.ones(x.shape, dtype=np.bool_), False)
+    places = view(np.arange(x.size, dtype=np.int64).reshape(x.shape), -1)
+    select = evaluate_body(body_of(op, "select"), KERNELS)
+    best, place, found = values[..., 0], places[..., 0], valid[..., 0]
+    for k in range(1, values.shape[-1]):
+        (keep,) = select(best, values[..., k])
+        take = valid[..., k] & ~(found & np.asarray(keep, dtype=np.bool_))
+        best = np.where(take, values[..., k], best)
+        place = np.where(take, places[..., k], place)
+        found = found | valid[..., k]
+    out = np.full(x.size, init[()], dtype=x.dtype)
+    targets, updates = place[found], source[found]
+    if "kind" in op.attributes:
+        ufunc = REDUCE_UFUNCS[attr(op, "kind").word]
+        ufunc.at(out, targets, updates)
+    else:
+        body = evaluate_body(body_of(op, "body"), KERNELS)
+        for t, u in zip(targets, updates):
+            (out[t],) = body(out[t], u)
+    return out.reshape(x.shape)
+
+
 def _conv_dtype(lhs: np.dtype, out: np.dtype) -> np.dtype:
     if lhs in LOW_FLOATS:
         return F32
@@ -155,4 +196,5 @@ def _convolution(op: Operation, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
 WINDOW_KERNELS: dict[str, Kernel] = {
     "convolution": _convolution,
     "reduce_window": _reduce_window,
+    "select_and_scatter": _select_and_scatter,
 }

@@ -146,7 +146,15 @@ def _print_fft(p: Printer, op: Operation, n: Names, args: str) -> str:
             f"{int_list(at['fft_length'])}{p.op_attrs(op)} : {functional_type(op)}")
 
 
-@prints(*BATCH_NORMS)
+# MLIR's names of the results (OpAsmOpInterface).
+RESULT_NAMES = {"batch_norm_inference": None,
+                "batch_norm_training": ("output", "batch_mean", "batch_var"),
+                "batch_norm_grad": ("grad_operand", "grad_scale", "grad_offset")}
+
+
+@prints("batch_norm_training", result_names=RESULT_NAMES["batch_norm_training"])
+@prints("batch_norm_grad", result_names=RESULT_NAMES["batch_norm_grad"])
+@prints("batch_norm_inference")
 def _print_batch_norm(p: Printer, op: Operation, n: Names, args: str) -> str:
     at = op.attributes
     epsilon = format_float(at["epsilon"], "f32")

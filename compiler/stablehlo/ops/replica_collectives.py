@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from shardc.ir.attributes import OpaqueAttr
 from shardc.ir.core import Operation, Value
+from shardc.stablehlo.attributes import tensor_type_text
 from shardc.stablehlo.export_table import prints_lines
 from shardc.stablehlo.import_table import Props, generic
 from shardc.stablehlo.mlir_text import functional_type
@@ -43,9 +44,13 @@ def _groups(value: AttrRec) -> tuple[tuple[int, ...], ...]:
     if value.kind != "dense":
         raise ValueError("replica groups must be a dense<[[...]]> : tensor<NxMxi64>")
     body = str(value.value[0])[len("dense<"):-1]
-    parsed = ast.literal_eval(body)
-    if isinstance(parsed, int):  # a splat: dense<0> : tensor<1x1xi64>
-        parsed = [[parsed]]
+    parsed = ast.literal_eval(body) if body else []
+    if isinstance(parsed, int):  # a splat: dense<0> : tensor<1x2xi64>
+        shape = tensor_type_text(str(value.value[1])) if value.value[1] is not None else None
+        if not isinstance(shape, tuple) or len(shape[0]) != 2:
+            raise ValueError("a splat of replica groups needs a tensor<NxMxi64> type")
+        rows, cols = shape[0]
+        parsed = [[parsed] * cols for _ in range(rows)]
     return tuple(tuple(int(d) for d in g) for g in parsed)
 
 
@@ -81,8 +86,13 @@ def _generic_collective(fb: FunctionBuilder, rec: OpRec, operands: list[Value], 
 
 
 def _dense(groups: tuple) -> str:
-    rows = "[" + ", ".join("[" + ", ".join(str(d) for d in g) + "]" for g in groups) + "]"
+    """MLIR's dense text: a splat when every entry is equal."""
     width = len(groups[0]) if groups else 0
+    flat = [d for g in groups for d in g]
+    if flat and all(d == flat[0] for d in flat):
+        rows = str(flat[0])
+    else:
+        rows = "[" + ", ".join("[" + ", ".join(str(d) for d in g) + "]" for g in groups) + "]"
     return f"dense<{rows}> : tensor<{len(groups)}x{width}xi64>"
 
 
