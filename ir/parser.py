@@ -8,6 +8,7 @@ value and mesh names as they appear, and verifies it unless `verify=False`. Ever
 from __future__ import annotations
 
 import functools
+import re
 from importlib import resources
 from typing import Any
 
@@ -32,6 +33,7 @@ from shardc.ir.placements import ReduceOp
 from shardc.ir.types import DistributedTensorType
 
 MAX_INPUT_BYTES = 256 * 1024 * 1024
+_DIMS = re.compile(r"(\d+x)*")
 
 
 @functools.cache
@@ -185,10 +187,9 @@ class _Builder(lark.Transformer):
     def type(self, c):
         shape_tok, mapping = c
         text = str(shape_tok)
-        parts = text.split("x")
-        dtype = parts[-1]
-        # 'ui8' etc. contain no 'x'; dims are the leading parts.
-        shape = tuple(int(p) for p in parts[:-1])
+        dims = _DIMS.match(text).group(0)  # the leading `8x16x`; the element type follows
+        dtype = text[len(dims):]
+        shape = tuple(int(p) for p in dims.split("x")[:-1])
         try:
             return DistributedTensorType(shape, dtype, mapping), shape_tok
         except ShardcError as e:

@@ -200,10 +200,14 @@ def _mesh_of(op: Operation) -> DeviceMesh | None:
         raise op_error(op, f"uses several meshes ({names}); its shardings must share one mesh")
     if meshes:
         return next(iter(meshes.values()))
+    # No sharding names a mesh: the module's only mesh, if it has the manual axes (as Shardy,
+    # a manual computation without operands and results may name axes of no mesh).
     func = op.function
     module = func.module if func is not None else None
     if module is not None and len(module.meshes) == 1:
-        return next(iter(module.meshes.values()))
+        mesh = next(iter(module.meshes.values()))
+        if all(mesh.has_axis(a.name) for a in attr(op, "manual_axes")):
+            return mesh
     return None
 
 
