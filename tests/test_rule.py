@@ -166,9 +166,15 @@ def test_rule_rejects_dim_without_factor():
         OpShardingRule((2,), (((),),), ())
 
 
-def test_rule_rejects_zero_size():
-    with pytest.raises(VerifyError, match="size 0"):
-        OpShardingRule((0,), (((0,),),), ())
+def test_rule_rejects_negative_size():
+    with pytest.raises(VerifyError, match="size -1"):
+        OpShardingRule((-1,), (((0,),),), ())
+
+
+def test_rule_accepts_zero_size():
+    # Shardy builds rules over size-0 dims too (a tensor<0x4xf32> operand); such a factor is kept.
+    rule = OpShardingRule((0, 4), (((0,), (1,)),), ())
+    assert rule.dim_sizes(rule.operands[0]) == (0, 4)
 
 
 def test_rule_queries():

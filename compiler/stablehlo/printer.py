@@ -24,7 +24,6 @@ from shardc.stablehlo.inlining import OWN_ATTRS, OWN_ATTRS_OPS, region_only_func
 from shardc.stablehlo.mlir_text import ExportError, attr_dict, string_text
 from shardc.stablehlo.mlir_text import tensor_text as _ty
 from shardc.stablehlo.names import Names
-from shardc.stablehlo.ops.calls import return_text
 
 
 class Printer:
@@ -87,13 +86,22 @@ class Printer:
             raise ExportError(f"'{op.name}' names @{value.name}, which is not defined", op.loc)
         return func
 
+    def return_text(self, op: Operation, args: str, keyword: str) -> str:
+        """`return {attrs} %0 : type` (func.return, sdy.return: the attributes first) or
+        `stablehlo.return %0 {attrs} : type`."""
+        types = ", ".join(_ty(v.type) for v in op.operands)
+        attrs = self.op_attrs(op, False)
+        values = f" {args}" if args else ""
+        text = keyword + (values + attrs if keyword == "stablehlo.return" else attrs + values)
+        return text + (f" : {types}" if types else "")
+
     def body_lines(self, func: Function, n: Names, indent: str, ret: str) -> list[str]:
         """The ops of an outlined function as a region body; `return` prints as `ret`."""
         lines: list[str] = []
         for inner in func.body:
             if inner.name == "return":
                 args = ", ".join(n(v) for v in inner.operands)
-                lines.append(indent + return_text(self, inner, args, ret))
+                lines.append(indent + self.return_text(inner, args, ret))
             else:
                 lines.extend(self.op_text(inner, n, indent))
         return lines

@@ -18,7 +18,7 @@ from shardc.executors.jax_ops.indexing import INDEXING_OPS
 from shardc.executors.jax_ops.linalg import LINALG_OPS
 from shardc.executors.jax_ops.movement import MOVEMENT_OPS
 from shardc.executors.jax_ops.reductions import REDUCTION_OPS, reduce_op
-from shardc.executors.jax_ops.windows import WINDOW_OPS
+from shardc.executors.jax_ops.windows import window_ops
 from shardc.executors.jax_runtime import jax_lax, jax_numpy
 from shardc.executors.kernels.replica_collectives import REPLICA_COLLECTIVE_KERNELS
 from shardc.executors.scalar_bodies import sort_kernel
@@ -31,7 +31,7 @@ JAX_OPS.update(
         **REDUCTION_OPS,
         "reduce": reduce_op(JAX_OPS),
         "sort": lambda op, *xs: sort_kernel(JAX_OPS, jax_numpy())(op, *xs),
-        **WINDOW_OPS,
+        **window_ops(JAX_OPS),
         **INDEXING_OPS,
         **CUSTOM_CALL_OPS,
         **LINALG_OPS,

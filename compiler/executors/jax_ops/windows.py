@@ -3,10 +3,13 @@ reversal as a `rev` of the kernel) and reduce_window (`lax.reduce_window`)."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 from shardc.executors.jax_ops import JaxOp
 from shardc.executors.jax_runtime import jax_lax, lax_reducer
+from shardc.executors.scalar_bodies import body_of, evaluate_body
 from shardc.ir.core import Operation
 from shardc.ir.ops.registry import attr
 from shardc.ir.ops.window import CONV_DIMS, conv_padding
@@ -45,7 +48,7 @@ def _convolution(op: Operation, lhs: Any, rhs: Any) -> Any:
     return out.astype(dtype)
 
 
-def _reduce_window(op: Operation, *arrays: Any) -> Any:
+def _reduce_window(op: Operation, *arrays: Any, ops: Mapping[str, JaxOp]) -> Any:
     """`lax.reduce_window` with the kind's reducer, or the body function traced with the JAX
     ops (several inputs: tuples of operands and inits)."""
     lax = jax_lax()
@@ -53,10 +56,7 @@ def _reduce_window(op: Operation, *arrays: Any) -> Any:
     ones = (1,) * rank
     n = len(op.results)
     if "body" in op.attributes:
-        from shardc.executors.jax_ops.table import JAX_OPS  # the body runs with the whole table
-        from shardc.executors.scalar_bodies import body_of, evaluate_body
-
-        body = evaluate_body(body_of(op, "body"), JAX_OPS)
+        body = evaluate_body(body_of(op, "body"), ops)
 
         def fn(acc: Any, x: Any) -> Any:
             acc, x = (acc, x) if n > 1 else ((acc,), (x,))
@@ -75,19 +75,17 @@ def _reduce_window(op: Operation, *arrays: Any) -> Any:
     )
 
 
-def _select_and_scatter(op: Operation, x: Any, source: Any, init: Any) -> Any:
+def _select_and_scatter(op: Operation, x: Any, source: Any, init: Any,
+                        ops: Mapping[str, JaxOp]) -> Any:
     """XLA's select_and_scatter, both regions traced from the op's functions (through JAX's
     internal `_select_and_scatter`: jax.lax has no public counterpart of the general op)."""
     from jax._src.lax.windowed_reductions import _select_and_scatter as select_and_scatter
 
-    from shardc.executors.jax_ops.table import JAX_OPS  # the bodies run with the whole table
-    from shardc.executors.scalar_bodies import body_of, evaluate_body
-
     rank = x.ndim
     ones = (1,) * rank
-    select = evaluate_body(body_of(op, "select"), JAX_OPS)
+    select = evaluate_body(body_of(op, "select"), ops)
     if "body" in op.attributes:
-        body = evaluate_body(body_of(op, "body"), JAX_OPS)
+        body = evaluate_body(body_of(op, "body"), ops)
 
         def scatter(a: Any, b: Any) -> Any:
             return body(a, b)[0]
@@ -100,8 +98,10 @@ def _select_and_scatter(op: Operation, x: Any, source: Any, init: Any) -> Any:
     )
 
 
-WINDOW_OPS: dict[str, JaxOp] = {
-    "convolution": _convolution,
-    "reduce_window": _reduce_window,
-    "select_and_scatter": _select_and_scatter,
-}
+def window_ops(ops: Mapping[str, JaxOp]) -> dict[str, JaxOp]:
+    """The family's translations; window bodies are traced with the whole table `ops`."""
+    return {
+        "convolution": _convolution,
+        "reduce_window": partial(_reduce_window, ops=ops),
+        "select_and_scatter": partial(_select_and_scatter, ops=ops),
+    }

@@ -11,12 +11,15 @@ front) and plain slices on the others, so an embedding lookup is one `table[ids]
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
 
 from shardc.executors.dtypes import F32, I64, LOW_FLOATS
 from shardc.executors.kernels import Kernel
+from shardc.executors.scalar_bodies import body_of, evaluate_body
 from shardc.ir.core import Operation
 from shardc.ir.ops.registry import attr
 from shardc.ir.ops.scalar_bodies import scatter_reduction
@@ -165,7 +168,7 @@ def _scatter_places(op: Operation, shape: tuple[int, ...], indices: np.ndarray,
     return indexed + plain, tuple(index), values
 
 
-def scatter(op: Operation, *arrays: np.ndarray):
+def scatter(op: Operation, *arrays: np.ndarray, kernels: Mapping[str, Kernel]):
     """`ufunc.at` (or assignment for `replace`) with fancy indices on the scattered dims, moved
     to the front, and plain slices on the others, for every input; a `body` that is not one
     common reduction runs window by window, in order. Windows that do not fit are dropped."""
@@ -188,7 +191,7 @@ def scatter(op: Operation, *arrays: np.ndarray):
         for target, new in zip(targets, news):
             _SCATTER_UFUNCS[kind].at(target, index, new)
     else:
-        _scatter_with_body(op, targets, index, news)
+        _scatter_with_body(op, targets, index, news, kernels)
     results = tuple(
         (out.reshape(()) if x.ndim == 0 else out).astype(x.dtype, copy=False)
         for out, x in zip(outs, inputs)
@@ -197,14 +200,11 @@ def scatter(op: Operation, *arrays: np.ndarray):
 
 
 def _scatter_with_body(op: Operation, targets: list[np.ndarray], index: tuple,
-                       news: list[np.ndarray]) -> None:
+                       news: list[np.ndarray], kernels: Mapping[str, Kernel]) -> None:
     """Apply a general update body window by window (a later window sees the earlier ones).
     `news[i]` is (leading batch dims..., one dim per operand dim); `index`'s fancy arrays
     broadcast to the batch dims plus the window sizes of the dims they index."""
-    from shardc.executors.kernels.table import KERNELS  # the body runs with the whole table
-    from shardc.executors.scalar_bodies import body_of, evaluate_body
-
-    body = evaluate_body(body_of(op, "body"), KERNELS)
+    body = evaluate_body(body_of(op, "body"), kernels)
     rank = targets[0].ndim
     fancy = [i for i in index if not isinstance(i, slice)]
     lead = news[0].shape[: news[0].ndim - rank]
@@ -222,7 +222,6 @@ def _scatter_with_body(op: Operation, targets: list[np.ndarray], index: tuple,
             t[where] = v
 
 
-INDEXING_KERNELS: dict[str, Kernel] = {
-    "gather": gather,
-    "scatter": scatter,
-}
+def indexing_kernels(kernels: Mapping[str, Kernel]) -> dict[str, Kernel]:
+    """The family's kernels; a scatter body runs with the whole table `kernels`."""
+    return {"gather": gather, "scatter": partial(scatter, kernels=kernels)}

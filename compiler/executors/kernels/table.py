@@ -16,12 +16,12 @@ from shardc.executors.kernels import Kernel
 from shardc.executors.kernels.bits import BITS_KERNELS
 from shardc.executors.kernels.elementwise import ELEMENTWISE_KERNELS
 from shardc.executors.kernels.identities import IDENTITY_KERNELS
-from shardc.executors.kernels.indexing import INDEXING_KERNELS
+from shardc.executors.kernels.indexing import indexing_kernels
 from shardc.executors.kernels.linalg import LINALG_KERNELS
 from shardc.executors.kernels.movement import MOVEMENT_KERNELS
 from shardc.executors.kernels.reductions import REDUCTION_KERNELS, reduce_kernel
 from shardc.executors.kernels.replica_collectives import REPLICA_COLLECTIVE_KERNELS
-from shardc.executors.kernels.windows import WINDOW_KERNELS
+from shardc.executors.kernels.windows import window_kernels
 from shardc.executors.scalar_bodies import body_reduce_kernel, sort_kernel
 
 KERNELS: dict[str, Kernel] = {}
@@ -32,8 +32,8 @@ KERNELS.update(
         **REDUCTION_KERNELS,
         "reduce": reduce_kernel(body_reduce_kernel(KERNELS, np)),
         "sort": sort_kernel(KERNELS, np),
-        **WINDOW_KERNELS,
-        **INDEXING_KERNELS,
+        **window_kernels(KERNELS),
+        **indexing_kernels(KERNELS),
         **IDENTITY_KERNELS,
         **LINALG_KERNELS,
         **BITS_KERNELS,

@@ -6,6 +6,8 @@ Both build the dilated, padded input once and take strided windows of it
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -14,6 +16,7 @@ from numpy.lib.stride_tricks import sliding_window_view
 from shardc.executors.dtypes import F32, LOW_FLOATS
 from shardc.executors.kernels import Kernel
 from shardc.executors.reduce_kinds import REDUCE_UFUNCS
+from shardc.executors.scalar_bodies import body_of, evaluate_body, fold_last_axis
 from shardc.ir.core import Operation
 from shardc.ir.ops.registry import attr
 from shardc.ir.ops.window import CONV_DIMS, conv_padding
@@ -60,9 +63,9 @@ def _window_view(op: Operation, x: np.ndarray, fill: Any) -> np.ndarray:
     return _windows(padded, window, strides, dil)
 
 
-def _reduce_window(op: Operation, *arrays: np.ndarray) -> Any:
+def _reduce_window(op: Operation, *arrays: np.ndarray, kernels: Mapping[str, Kernel]) -> Any:
     if "body" in op.attributes:
-        return _reduce_window_body(op, arrays)
+        return _reduce_window_body(op, arrays, kernels)
     x, init = arrays
     rank = x.ndim
     ufunc = REDUCE_UFUNCS[attr(op, "kind").word]
@@ -75,31 +78,26 @@ def _reduce_window(op: Operation, *arrays: np.ndarray) -> Any:
     return np.asarray(out).astype(dtype)
 
 
-def _reduce_window_body(op: Operation, arrays: tuple[np.ndarray, ...]) -> Any:
+def _reduce_window_body(op: Operation, arrays: tuple[np.ndarray, ...],
+                        kernels: Mapping[str, Kernel]) -> Any:
     """Each window's elements folded with the body function (padding is the init values)."""
-    from shardc.executors.kernels.table import KERNELS  # the body runs with the whole table
-    from shardc.executors.scalar_bodies import body_of, evaluate_body, fold_last_axis
-
     n = len(arrays) // 2
     xs, inits = arrays[:n], arrays[n:]
     rank = xs[0].ndim
     views = [_window_view(op, x, x.dtype.type(i[()])) for x, i in zip(xs, inits)]
     out_shape = views[0].shape[:rank]
     flat = [v.reshape((*out_shape, -1)) for v in views]
-    body = evaluate_body(body_of(op, "body"), KERNELS)
+    body = evaluate_body(body_of(op, "body"), kernels)
     outs = fold_last_axis(body, flat, inits, out_shape, np)
     results = tuple(np.asarray(o).astype(x.dtype) for o, x in zip(outs, xs))
     return results if n > 1 else results[0]
 
 
 def _select_and_scatter(op: Operation, x: np.ndarray, source: np.ndarray,
-                        init: np.ndarray) -> np.ndarray:
+                        init: np.ndarray, kernels: Mapping[str, Kernel]) -> np.ndarray:
     """In each window `select` picks one element (scanning the window in order and keeping the
     current pick while `select(pick, next)` holds; padding is never picked), and the window's
     source element is combined into the result (init everywhere) at that place."""
-    from shardc.executors.kernels.table import KERNELS  # the bodies run with the whole table
-    from shardc.executors.scalar_bodies import body_of, evaluate_body
-
     rank = x.ndim
     ones = (1,) * rank
     window = attr(op, "window_dimensions") or ones
@@ -113,7 +111,7 @@ def _select_and_scatter(op: Operation, x: np.ndarray, source: np.ndarray,
     values = view(x, x.dtype.type(0))
     valid = view(np.ones(x.shape, dtype=np.bool_), False)
     places = view(np.arange(x.size, dtype=np.int64).reshape(x.shape), -1)
-    select = evaluate_body(body_of(op, "select"), KERNELS)
+    select = evaluate_body(body_of(op, "select"), kernels)
     best, place, found = values[..., 0], places[..., 0], valid[..., 0]
     for k in range(1, values.shape[-1]):
         (keep,) = select(best, values[..., k])
@@ -127,7 +125,7 @@ def _select_and_scatter(op: Operation, x: np.ndarray, source: np.ndarray,
         ufunc = REDUCE_UFUNCS[attr(op, "kind").word]
         ufunc.at(out, targets, updates)
     else:
-        body = evaluate_body(body_of(op, "body"), KERNELS)
+        body = evaluate_body(body_of(op, "body"), kernels)
         for t, u in zip(targets, updates):
             (out[t],) = body(out[t], u)
     return out.reshape(x.shape)
@@ -193,8 +191,10 @@ def _convolution(op: Operation, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
     return np.ascontiguousarray(np.transpose(out, order)).astype(out_dtype)
 
 
-WINDOW_KERNELS: dict[str, Kernel] = {
-    "convolution": _convolution,
-    "reduce_window": _reduce_window,
-    "select_and_scatter": _select_and_scatter,
-}
+def window_kernels(kernels: Mapping[str, Kernel]) -> dict[str, Kernel]:
+    """The family's kernels; window bodies run with the whole table `kernels`."""
+    return {
+        "convolution": _convolution,
+        "reduce_window": partial(_reduce_window, kernels=kernels),
+        "select_and_scatter": partial(_select_and_scatter, kernels=kernels),
+    }

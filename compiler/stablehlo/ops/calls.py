@@ -19,7 +19,6 @@ from shardc.stablehlo.attributes import unescape
 from shardc.stablehlo.export_table import prints
 from shardc.stablehlo.import_table import Props, generic, pretty_form, read_rule, take_attr
 from shardc.stablehlo.mlir_text import attr_text, functional_type, symbol_text
-from shardc.stablehlo.mlir_text import tensor_text as _ty
 from shardc.stablehlo.records import OpRec
 
 if TYPE_CHECKING:
@@ -118,19 +117,9 @@ def _composite(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
 # ----- export ---------------------------------------------------------------------------------
 
 
-def return_text(p: Printer, op: Operation, args: str, keyword: str) -> str:
-    """`return {attrs} %0 : type` (func.return, sdy.return: the attributes first) or
-    `stablehlo.return %0 {attrs} : type`."""
-    types = ", ".join(_ty(v.type) for v in op.operands)
-    attrs = p.op_attrs(op, False)
-    values = f" {args}" if args else ""
-    text = keyword + (values + attrs if keyword == "stablehlo.return" else attrs + values)
-    return text + (f" : {types}" if types else "")
-
-
 @prints("return")
 def _print_return(p: Printer, op: Operation, n: Names, args: str) -> str:
-    return return_text(p, op, args, "return")
+    return p.return_text(op, args, "return")
 
 
 @prints("call")
