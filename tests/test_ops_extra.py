@@ -170,7 +170,10 @@ def test_unknown_custom_call_target_is_a_located_error() -> None:
          "has 1 operands but 2 results"),
         ("%0 = composite %x {decomposition = @nope, name = \"n\"} : tensor<16x32xf32>",
          "calls @nope, which is not defined"),
-        ("%0 = shift_left %x, %x : tensor<16x32xf32>", "shifts take integers, got f32"),
+        ("%0 = shift_left %x, %x : tensor<16x32xf32>", "takes integers, got f32"),
+        ("%0 = popcnt %x : tensor<16x32xf32>", "takes integers, got f32"),
+        ("%0 = not %x : tensor<16x32xf32>", "takes integers or i1, got f32"),
+        ("%0 = xor %f, %f : tensor<f32>", "takes integers or i1, got f32"),
     ],
 )
 def test_verifier_errors_are_located(body: str, message: str) -> None:

@@ -190,8 +190,9 @@ func private @cmp1(%a: tensor<f32>, %b: tensor<f32>) -> tensor<i1> {
     assert _rules(text) == [
         "#sdy.op_sharding_rule<([i, j, k], [i, j, k])->([i, j, k], [i, j, k]) "
         "{i=4, j=32, k=8} need_replication={j}>",
-        # Shardy (b/387351742): a sort dim that is the only non-trivial dim gets no factor.
-        "#sdy.op_sharding_rule<([i])->([j]) {i=1, j=1}>",
+        # A sort dim that is the only non-trivial dim: blocked as well (jaxlib 0.10.2 and
+        # Shardy's HEAD both print this rule).
+        "#sdy.op_sharding_rule<([i])->([i]) {i=16} need_replication={i} blocked_propagation={i}>",
     ]
 
 
@@ -450,8 +451,8 @@ def test_body_functions_stay_unsharded() -> None:
 
 
 def test_sort_of_a_sharded_vector_gathers_it() -> None:
-    """Shardy's rule gives a vector's sort dim only size-1 factors; the dim is still gathered
-    (spmd sorts whole slices) and the result resliced for the consumer."""
+    """Shardy's rule blocks a vector's sort dim (need_replication, blocked_propagation); the dim
+    is gathered (spmd sorts whole slices) and the result resliced for the consumer."""
     text = """
 mesh @mesh = <["x"=4]>
 
@@ -462,7 +463,8 @@ func @main(%v: tensor<10xf32, <@mesh, [{"x"}]>>, %i: tensor<10xi32, <@mesh, [{"x
 """ + JAX_SORT_CMP
     module = parse_module(text)
     assert str(rule_for(next(iter(module.main.ops)))) == (
-        "#sdy.op_sharding_rule<([i], [j])->([k], [l]) {i=1, j=1, k=1, l=1}>"
+        "#sdy.op_sharding_rule<([i], [i])->([i], [i]) {i=10} need_replication={i} "
+        "blocked_propagation={i}>"
     )
     rng = np.random.default_rng(5)
     inputs = [_values(rng, (10,)), np.arange(10, dtype=np.int32)]

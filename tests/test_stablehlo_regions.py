@@ -101,10 +101,10 @@ _SORT_CAPTURE = """module @m {
 }
 """
 
-_ALL_REDUCE_OUTSIDE = """module @m {
+_ALL_REDUCE_TWICE = """module @m {
   sdy.mesh @mesh = <["x"=2]>
   func.func public @main(%arg0: tensor<8xf32>) -> tensor<8xf32> {
-    %0 = "stablehlo.all_reduce"(%arg0) <{replica_groups = dense<[[0, 1]]> : tensor<1x2xi64>, use_global_device_ids}> ({
+    %0 = "stablehlo.all_reduce"(%arg0) <{replica_groups = dense<[[0, 0]]> : tensor<1x2xi64>, use_global_device_ids}> ({
     ^bb0(%arg1: tensor<f32>, %arg2: tensor<f32>):
       %1 = stablehlo.add %arg1, %arg2 : tensor<f32>
       stablehlo.return %1 : tensor<f32>
@@ -122,7 +122,7 @@ _MANUAL_CAPTURE = (DATA / "shard_map.mlir").read_text().replace("sdy.return %7",
 
 @pytest.mark.parametrize("text, where, message", [
     (_SORT_CAPTURE, ":3:10:", "comparator reads %arg1 from the enclosing scope"),
-    (_ALL_REDUCE_OUTSIDE, ":4:10:", "only inside an sdy.manual_computation body"),
+    (_ALL_REDUCE_TWICE, ":4:5:", "replica_groups names id 0 more than once"),
     (_BAD_GROUPS, ":9:12:", "are not the device groups of any axes of mesh @mesh"),
     (_MANUAL_CAPTURE, ":7:10:", "body reads %1 from the enclosing scope"),
 ])

@@ -118,17 +118,28 @@ def _infer_clamp(op: Operation) -> list[TensorType]:
     return [TensorType(x.shape, x.dtype)]
 
 
-for _name in UNARY:
-    register(OpDef(_name, 1, 1, {}, _infer_same, traits=frozenset({ELEMENTWISE})))
-def _infer_shift(op: Operation) -> list[TensorType]:
+# StableHLO's element type constraints: these ops take integers (no i1), or integers and i1.
+_INTEGER_OPS = ("popcnt", "count_leading_zeros", "shift_left", "shift_right_arithmetic",
+                "shift_right_logical")
+_LOGICAL_OPS = ("not", "and", "or", "xor")
+
+
+def _infer_integer(op: Operation) -> list[TensorType]:
     out = _infer_same(op)
-    if not out[0].dtype.startswith(("i", "ui")) or out[0].dtype == "i1":
-        raise op_error(op, f"shifts take integers, got {out[0].dtype}")
+    dtype = out[0].dtype
+    is_int = dtype.startswith(("i", "ui"))
+    if op.name in _INTEGER_OPS and (not is_int or dtype == "i1"):
+        raise op_error(op, f"takes integers, got {dtype}")
+    if op.name in _LOGICAL_OPS and not is_int:
+        raise op_error(op, f"takes integers or i1, got {dtype}")
     return out
 
 
+for _name in UNARY:
+    infer = _infer_integer if _name in _INTEGER_OPS + _LOGICAL_OPS else _infer_same
+    register(OpDef(_name, 1, 1, {}, infer, traits=frozenset({ELEMENTWISE})))
 for _name in BINARY:
-    infer = _infer_shift if _name.startswith("shift_") else _infer_same
+    infer = _infer_integer if _name in _INTEGER_OPS + _LOGICAL_OPS else _infer_same
     register(OpDef(_name, 2, 1, {}, infer, traits=frozenset({ELEMENTWISE})))
 
 register(OpDef("convert", 1, 1, {}, _infer_convert, traits=frozenset({ELEMENTWISE})))

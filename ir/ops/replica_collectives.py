@@ -42,7 +42,19 @@ def _check_groups(op: Operation) -> int:
     if len(sizes) > 1:
         shown = [list(g) for g in groups]
         raise op_error(op, f"replica groups must all have one size, got {shown}")
+    _check_unique(op, [i for g in groups for i in g], "replica_groups")
     return group_size(op)
+
+
+def _check_unique(op: Operation, ids: list[int], what: str) -> None:
+    """StableHLO's verifier: ids are >= 0 and none appears twice."""
+    seen: set[int] = set()
+    for i in ids:
+        if i < 0:
+            raise op_error(op, f"{what} has a negative id {i}")
+        if i in seen:
+            raise op_error(op, f"{what} names id {i} more than once")
+        seen.add(i)
 
 
 def _dim(op: Operation, key: str, rank: int) -> int:
@@ -102,6 +114,9 @@ def _infer_permute(op: Operation) -> list[TensorType]:
     for pair in attr(op, "source_target_pairs"):
         if len(pair) != 2:
             raise op_error(op, f"source_target_pairs must be [source, target], got {list(pair)}")
+    pairs = attr(op, "source_target_pairs")
+    _check_unique(op, [p[0] for p in pairs], "source_target_pairs (sources)")
+    _check_unique(op, [p[1] for p in pairs], "source_target_pairs (targets)")
     return [v.type.tensor for v in op.operands]
 
 
