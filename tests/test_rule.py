@@ -137,12 +137,31 @@ def test_parse_factor_beyond_z():
         ("([A])->([i]) {i=4}", "expected a factor symbol"),
         ("#sdy.op_sharding_rule<([i])->([i]) {i=4}", "expected '>'"),
         ("([i])->([i]) {i=4} extra", "unexpected text"),
+        ("([i])->([i]) {i=4},", "expected 'custom'"),
+        ("([i])->([i]) {i=4}, customs", "expected 'custom'"),
+        ("([i, j])->([i, j]) {i=4, j=2} need_replication={j, i}", "must be sorted"),
+        ("([i, j])->([i, j]) {i=4, j=2} permutation={j, j}", "must be unique"),
+        ("#sdy.op_sharding_rule<([i, j])->([i, j]) {i=4, j=2} need_replication={i} reduction={j}>",
+         "expected '>'"),
+        ("([i, z_0])->([i]) {i=4}", "without leading zeros. Received: '0'"),
+        ("([i, z_07])->([i]) {i=4}", "without leading zeros. Received: '07'"),
+        ("([z_])->([i]) {i=4}", "expecting integer after 'z_'"),
+        ("([z_9223372036854775808])->([i]) {i=4}", "<=2^63-1"),
     ],
 )
 def test_parse_errors_name_the_problem(text: str, message: str):
     with pytest.raises(ParseError) as info:
         parse_rule(text)
     assert message in str(info.value)
+
+
+def test_kind_sets_in_shardys_order_then_custom():
+    text = ("([i, j, k, l])->([i, l]) {i=2, j=3, k=5, l=7} reduction={j} need_replication={k} "
+            "blocked_propagation={i}, custom")
+    rule = parse_rule(text)
+    assert rule.kind(1) is FactorKind.REDUCTION and rule.kind(2) is FactorKind.NEED_REPLICATION
+    assert rule.blocked == (0,) and rule.is_custom
+    assert parse_rule(rule.text()) == rule
 
 
 def test_parse_error_renders_a_caret():

@@ -19,11 +19,15 @@ from lark import Token
 
 from shardc.ir.attributes import OpaqueAttr
 from shardc.ir.core import Function, Module, Operation, Value
-from shardc.ir.diagnostics import Location, ParseError, ShardcError
+from shardc.ir.diagnostics import Location, ParseError, ShardcError, VerifyError
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import DeviceMesh
 from shardc.ir.placements import ReduceOp
 from shardc.ir.types import DistributedTensorType
+from shardc.passes.populate_sharding_rules import RULE_ATTR
+from shardc.passes.rules.rule import RULE_PREFIX
+from shardc.passes.rules.rule_check import check_rule_on
+from shardc.passes.rules.rule_parser import parse_rule
 from shardc.stablehlo.attributes import (
     MESH_ATTRS_PREFIX,
     InlineMesh,
@@ -344,6 +348,8 @@ class FunctionBuilder:
         types = [
             b.tensor(t, mappings[i] if mappings else None) for i, t in enumerate(result_toks)
         ]
+        if RULE_ATTR in kept:
+            self.check_rule(rec, kept[RULE_ATTR], operands, types)
         attrs.update(kept)
         loc, written = b.where(first), False
         if rec.loc is not None:
@@ -366,6 +372,20 @@ class FunctionBuilder:
             i += count
 
     # ----- signature checks -------------------------------------------------------------------
+
+    def check_rule(self, rec: OpRec, value: OpaqueAttr, operands: list[Value],
+                   types: list[DistributedTensorType]) -> None:
+        """A `sdy.sharding_rule` written on the op parses and fits its operands and results."""
+        tok = rec.attrs.tokens[RULE_ATTR]
+        if not value.text.startswith(RULE_PREFIX):
+            raise self.b.fail(f"'{rec.name}' op should have a sharding rule attribute of type "
+                              "OpShardingRuleAttr", tok, VerifyError)
+        try:
+            rule = parse_rule(value.text)
+            shapes = [None if v.type.dtype == "token" else v.type.shape for v in operands]
+            check_rule_on(rule, shapes, [None if t.dtype == "token" else t.shape for t in types])
+        except ShardcError as e:
+            raise self.b.fail(f"'{rec.name}' op {e.message}", tok, type(e)) from None
 
     def results_of(self, rec: OpRec, operands: list[Value]) -> list[Token]:
         """Result type tokens from the signature; checks the operand types it names."""

@@ -18,6 +18,8 @@ from shardc.passes.rules.rule import (
     factor_symbol,
 )
 
+_MAX_INDEX = 2**63 - 1
+
 
 class _RuleParser:
     """Recursive-descent parser for the rule text; errors point at a column of `text`."""
@@ -68,9 +70,15 @@ class _RuleParser:
             while end < len(self.text) and self.text[end].isdigit():
                 end += 1
             if end == start:
-                raise self.error("expected digits after 'z_'")
+                raise self.error("expecting integer after 'z_'")
+            digits = self.text[start:end]
+            if digits[0] == "0":
+                raise self.error(
+                    f"expecting positive integer without leading zeros. Received: '{digits}'")
+            if int(digits) > _MAX_INDEX:
+                raise self.error(f"expecting symbol index <=2^63-1. Received: '{digits}'")
             self.pos = end
-            return START_AT_Z + int(self.text[start:end])
+            return START_AT_Z + int(digits)
         return ord(ch) - ord("i")
 
     def dim(self) -> tuple[int, ...]:
@@ -108,7 +116,18 @@ class _RuleParser:
             raise self.error("expected an integer")
         return int(self.text[start : self.pos])
 
+    def keyword(self, word: str) -> bool:
+        """Accept `word` when it is a whole word (`custom`, not `custom_rule`)."""
+        if not self.peek(word):  # skips the white space first
+            return False
+        end = self.pos + len(word)
+        if not (end < len(self.text) and (self.text[end].isalnum() or self.text[end] == "_")):
+            self.pos = end
+            return True
+        return False
+
     def symbol_set(self) -> list[int]:
+        """`{i, k}`: sorted and without repeats, as Shardy requires."""
         self.expect("{")
         out: list[int] = []
         if not self.accept("}"):
@@ -116,6 +135,10 @@ class _RuleParser:
             while self.accept(","):
                 out.append(self.symbol())
             self.expect("}")
+        if out != sorted(out):
+            raise self.error("indices of special factors must be sorted")
+        if len(set(out)) != len(out):
+            raise self.error("indices of special factors must be unique")
         return out
 
     def rule(self) -> OpShardingRule:
@@ -140,20 +163,15 @@ class _RuleParser:
         kinds = [FactorKind.PASS_THROUGH] * len(sizes)
         blocked: list[int] = []
         keywords = {kw: kind for kind, kw in KIND_KEYWORDS}
-        is_custom = False
-        while True:
-            if self.accept(","):
-                self.expect("custom")
-                is_custom = True
-                break
-            matched = next((kw for kw in (*keywords, "blocked_propagation") if self.peek(kw)), None)
-            if matched is None:
-                break
-            self.accept(matched)
+        # Each set at most once, in Shardy's order; then `, custom`.
+        for matched in (*keywords, "blocked_propagation"):
+            if not self.keyword(matched):
+                continue
             self.expect("=")
             for f in self.symbol_set():
                 if f >= len(sizes):
-                    raise self.error(f"factor '{factor_symbol(f)}' has no size")
+                    raise self.error(f"index must be less than {len(sizes)}, got: {f} "
+                                     f"(factor '{factor_symbol(f)}' has no size)")
                 if matched == "blocked_propagation":
                     blocked.append(f)
                 elif kinds[f] is not FactorKind.PASS_THROUGH:
@@ -163,6 +181,11 @@ class _RuleParser:
                     )
                 else:
                     kinds[f] = keywords[matched]
+        is_custom = False
+        if self.accept(","):
+            if not self.keyword("custom"):
+                raise self.error("expected 'custom'")
+            is_custom = True
         if wrapped:
             self.expect(">")
         if not self.at_end():
