@@ -96,6 +96,9 @@ class DeviceMesh:
     """A named N-dimensional grid of devices.
 
     `device_ids[p]` is the id of the device at row-major mesh position `p` (None: the identity).
+    A mesh without axes is *empty* (`<[]>`: goes with any other mesh) or, with one device id,
+    *maximal* (`<[], device_ids=[3]>`: the whole tensor on that one device; Shardy does not
+    propagate through an op whose common mesh is maximal).
     """
 
     name: str
@@ -112,7 +115,13 @@ class DeviceMesh:
                 raise ShardingError(f"mesh @{self.name} axis {axis!r} has size {size} < 1")
             seen.add(axis)
             self._index[axis] = len(self._index)
-        if self.device_ids is not None:
+        if self.device_ids is not None and not self.axes:
+            if len(self.device_ids) != 1 or self.device_ids[0] < 0:
+                raise ShardingError(
+                    f"mesh @{self.name} has no axes, so it takes one device id (a maximal mesh), "
+                    f"got {list(self.device_ids)}"
+                )
+        elif self.device_ids is not None:
             n = self.num_devices
             if sorted(self.device_ids) != list(range(n)):
                 raise ShardingError(
@@ -140,6 +149,20 @@ class DeviceMesh:
         return dict(self.axes)
 
     @property
+    def is_maximal(self) -> bool:
+        """`<[], device_ids=[i]>`: everything on device i."""
+        return not self.axes and self.device_ids is not None
+
+    @property
+    def is_empty(self) -> bool:
+        """`<[]>`: no axes and no device: it goes with any other mesh."""
+        return not self.axes and self.device_ids is None
+
+    def same_devices(self, other: DeviceMesh) -> bool:
+        """Equal up to the name: the same axes and device order (Shardy's `MeshAttr::equals`)."""
+        return self.axes == other.axes and self.device_ids == other.device_ids
+
+    @property
     def num_devices(self) -> int:
         return math.prod(s for _, s in self.axes)
 
@@ -161,6 +184,8 @@ class DeviceMesh:
         return ", ".join(f'"{a}"' for a in self.axis_names) or "none"
 
     def device_id(self, position: int) -> int:
+        if self.is_maximal:
+            return self.device_ids[0]  # type: ignore[index]
         return position if self.device_ids is None else self.device_ids[position]
 
     def all_device_ids(self) -> list[int]:

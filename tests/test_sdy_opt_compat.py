@@ -254,11 +254,6 @@ CASES: dict[str, Case] = {
 
 # Known differences, (pass, program) -> why. Each is a strict xfail: fixing one fails the test
 # until its entry is removed here.
-_CALLEE = (
-    "semantic: Shardy's standalone propagation passes treat func.call as an op without a rule "
-    "and leave private callees untouched (the full pipeline imports calls as "
-    "sdy.named_computation); shardc propagates through the callee body"
-)
 _PRIORITY_DROP = (
     "semantic: when Shardy updates a sharding that carries priorities it rebuilds it without "
     "them ({\"y\", ?}p1 -> {\"y\", ?}); shardc keeps the priority on the updated sharding"
@@ -313,10 +308,6 @@ _RESHARD_RESULT = (
 )
 
 DIFFERENCES: dict[tuple[str, str], str] = {
-    ("sdy-basic-propagate", "func_call"): _CALLEE,
-    ("sdy-aggressive-propagate", "func_call"): _CALLEE,
-    ("sdy-op-priority-propagate", "func_call"): _CALLEE,
-    ("sdy-user-priority-propagate", "func_call"): _CALLEE,
     ("sdy-aggressive-propagate", "priorities"): _PRIORITY_DROP,
     ("sdy-op-priority-propagate", "priorities"): _PRIORITY_DROP,
     ("sdy-constant-or-scalar-splitter", "reduce_softmax"): _SPLIT_SDY_CONSTANT,

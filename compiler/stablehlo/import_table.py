@@ -40,7 +40,6 @@ GENERIC: dict[str, GenericConverter] = {}
 
 _WHY_UNSUPPORTED = {
     "stablehlo.if": "stablehlo.if does not import (JAX emits stablehlo.case)",
-    "sdy.named_computation": "named computations have regions",
 }
 
 

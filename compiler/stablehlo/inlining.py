@@ -15,7 +15,7 @@ from shardc.ir.core import Module, Operation
 
 # Native ops whose regions are outlined functions, and the attributes that name them.
 REGION_OPS = frozenset({"while", "case", "sort", "reduce", "reduce_window",
-                        "manual_computation"})
+                        "manual_computation", "named_computation"})
 REGION_ATTRS = ("body", "cond", "branches", "comparator")
 # Attributes the printers of the region ops (and of `spmd.all_reduce`, whose reducer region is
 # inline) write in their own syntax, never in the attribute dict.

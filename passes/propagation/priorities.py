@@ -32,9 +32,9 @@ from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.ops import ELEMENTWISE, get_op_def
 from shardc.ir.types import DistributedTensorType
+from shardc.passes.propagation.data_flow import live_uses
 from shardc.passes.propagation.direction import PropagationDirection
 from shardc.passes.propagation.driver import Driver
-from shardc.passes.propagation.regions import live_uses
 from shardc.passes.propagation.state import PropagationState
 from shardc.passes.rules.rule import OpShardingRule
 

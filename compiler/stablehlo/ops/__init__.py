@@ -11,6 +11,7 @@ from shardc.stablehlo.ops import (
     collectives,
     contraction,
     control_flow,
+    data_flow,
     elementwise,
     indexing,
     manual,
@@ -20,5 +21,5 @@ from shardc.stablehlo.ops import (
     sorting,
 )
 
-FAMILIES = (calls, collectives, contraction, control_flow, elementwise, indexing, manual,
-            reductions, shape, sharding_ops, sorting)
+FAMILIES = (calls, collectives, contraction, control_flow, data_flow, elementwise, indexing,
+            manual, reductions, shape, sharding_ops, sorting)

@@ -4,7 +4,7 @@
     %1 = stablehlo.compare GT, %0, %c : (...) -> tensor<8xi1> <-> compare {GT}
     %2 = chlo.erf %1 : tensor<8xf32> -> tensor<8xf32>        <-> erf
 
-The plain syntax (`SIMPLE_OP` in grammar.lark) also spells `optimization_barrier` (here) and
+The plain syntax (`SIMPLE_OP` in grammar.lark) also spells
 `reshape` and `dynamic_update_slice`, whose generic forms and printers are in shape.py and
 indexing.py. A native op no family prints is printed here, as `stablehlo.<name>`.
 """
@@ -49,7 +49,6 @@ CHLO = {"erf", "square", "tan"}
 generic(
     *sorted(f"stablehlo.{n}" for n in UNARY | BINARY | {"select", "clamp"}),
     *sorted(f"chlo.{n}" for n in CHLO),
-    "stablehlo.optimization_barrier",
 )(plain)
 
 
@@ -66,12 +65,6 @@ def _simple(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     short = rec.name.partition(".")[2]
     if rec.sig is not None and rec.sig[0] == "plain" and rec.sig[2]:
         toks = rec.sig[2]
-        if short == "optimization_barrier":
-            if len(toks) != len(operands):
-                raise ValueError(f"lists {len(toks)} types for {len(operands)} operands")
-            for i, (tok, v) in enumerate(zip(toks, operands)):
-                fb.check_type(tok, v, i)
-            return short, {}, list(toks), None
         if short == "select" and len(toks) == 2 and len(operands) == 3:
             fb.check_type(toks[0], operands[0], 0)
             fb.check_type(toks[1], operands[1], 1)
@@ -132,10 +125,6 @@ def _print_select(p: Printer, op: Operation, n: Names, args: str) -> str:
     return f"stablehlo.select {args}{p.op_attrs(op)} : {sig}"
 
 
-@prints("optimization_barrier")
-def _print_optimization_barrier(p: Printer, op: Operation, n: Names, args: str) -> str:
-    types = ", ".join(_ty(v.type) for v in op.operands)
-    return f"stablehlo.optimization_barrier {args}{p.op_attrs(op)} : {types}"
 
 
 @prints_by_default
