@@ -74,7 +74,7 @@ def run_propagation(module: Module, ctx: PassContext, options: PropagationOption
 def _run(module: Module, ctx: PassContext, strategy, options: PropagationOptions) -> None:
     normalize_manual(module)  # manual_computation values carry its shardings (annotations)
     origins = OriginTracker()
-    origins.seed(module, annotation_label)
+    origins.seed(module, annotation_label, ctx.data.get("auto_shard_axes", {}))
     state = build_state(module, strategy, conservative=options.conservative, origins=origins)
     if options.user_priority:
         rounds = run_user_priorities(state, op_priority=options.op_priority)
