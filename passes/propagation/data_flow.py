@@ -206,9 +206,9 @@ class Regions:
             self.edge_of_target[id(v)] = e
 
 
-def build_regions(module: Module) -> Regions:
-    """Edges and links of every data-flow op of `module`; a linked set starts with the one
-    sharding any member has (different ones are an error at the op)."""
+def build_regions(module: Module, unify: bool = True) -> Regions:
+    """Edges and links of every data-flow op of `module`; with `unify`, a linked set starts with
+    the one sharding any member has (different ones are an error at the op)."""
     out = Regions()
     for op in module.walk():
         if op.name == "while":
@@ -253,7 +253,8 @@ def build_regions(module: Module) -> Regions:
             continue
         out.edges[id(op)] = edges
         out.functions.update(f.name for f in funcs)
-        _unify(op, out)
+        if unify:
+            _unify(op, out)
     return out
 
 
@@ -273,3 +274,25 @@ def _unify(op: Operation, regions: Regions) -> None:
             (mapping,) = shardings
             for m in group:
                 m.set_mapping(mapping)
+
+
+def edge_targets(module: Module) -> set[int]:
+    """ids of the values that are targets of a data-flow edge (Shardy's `DataFlowEdgeOp::lookup`
+    finds an edge for them): results of data-flow ops and of manual computations, `while` cond
+    and body arguments of carried values, named and manual computation body arguments, and the
+    results of explicit `data_flow_edge` ops. No IR is changed."""
+    out: set[int] = set()
+    for op in module.walk():
+        name = op.name
+        if name == EDGE or name in DATA_FLOW_OPS or name == "manual_computation":
+            out.update(id(r) for r in op.results)
+        if name == "while":
+            for key in ("cond", "body"):
+                f = module.lookup_function(attr(op, key).name)
+                if f is not None:
+                    out.update(id(a) for a in f.args[: num_carried(op)])
+        elif name in ("named_computation", "manual_computation"):
+            f = module.lookup_function(attr(op, "body").name)
+            if f is not None:
+                out.update(id(a) for a in f.args)
+    return out
