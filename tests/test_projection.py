@@ -18,6 +18,7 @@ from shardc.passes.propagation.projection import (
     ShardingProjection,
     TensorFactorShardings,
     add_or_merge,
+    can_coexist,
     common_mesh,
     contains,
     dims_from_factors,
@@ -93,6 +94,20 @@ def test_prefix_without_overlap():
     assert prefix_without_overlap(ax("a"), ax("a", 4, 2)) == ax("a", 1, 4)
     assert prefix_without_overlap(ax("a", 2, 4), ax("a", 1, 4)) is None
     assert prefix_without_overlap(ax("a", 1, 4), ax("a", 2, 2)) == ax("a", 1, 2)
+    # sub-axes of a 6-axis cut at 2 and at 3 cannot shard one tensor together
+    assert prefix_without_overlap(ax("a", 1, 2), ax("a", 3, 2)) is None
+    assert prefix_without_overlap(ax("a", 1, 3), ax("a", 2, 3)) is None
+
+
+def test_can_coexist():
+    assert can_coexist(ax("a"), ax("b"))
+    assert can_coexist(ax("a"), ax("a", 2, 2))
+    assert can_coexist(ax("a", 1, 2), ax("a", 4, 2))  # gap "a":(2)2 is a sub-axis
+    assert not can_coexist(ax("a", 1, 2), ax("a", 3, 2))  # gap of size 3/2
+    assert not can_coexist(ax("a", 1, 3), ax("a", 2, 3))  # overlap of 6/2 starting at 2
+    assert can_coexist(ax("a", 1, 4), ax("a", 2, 4))
+    for a, b in [(ax("a", 1, 2), ax("a", 3, 2)), (ax("a", 2, 4), ax("a", 1, 4))]:
+        assert can_coexist(a, b) == can_coexist(b, a)
 
 
 def test_add_or_merge_restores_whole_axis():

@@ -72,8 +72,24 @@ def prefix_of(a: AxisRef, b: AxisRef) -> bool:
     return contains(b, a) and a.pre == b.pre
 
 
+def can_coexist(a: AxisRef, b: AxisRef) -> bool:
+    """Can `a` and `b` shard one tensor together (Shardy's `AxisRefAttr::canCoexist`)? Two
+    sub-axes of one axis can only if each cut point of one divides or is divided by the other's:
+    `"a":(1)2` and `"a":(3)2` of an axis of size 6 cannot."""
+    if a.name != b.name or a.size is None or b.size is None:
+        return True
+    lo_pre, hi_pre = sorted((a.pre, b.pre))
+    lo_next, hi_next = sorted((a.pre * a.size, b.pre * b.size))
+    if lo_next > hi_pre:  # they overlap
+        return lo_next % hi_pre == 0 and hi_pre % lo_pre == 0 and hi_next % lo_next == 0
+    return hi_pre % lo_next == 0
+
+
 def prefix_without_overlap(a: AxisRef, b: AxisRef) -> AxisRef | None:
-    """The largest major part of `a` that does not overlap `b` (None if there is none)."""
+    """The largest major part of `a` that does not overlap `b` (None if there is none, or if
+    the two cannot coexist)."""
+    if not can_coexist(a, b):
+        return None
     if not overlaps(a, b):
         return a
     if a.pre >= b.pre:

@@ -297,3 +297,21 @@ func @main(%x: tensor<16x32xf32, <@mesh, [{"dp"}, {"tp"}]>>, %i: tensor<i32>, %a
   %2 = convolution %a, %k {input_batch_dimension = 0, input_feature_dimension = 3, input_spatial_dimensions = [1, 2], kernel_input_feature_dimension = 2, kernel_output_feature_dimension = 3, kernel_spatial_dimensions = [0, 1], output_batch_dimension = 0, output_feature_dimension = 3, output_spatial_dimensions = [1, 2], padding = [[1, 1], [1, 1]]} : tensor<8x16x16x16xf32>
   return %0, %1, %2
 }
+
+// -----
+
+// A maximal sharding (`<@maximal, []>`) puts a tensor of any rank on one device; nothing
+// propagates through an op whose operands' common mesh is maximal.
+// CHECK-LABEL: func @maximal_any_rank
+// CHECK-SAME: %[[A:.*]]: tensor<8x8xf32, <@maximal, []>>, %[[B:.*]]: tensor<8x8xf32, <@m, [{"x"}, {}]>>
+// CHECK-NEXT: %[[S:.*]] = add %[[A]], %[[B]] : tensor<8x8xf32>
+// CHECK-NEXT: %[[N:.*]] = negate %[[B]] : tensor<8x8xf32, <@m, [{"x", ?}, {?}]>>
+// CHECK-NEXT: return %[[S]], %[[N]]
+mesh @m = <["x"=2]>
+mesh @maximal = <[], device_ids=[0]>
+
+func @maximal_any_rank(%a: tensor<8x8xf32, <@maximal, []>>, %b: tensor<8x8xf32, <@m, [{"x"}, {}]>>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %0 = add %a, %b : tensor<8x8xf32>
+  %1 = negate %b : tensor<8x8xf32>
+  return %0, %1
+}
