@@ -23,7 +23,13 @@ from dataclasses import dataclass
 from shardc.ir.attributes import Symbol
 from shardc.ir.core import Module, Operation
 from shardc.ir.ops.data_flow import sync_body_results
-from shardc.ir.symbols import SymbolTable, callee_name, clone_with_regions, remove_function
+from shardc.ir.symbols import (
+    SymbolTable,
+    callee_name,
+    clone_with_regions,
+    region_symbols,
+    remove_function,
+)
 from shardc.ir.types import DistributedTensorType
 from shardc.passes.call_graph import (
     calls_in,
@@ -69,9 +75,21 @@ def import_call(module: Module, call: Operation, regions: SymbolTable) -> Operat
     return named
 
 
+def _remove_with_regions(module: Module, name: str) -> None:
+    """Drop `@name` and the region functions only its ops run (recursively)."""
+    func = module.functions.get(name)
+    if func is None:
+        return
+    regions = [r for op in func.body for r in region_symbols(op)]
+    remove_function(module, name)
+    for r in regions:
+        _remove_with_regions(module, r)
+
+
 def import_func_calls(module: Module, add_data_flow_edges: bool = False) -> list[Operation]:
     """Every call of `module` becomes a named computation; returns them (callers' order)."""
     check_acyclic(module)
+    before = {id(op) for op in module.walk() if op.name == "named_computation"}
     regions = SymbolTable(module)
     callees: set[str] = set()
     made: list[Operation] = []
@@ -83,8 +101,11 @@ def import_func_calls(module: Module, add_data_flow_edges: bool = False) -> list
             callees.add(name)
             made.append(import_call(module, call, regions))
     for name in callees:
-        if name in module.functions:
-            remove_function(module, name)
+        _remove_with_regions(module, name)
+    # the ones made in a callee that was then copied are gone: take the copies
+    made = [
+        op for op in module.walk() if op.name == "named_computation" and id(op) not in before
+    ]
     if add_data_flow_edges:
         from shardc.passes.add_data_flow_edges import add_named_computation_edges
 

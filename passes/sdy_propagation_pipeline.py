@@ -21,10 +21,11 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from shardc.ir.attributes import OpaqueAttr
+from shardc.ir.attributes import MESH_ATTRS_PREFIX, OpaqueAttr
 from shardc.ir.builder import Builder
 from shardc.ir.core import Function, Module, Operation
 from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.mesh import AxisRef
 from shardc.ir.ops.manual import fill_all, manual_computations, sync_all
 from shardc.ir.ops.manual import normalize as normalize_manual
 from shardc.ir.types import DistributedTensorType
@@ -78,16 +79,16 @@ def _reducer_constraint_to_reshard(op: Operation) -> None:
 
 
 def _without_sub_axes(m: NamedMapping) -> NamedMapping:
-    if not any(getattr(a, "is_sub_axis", False) for d in m.dims for a in d.axes):
-        return m
+    """An open dim keeps its major axes up to the first sub-axis; a closed dim keeps all."""
     dims = []
     for d in m.dims:
         axes = []
         for a in d.axes:
-            if a.is_sub_axis:
-                break  # the dim keeps its major axes up to the first sub-axis
+            if a.is_sub_axis and not d.is_closed:
+                break
             axes.append(a)
-        dims.append(DimSharding(tuple(axes), d.is_closed, d.priority))
+        same = len(axes) == len(d.axes)
+        dims.append(d if same else DimSharding(tuple(axes), d.is_closed, d.priority))
     return m.with_dims(dims)
 
 
@@ -101,16 +102,27 @@ def remove_io_sub_axes(module: Module) -> None:
 
 
 def _divisible(m: NamedMapping, shape) -> NamedMapping:
+    """The largest prefix of each dim's axes that splits it evenly; an axis that only partly
+    divides what is left gives its major part, `gcd` of the two (`{"tp"}` of 4 on a dim of 6:
+    `{"tp":(1)2}`), and ends the dim."""
     dims = []
     for d, n in zip(m.dims, shape):
-        axes, size = [], 1
+        if n % d.num_shards(m.mesh) == 0:
+            dims.append(d)
+            continue
+        axes, left = [], n
         for a in d.axes:
-            size *= a.axis_size(m.mesh)
-            if n % size:
-                break  # Shardy keeps the sub-axis that divides; the sub-axes step then drops it
-            axes.append(a)
-        dims.append(DimSharding(tuple(axes), d.is_closed, d.priority) if len(axes) < len(d.axes)
-                    else d)
+            size = a.axis_size(m.mesh)
+            g = math.gcd(size, left)
+            if g == 1:
+                break
+            if g == size:
+                axes.append(a)
+                left //= g
+                continue
+            axes.append(AxisRef(a.name, a.pre, g))
+            break
+        dims.append(DimSharding(tuple(axes), d.is_closed, d.priority))
     return m.with_dims(dims)
 
 
@@ -259,6 +271,30 @@ def concatenate_reshards(module: Module) -> None:
                     u.op.set_operand(u.index, back)
 
 
+def remove_sharding_groups(module: Module) -> None:
+    """Shardy's `sdy-remove-sharding-groups`: groups only matter to propagation."""
+    for func in module.functions.values():
+        for op in list(func.body):
+            if op.name == "sharding_group":
+                op.erase()
+
+
+def stablehlo_mesh_attrs(module: Module) -> None:
+    """jaxlib's pipeline gives every `sdy.mesh` a `{stablehlo.mesh = {...}}` dictionary (axes and
+    explicit device ids) when it has no attributes of its own."""
+    for mesh in module.meshes.values():
+        key = MESH_ATTRS_PREFIX + mesh.name
+        if key in module.attributes:
+            continue
+        axes = ", ".join(f'{{name = "{a}", size = {n} : i64}}' for a, n in mesh.axes)
+        text = f"axes = [{axes}]"
+        ids = mesh.device_ids
+        if ids is not None:
+            values = str(ids[0]) if len(set(ids)) == 1 else f"[{', '.join(map(str, ids))}]"
+            text += f", device_ids = dense<{values}> : tensor<{len(ids)}xi64>"
+        module.attributes[key] = OpaqueAttr(f"{{stablehlo.mesh = {{{text}}}}}")
+
+
 def mark_sdy_constants(module: Module) -> None:
     for func in module.functions.values():
         for op in func.body:
@@ -304,3 +340,5 @@ class SdyPropagationPipeline(Pass):
         close_existing(module)
         concatenate_reshards(module)
         mark_sdy_constants(module)
+        remove_sharding_groups(module)
+        stablehlo_mesh_attrs(module)

@@ -129,14 +129,7 @@ def build_state(
     state = PropagationState(module, strategy, conservative, origins=origins)
     normalize_manual(module)
     state.manual = ManualEdges(module)
-    for op in module.walk():
-        if op.name == "sharding_group":
-            gid = attr(op, "group_id")
-            v = op.operand(0)
-            members = state.groups.setdefault(gid, [])
-            if all(m is not v for m in members):
-                members.append(v)
-            state.group_of[id(v)] = gid
+    _collect_groups(state, module)
     state.regions = build_regions(module)
     state.entries = entry_functions(module, state.regions.functions | set(state.manual.bodies))
     _unify_groups(state)
@@ -153,6 +146,31 @@ def entry_functions(module: Module, bodies: set[str]) -> frozenset[str]:
     if len(funcs) == 1:
         return frozenset({funcs[0].name})
     return frozenset(f.name for f in funcs if not f.is_private)
+
+
+def _collect_groups(state: PropagationState, module: Module) -> None:
+    """Members of each sharding group; groups that share a value are one group (as after
+    Shardy's `sdy-sharding-group-import`), known by the id first met."""
+    leader: dict[int, int] = {}
+
+    def find(g: int) -> int:
+        while leader.setdefault(g, g) != g:
+            g = leader[g]
+        return g
+
+    values: list[Value] = []
+    for op in module.walk():
+        if op.name == "sharding_group":
+            gid, v = find(attr(op, "group_id")), op.operand(0)
+            old = state.group_of.get(id(v))
+            if old is None:
+                values.append(v)
+                state.group_of[id(v)] = gid
+            elif find(old) != gid:
+                leader[gid] = find(old)
+    for v in values:
+        gid = state.group_of[id(v)] = find(state.group_of[id(v)])
+        state.groups.setdefault(gid, []).append(v)
 
 
 def _unify_groups(state: PropagationState) -> None:
