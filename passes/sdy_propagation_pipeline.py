@@ -21,7 +21,7 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from shardc.ir.attributes import MESH_ATTRS_PREFIX, OpaqueAttr
+from shardc.ir.attributes import OpaqueAttr
 from shardc.ir.builder import Builder
 from shardc.ir.core import Function, Module, Operation
 from shardc.ir.mapping import DimSharding, NamedMapping
@@ -37,9 +37,11 @@ from shardc.passes.propagate import (
     import_call_sites,
     run_propagation,
 )
-from shardc.passes.split_constants import _is_constant_expression, _is_scalar_expansion
-
-SDY_CONSTANT_MARKER = "sdy.constant"
+from shardc.passes.split_constants import (
+    _is_constant_expression,
+    _is_scalar_expansion,
+    mark_sdy_constants,
+)
 
 
 def constraints_to_reshards(module: Module) -> None:
@@ -279,29 +281,6 @@ def remove_sharding_groups(module: Module) -> None:
                 op.erase()
 
 
-def stablehlo_mesh_attrs(module: Module) -> None:
-    """jaxlib's pipeline gives every `sdy.mesh` a `{stablehlo.mesh = {...}}` dictionary (axes and
-    explicit device ids) when it has no attributes of its own."""
-    for mesh in module.meshes.values():
-        key = MESH_ATTRS_PREFIX + mesh.name
-        if key in module.attributes:
-            continue
-        axes = ", ".join(f'{{name = "{a}", size = {n} : i64}}' for a, n in mesh.axes)
-        text = f"axes = [{axes}]"
-        ids = mesh.device_ids
-        if ids is not None:
-            values = str(ids[0]) if len(set(ids)) == 1 else f"[{', '.join(map(str, ids))}]"
-            text += f", device_ids = dense<{values}> : tensor<{len(ids)}xi64>"
-        module.attributes[key] = OpaqueAttr(f"{{stablehlo.mesh = {{{text}}}}}")
-
-
-def mark_sdy_constants(module: Module) -> None:
-    for func in module.functions.values():
-        for op in func.body:
-            if op.name == "constant":
-                op.attributes[SDY_CONSTANT_MARKER] = True
-
-
 @register_pass("sdy-propagation-pipeline")
 @dataclass(frozen=True)
 class SdyPropagationPipeline(Pass):
@@ -311,6 +290,7 @@ class SdyPropagationPipeline(Pass):
 
     def run(self, module: Module, ctx: PassContext) -> None:
         from shardc.passes.apply_sharding_constraints import apply_constraints
+        from shardc.passes.lift_inlined_meshes import stablehlo_mesh_attrs
         from shardc.passes.pre_order_funcs import pre_order_funcs
         from shardc.passes.remove_size_one_axes import remove_size_one_axes
         from shardc.passes.sink_data_flow_edges import sink_data_flow_edges
@@ -341,4 +321,4 @@ class SdyPropagationPipeline(Pass):
         concatenate_reshards(module)
         mark_sdy_constants(module)
         remove_sharding_groups(module)
-        stablehlo_mesh_attrs(module)
+        stablehlo_mesh_attrs(module)  # sdy-lift-inlined-meshes, jaxlib's first import pass

@@ -231,3 +231,87 @@ def call_graphs(draw) -> str:
 def test_call_graph_import_matches_shardy(text: str) -> None:
     same(text, "sdy-import-func-calls")
     same(text, "sdy-flatten-call-graph,sdy-import-func-calls")
+
+
+# ----- constant splitting -----------------------------------------------------------------------
+
+
+@st.composite
+def constant_programs(draw) -> str:
+    """Constants, iotas and scalar broadcasts, element-wise chains of them, used several times by
+    ops that are not constant (and by sharding groups)."""
+    lines = [
+        "  %s = stablehlo.constant dense<2.000000e+00> : tensor<f32>",
+        "  %c0 = stablehlo.constant dense<1.000000e+00> : tensor<8x4xf32>",
+    ]
+    consts, values = ["%c0"], ["%arg0"]
+    for k in range(1, draw(st.integers(3, 8))):
+        kind = draw(st.sampled_from(["const", "iota", "bcast", "cexpr", "use", "group"]))
+        if kind == "const":
+            lines.append(f"  %c{k} = stablehlo.constant dense<3.000000e+00> : tensor<8x4xf32>")
+            consts.append(f"%c{k}")
+        elif kind == "iota":
+            lines.append(f"  %c{k} = stablehlo.iota dim = 1 : tensor<8x4xf32>")
+            consts.append(f"%c{k}")
+        elif kind == "bcast":
+            lines.append(
+                f"  %c{k} = stablehlo.broadcast_in_dim %s, dims = [] : "
+                "(tensor<f32>) -> tensor<8x4xf32>"
+            )
+            consts.append(f"%c{k}")
+        elif kind == "cexpr":
+            a = draw(st.sampled_from(consts))
+            lines.append(f"  %c{k} = stablehlo.negate {a} : tensor<8x4xf32>")
+            consts.append(f"%c{k}")
+        elif kind == "group":
+            lines.append(
+                f"  sdy.sharding_group {draw(st.sampled_from(consts))} group_id = 0 "
+                ": tensor<8x4xf32>"
+            )
+        else:
+            a, b = draw(st.sampled_from(values)), draw(st.sampled_from(consts))
+            lines.append(f"  %v{k} = stablehlo.add {a}, {b} : tensor<8x4xf32>")
+            values.append(f"%v{k}")
+    uses = [
+        f"  %u{i} = stablehlo.multiply {values[-1]}, {c} : tensor<8x4xf32>"
+        for i, c in enumerate(draw(st.lists(st.sampled_from(consts), min_size=2, max_size=3)))
+    ]
+    results = [f"%u{i}" for i in range(len(uses))]
+    types = ", ".join(["tensor<8x4xf32>"] * len(results))
+    return (
+        f"func.func @main(%arg0: tensor<8x4xf32>) -> ({types}) {{\n"
+        + "\n".join(lines + uses)
+        + f"\n  return {', '.join(results)} : {types}\n}}\n"
+    )
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(constant_programs())
+def test_constant_splitter_matches_shardy(text: str) -> None:
+    same(text, "sdy-constant-or-scalar-splitter")
+
+
+def test_import_pipeline_matches_shardy() -> None:
+    text = """
+sdy.mesh @mesh = <["c"=2, "a"=2, "one"=1]>
+func.func @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"c", "one"}]>}) -> tensor<8xf32> {
+  %cst = stablehlo.constant dense<1.000000e+00> : tensor<8xf32>
+  %0 = stablehlo.add %arg0, %cst : tensor<8xf32>
+  %1 = stablehlo.multiply %0, %cst : tensor<8xf32>
+  %2 = sdy.manual_computation(%1) in_shardings=[<@mesh, [{"c", ?}]>] out_shardings=[<@mesh, [{"c", ?}]>] manual_axes={"a", "c"} (%arg1: tensor<4xf32>) {
+    %3 = stablehlo.negate %arg1 : tensor<4xf32>
+    sdy.return %3 : tensor<4xf32>
+  } : (tensor<8xf32>) -> tensor<8xf32>
+  %4 = call @f(%2) : (tensor<8xf32>) -> tensor<8xf32>
+  %5 = stablehlo.optimization_barrier %4 : tensor<8xf32>
+  return %5 : tensor<8xf32>
+}
+func.func private @f(%arg0: tensor<8xf32>) -> (tensor<8xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"a"}]>}) {
+  %0 = stablehlo.abs %arg0 : tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+func.func private @unused(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+  return %arg0 : tensor<8xf32>
+}
+"""
+    same(text, "sdy-import-pipeline")
