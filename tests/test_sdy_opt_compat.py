@@ -267,14 +267,6 @@ _CLOSE_REPLICATED = (
     "semantic: sdy-close-shardings drops replicated={...} axes; shardc keeps them "
     "(passes/close_shardings.py close())"
 )
-_SPLIT_SDY_CONSTANT = (
-    "semantic: Shardy's splitter turns every stablehlo.constant into sdy.constant (printed "
-    "%0 = sdy.constant ...); shardc's split-constants keeps stablehlo.constant"
-)
-_SPLIT_ORDER = (
-    "semantic: Shardy inserts a split copy right after the original op; shardc inserts it right "
-    "before its user, so the op order differs"
-)
 _RULE_BARRIER = (
     "semantic: Shardy gives sdy.propagation_barrier no sharding rule; shardc's "
     "populate-sharding-rules attaches an identity rule"
@@ -310,9 +302,6 @@ _RESHARD_RESULT = (
 DIFFERENCES: dict[tuple[str, str], str] = {
     ("sdy-aggressive-propagate", "priorities"): _PRIORITY_DROP,
     ("sdy-op-priority-propagate", "priorities"): _PRIORITY_DROP,
-    ("sdy-constant-or-scalar-splitter", "reduce_softmax"): _SPLIT_SDY_CONSTANT,
-    ("sdy-constant-or-scalar-splitter", "constant_users"): _SPLIT_SDY_CONSTANT + "; " + _SPLIT_ORDER,
-    ("sdy-constant-or-scalar-splitter", "func_call"): _SPLIT_SDY_CONSTANT,
     ("sdy-populate-op-sharding-rules", "propagation_barrier"): _RULE_BARRIER,
     ("sdy-close-shardings", "reduce_softmax"): _CLOSE_UNANNOTATED,
     ("sdy-close-shardings", "propagation_barrier"): _CLOSE_UNANNOTATED,
