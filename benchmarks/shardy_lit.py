@@ -8,9 +8,9 @@ SHARDY is a checkout of openxla/shardy or a bare git directory of one (its HEAD 
 tests are read from there at run time; nothing of Shardy's is kept in this repository.
 
 A RUN line `sdy_opt %s -sdy-x="a=1 b=2" -sdy-y 2>&1 | FileCheck %s --check-prefixes=CHECK,V1`
-becomes `shardc opt CASE -p 'sdy-x{a=1 b=2},sdy-y'`, checked by the `filecheck` package against
-the case's own CHECK lines (the active prefixes renamed to CHECK, the others dropped). What a
-case is:
+becomes `shardc opt CASE -p 'sdy-x{a=1 b=2},sdy-y'`, checked by LLVM's FileCheck (the
+`filecheck` package when LLVM's is not installed; see `default_filecheck`) against the case's
+own CHECK lines (the active prefixes renamed to CHECK, the others dropped). What a case is:
 
 - with `-split-input-file`, each `// -----` chunk;
 - otherwise each function with a `CHECK-LABEL`: a module of the file's top-level non-function
@@ -38,6 +38,7 @@ import json
 import re
 import resource
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -404,7 +405,9 @@ def _limits(memory_mb: int):
     return apply
 
 
-def run_case(case: Case, timeout: float, memory_mb: int, shardc: list[str]) -> Outcome:
+def run_case(
+    case: Case, timeout: float, memory_mb: int, shardc: list[str], filecheck: str = "filecheck"
+) -> Outcome:
     run = case.spec
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / Path(case.file).name
@@ -447,7 +450,7 @@ def run_case(case: Case, timeout: float, memory_mb: int, shardc: list[str]) -> O
         check_file = Path(tmp) / "checks.txt"
         check_file.write_text("\n".join(case.checks) + "\n")
         fc = subprocess.run(
-            ["filecheck", str(check_file)], input=proc.stdout + err, capture_output=True,
+            [filecheck, str(check_file)], input=proc.stdout + err, capture_output=True,
             text=True, timeout=timeout,
         )
         if fc.returncode == 0:
@@ -455,6 +458,21 @@ def run_case(case: Case, timeout: float, memory_mb: int, shardc: list[str]) -> O
         first = next((ln for ln in fc.stderr.splitlines() if "error" in ln), fc.stderr[:200])
         return Outcome(case, False, "filecheck: " + first.replace(str(check_file), "")[:200],
                        seconds)
+
+
+def default_filecheck() -> str:
+    """LLVM's `FileCheck`, which Shardy's lit tests run, when it is installed (on PATH or in
+    /usr/lib/llvm-*/bin); else the `filecheck` Python package. The package differs from LLVM's
+    tool in one way that matters here: a CHECK-NOT before a CHECK-NEXT also searches the line
+    the CHECK-NEXT then matches, so `CHECK-NOT: sdy.sharding` fails on the very
+    `sdy.sharding_constraint` line the next check expects (LLVM stops at the start of that
+    match)."""
+    found = shutil.which("FileCheck")
+    if found:
+        return found
+    for candidate in sorted(Path("/usr/lib").glob("llvm-*/bin/FileCheck"), reverse=True):
+        return str(candidate)
+    return "filecheck"
 
 
 def select(source: Source, set_name: str, patterns: list[str]) -> list[str]:
@@ -474,7 +492,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--json", type=Path, help="write every case's outcome here")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every failing case")
     ap.add_argument("--shardc", default=f"{sys.executable} -m shardc.cli")
+    ap.add_argument("--filecheck", default=default_filecheck(),
+                    help="the FileCheck to check with (default: LLVM's if installed, else the "
+                    "`filecheck` package)")
     args = ap.parse_args(argv)
+    print(f"checking with {args.filecheck}")
 
     source = Source(args.shardy)
     cases: list[Case] = []
@@ -485,7 +507,9 @@ def main(argv: list[str] | None = None) -> int:
     shardc = shlex.split(args.shardc)
     with ThreadPoolExecutor(args.jobs) as pool:
         outcomes = list(
-            pool.map(lambda c: run_case(c, args.timeout, args.memory_mb, shardc), cases)
+            pool.map(
+                lambda c: run_case(c, args.timeout, args.memory_mb, shardc, args.filecheck), cases
+            )
         )
 
     per_file: dict[str, Counter] = {}

@@ -70,6 +70,10 @@ class OpaqueAttr:
         return f"#opaque<{format_string(self.text)}>"
 
 
+# Module attribute that keeps a mesh's trailing attribute dict (`{stablehlo.mesh = {...}}`)
+# verbatim, keyed by mesh name: `shardc.mesh_attrs.<mesh>`. The StableHLO exporter writes it back.
+MESH_ATTRS_PREFIX = "shardc.mesh_attrs."
+
 # `#sdy.op_sharding_rule<([i, k], [k, j])->([i, j]) {i=8, j=16, k=32} reduction={k}>`
 RULE_PATTERN = re.compile(r"#sdy\.op_sharding_rule<\([^()]*\)->\([^()]*\)[^<>]*>")
 

@@ -205,6 +205,17 @@ class Operation:
             mine.name_hint = theirs.name_hint if not (theirs.name_hint or "").isdigit() else None
         return op
 
+    def replace_with(self, new: Operation) -> Operation:
+        """Put `new` (detached, with as many results) where this op is: its results take over
+        this op's uses and names, and this op goes. Returns `new`."""
+        assert self.parent is not None and len(new.results) == len(self.results)
+        self.parent.insert_before(self, new)
+        for old, fresh in zip(self.results, new.results):
+            fresh.name_hint = old.name_hint
+            old.replace_all_uses_with(fresh)
+        self.erase()
+        return new
+
     def erase(self) -> None:
         """Remove from its block. The results must have no uses left."""
         for r in self.results:
@@ -355,6 +366,31 @@ class Function:
     def is_private(self) -> bool:
         return self.visibility == "private"
 
+    def clone(self, name: str | None = None) -> Function:
+        """A deep copy named `name` (default: the same), not added to any module: new ops and
+        values (attributes and types are immutable and shared)."""
+        g = Function(
+            self.name if name is None else name,
+            [a.type for a in self.args],
+            list(self.result_types),
+            visibility=self.visibility,
+            loc=self.loc,
+            arg_names=[a.name_hint for a in self.args],
+        )
+        g.loc_written = self.loc_written
+        g.visibility_written = self.visibility_written
+        g.arg_attrs = [dict(a) for a in self.arg_attrs]
+        g.res_attrs = [dict(a) for a in self.res_attrs]
+        g.attributes = dict(self.attributes)
+        values: dict[int, Value] = {id(a): b for a, b in zip(self.args, g.args)}
+        for op in self.body:
+            copy = op.clone([values[id(v)] for v in op.operands])
+            for old, fresh in zip(op.results, copy.results):
+                fresh.name_hint = old.name_hint
+                values[id(old)] = fresh
+            g.body.append(copy)
+        return g
+
     def __repr__(self) -> str:
         return f"<Function @{self.name}>"
 
@@ -407,25 +443,6 @@ class Module:
         new.mesh_locs = dict(self.mesh_locs)
         new.attributes = dict(self.attributes)
         for f in self.functions.values():
-            g = Function(
-                f.name,
-                [a.type for a in f.args],
-                list(f.result_types),
-                visibility=f.visibility,
-                loc=f.loc,
-                arg_names=[a.name_hint for a in f.args],
-            )
-            g.loc_written = f.loc_written
-            g.visibility_written = f.visibility_written
-            g.arg_attrs = [dict(a) for a in f.arg_attrs]
-            g.res_attrs = [dict(a) for a in f.res_attrs]
-            g.attributes = dict(f.attributes)
-            values: dict[int, Value] = {id(a): b for a, b in zip(f.args, g.args)}
-            for op in f.body:
-                copy = op.clone([values[id(v)] for v in op.operands])
-                for old, fresh in zip(op.results, copy.results):
-                    fresh.name_hint = old.name_hint
-                    values[id(old)] = fresh
-                g.body.append(copy)
+            g = f.clone()
             new.add_function(g)
         return new

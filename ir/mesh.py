@@ -166,6 +166,15 @@ class DeviceMesh:
         return dict(self.axes)
 
     @property
+    def is_empty(self) -> bool:
+        """`<[]>`: no axes and no device: it goes with any other mesh."""
+        return not self.axes and self.device_ids is None
+
+    def same_devices(self, other: DeviceMesh) -> bool:
+        """Equal up to the name: the same axes and device order (Shardy's `MeshAttr::equals`)."""
+        return self.axes == other.axes and self.device_ids == other.device_ids
+
+    @property
     def num_devices(self) -> int:
         return math.prod(s for _, s in self.axes)
 
@@ -187,6 +196,8 @@ class DeviceMesh:
         return ", ".join(f'"{a}"' for a in self.axis_names) or "none"
 
     def device_id(self, position: int) -> int:
+        if self.is_maximal:
+            return self.device_ids[0]  # type: ignore[index]
         return position if self.device_ids is None else self.device_ids[position]
 
     def all_device_ids(self) -> list[int]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from shardc.ir.attributes import format_attr_value, format_string
+from shardc.ir.attributes import MESH_ATTRS_PREFIX, format_attr_value, format_string
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.diagnostics import Location
 
@@ -106,8 +106,10 @@ def print_function(func: Function) -> str:
 def print_module(module: Module) -> str:
     """The canonical native text of a module (ends with a newline)."""
     blocks: list[str] = []
-    if module.attributes:
-        blocks.append("module_attributes " + format_attr_dict(module.attributes))
+    # a mesh's StableHLO attribute dict is StableHLO spelling: only its exporter prints it
+    attrs = {k: v for k, v in module.attributes.items() if not k.startswith(MESH_ATTRS_PREFIX)}
+    if attrs:
+        blocks.append("module_attributes " + format_attr_dict(attrs))
     if module.meshes:
         blocks.append("\n".join(f"mesh @{m.name} = {m.text()}" for m in module.meshes.values()))
     for func in module.functions.values():

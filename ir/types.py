@@ -137,7 +137,9 @@ class DistributedTensorType(TensorType):
 
     def __post_init__(self) -> None:
         TensorType.__post_init__(self)
-        if self.mapping is not None and self.mapping.rank != len(self.shape):
+        m = self.mapping
+        if m is not None and m.rank != len(self.shape) and not (m.rank == 0 and m.mesh.is_maximal):
+            # (a maximal sharding, `<@maximal_mesh, []>`, puts a tensor of any rank on one device)
             raise ShardingError(
                 f"sharding {self.mapping} has {self.mapping.rank} dims but the tensor "
                 f"tensor<{TensorType.shape_text(self)}> has rank {len(self.shape)}"

@@ -12,16 +12,24 @@ whose input is not constrained differently elsewhere, gives the input its shardi
 A chain of single-use constraints `x -> c1 -> c2 -> ... -> tail` hands its tail to the later
 users of `x`, as Shardy's `sdy-apply-sharding-constraints` does. A `manual_computation` acts as a
 constraint on each operand: an unsharded operand takes its (fully closed) in_sharding.
+
+When the input is the target of a data-flow edge (a loop-carried value, a result of a data-flow
+op or an explicit `data_flow_edge`, ...), its sharding is left alone (it would bind every target
+of the edge): the constraint moves right after the input's definition and every other use of
+the input uses the constraint instead (a `manual_computation` gets a new constraint there).
+Unreduced axes of the constraint are still written on the input, as they do not propagate.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from shardc.ir.builder import Builder
 from shardc.ir.core import Module, Operation, Value
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.ops import attr
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
+from shardc.passes.propagation.data_flow import Regions, build_regions, edge_targets
 
 _CONSTRAINING = ("sharding_constraint", "manual_computation")
 
@@ -40,14 +48,46 @@ def _constrained_otherwise(x: Value, mapping: NamedMapping) -> bool:
     return False
 
 
-def _apply(x: Value, mapping: NamedMapping | None) -> bool:
+def _should_apply(x: Value, mapping: NamedMapping | None) -> bool:
     """Shardy's `shouldApply`: `x` is unsharded, `mapping` fully closed, no other constraint."""
     if x.mapping is not None or mapping is None or not mapping.is_fully_resolved:
         return False
-    if _constrained_otherwise(x, mapping):
+    return not _constrained_otherwise(x, mapping)
+
+
+def _apply(x: Value, mapping: NamedMapping | None) -> bool:
+    if not _should_apply(x, mapping):
         return False
     x.set_mapping(mapping)
     return True
+
+
+def _move_after(op: Operation, x: Value) -> None:
+    """Put `op` right after `x`'s definition (first in its function for an argument)."""
+    block = op.parent
+    assert block is not None
+    block._unlink(op)
+    d = x.defining_op
+    if d is not None:
+        block.insert_after(d, op)
+    elif block.first is not None:
+        block.insert_before(block.first, op)
+    else:
+        block.append(op)
+
+
+def _constrain_edge_target(
+    op: Operation, x: Value, mapping: NamedMapping, regions: Regions
+) -> None:
+    """`x` is an edge target: route its uses through the constraint `op`, moved after `x`.
+    Unreduced axes go on the edge's sharding (every target of the edge)."""
+    _move_after(op, x)
+    x.replace_uses_if(op.result, lambda use: use.op is not op)
+    if mapping.unreduced:
+        current = x.mapping or NamedMapping.fully_open(mapping.mesh, x.type.rank)
+        new = current.replace(unreduced=mapping.unreduced, unreduced_op=mapping.unreduced_op)
+        for v in regions.linked(x):
+            v.set_mapping(new)
 
 
 def _tail_of_chain(head: Operation) -> Operation | None:
@@ -76,12 +116,21 @@ def _later_than(order: dict[int, int], head: Operation, after: int):
 
 def apply_constraints(module: Module) -> int:
     applied = 0
+    targets = edge_targets(module)
+    regions = build_regions(module, unify=False)
+    builder = Builder(module)
     for func in module.functions.values():
         order = {id(o): i for i, o in enumerate(func.body)}
         for op in list(func.body):
             if op.name == "manual_computation":
                 for x, m in zip(op.operands, attr(op, "in_shardings")):
-                    applied += _apply(x, m)
+                    if id(x) not in targets:
+                        applied += _apply(x, m)
+                    elif _should_apply(x, m):
+                        with builder.insertion_point(before=op):
+                            new = builder.sharding_constraint(x, m).defining_op
+                        assert new is not None
+                        _constrain_edge_target(new, x, m, regions)
                 continue
             if op.name != "sharding_constraint":
                 continue
@@ -90,7 +139,10 @@ def apply_constraints(module: Module) -> int:
             if tail is not None:
                 later = _later_than(order, op, order[id(tail)])
                 x.replace_uses_if(tail.result, later)
-            applied += _apply(x, op.result.mapping)
+            if id(x) not in targets:
+                applied += _apply(x, op.result.mapping)
+            elif _should_apply(x, op.result.mapping):
+                _constrain_edge_target(op, x, op.result.mapping, regions)
     return applied
 
 

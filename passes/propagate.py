@@ -4,9 +4,14 @@
     shardc opt model.mlir -p 'propagate{strategy=basic}'
     shardc opt model.mlir -p propagate --explain            # record each axis's origin
 
-Shardy's pass names are aliases: `sdy-basic-propagate` and `sdy-aggressive-propagate` run one
-propagation with no priorities; `sdy-op-priority-propagate` adds the op-priority stages;
-`sdy-user-priority-propagate` is the whole stack (what `propagate` runs by default).
+Each call site is propagated on its own, as Shardy's pipeline does it: the calls are flattened
+(every call site gets its own copy of its callee), turned into named computations, propagated,
+and turned back into calls of functions, one per callee and sharding (`@relu`, `@relu_0`, ...;
+passes/call_graph.py and the passes named below). Shardy's own propagation passes
+(`sdy-basic-propagate`, ...: sdy_propagate.py) leave calls alone, as jaxlib's do.
+
+`propagation-pipeline` runs Shardy's import steps first (drop size-1 axes, split constants,
+apply sharding constraints) and is what `shardc compile` uses.
 """
 
 from __future__ import annotations
@@ -14,15 +19,17 @@ from __future__ import annotations
 import gc
 from dataclasses import dataclass
 
-from shardc.ir.attributes import format_string
+from shardc.ir.attributes import OpaqueAttr, format_string
 from shardc.ir.core import Module, Value
 from shardc.ir.diagnostics import PassError
 from shardc.ir.ops.manual import normalize as normalize_manual
-from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
+from shardc.passes.manager import Pass, PassContext, register_pass
 from shardc.passes.propagation.origins import OriginTracker
 from shardc.passes.propagation.priorities import run_op_priority, run_user_priorities
-from shardc.passes.propagation.state import build_state
+from shardc.passes.propagation.state import build_state, rule_for
 from shardc.passes.propagation.strategies import strategy_named
+
+RULE_ATTR = "sdy.sharding_rule"
 
 
 def annotation_label(v: Value) -> str:
@@ -33,59 +40,81 @@ def annotation_label(v: Value) -> str:
     return f"%{name}"
 
 
-@register_pass("propagate")
 @dataclass(frozen=True)
-class Propagate(Pass):
-    """Decide every value's sharding (user priorities, op-priority stages, aggressive/basic)."""
+class PropagationOptions:
+    """What one propagation does (the options of `propagate` and of Shardy's passes)."""
 
     strategy: str = "aggressive"
     op_priority: bool = True
     user_priority: bool = True
     conservative: bool = False
+    keep_sharding_rules: bool | None = None  # None: leave `sdy.sharding_rule`s as they are
 
-    def run(self, module: Module, ctx: PassContext) -> None:
-        try:
-            strategy = strategy_named(self.strategy)
-        except (KeyError, ValueError):
-            raise PassError(
-                f"unknown propagation strategy '{self.strategy}' (expected aggressive or basic)"
-            ) from None
-        # Propagation builds many small long-lived objects; Python's full garbage collections
-        # over them made the time per op grow with program size; what they would find is
-        # collected once collection is back on.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            self._run(module, ctx, strategy)
-        finally:
-            if collecting:
-                gc.enable()
 
-    def _run(self, module: Module, ctx: PassContext, strategy) -> None:
-        normalize_manual(module)  # manual_computation values carry its shardings (annotations)
-        origins = OriginTracker()
-        origins.seed(module, annotation_label, ctx.data.get("auto_shard_axes", {}))
-        state = build_state(module, strategy, conservative=self.conservative, origins=origins)
-        if self.user_priority:
-            rounds = run_user_priorities(state, op_priority=self.op_priority)
-        else:
-            run_op_priority(state, self.op_priority, "")
-            rounds = [0]
-        ctx.data["origins"] = origins
-        ctx.data["propagation"] = {"op_visits": state.visits, "priority_rounds": rounds}
-        for name, op in sorted(state.no_rule.items()):
-            if op.num_operands == 0:
-                continue  # constants and iotas: nothing flows through them
-            message = (
-                f"'{name}' has no sharding rule: propagation does not pass through it and it "
-                "computes on replicated operands"
-            )
-            if ctx.strict:
-                raise PassError(message + " (--strict)", op.loc)
-            ctx.warn(message, op.loc)
-            ctx.data.setdefault("fallbacks", []).append(name)
-        if ctx.explain:
-            attach_origins(module, origins)
+def run_propagation(module: Module, ctx: PassContext, options: PropagationOptions) -> None:
+    """One propagation over `module` (calls are opaque; see `propagate` for call sites)."""
+    try:
+        strategy = strategy_named(options.strategy)
+    except (KeyError, ValueError):
+        raise PassError(
+            f"unknown propagation strategy '{options.strategy}' (expected aggressive or basic)"
+        ) from None
+    # Propagation builds many small long-lived objects; Python's full garbage collections
+    # over them made the time per op grow with program size; what they would find is
+    # collected once collection is back on.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        _run(module, ctx, strategy, options)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _run(module: Module, ctx: PassContext, strategy, options: PropagationOptions) -> None:
+    normalize_manual(module)  # manual_computation values carry its shardings (annotations)
+    origins = OriginTracker()
+    origins.seed(module, annotation_label, ctx.data.get("auto_shard_axes", {}))
+    state = build_state(module, strategy, conservative=options.conservative, origins=origins)
+    if options.user_priority:
+        rounds = run_user_priorities(state, op_priority=options.op_priority)
+    else:
+        run_op_priority(state, options.op_priority, "")
+        rounds = [0]
+    ctx.data["origins"] = origins
+    ctx.data["propagation"] = {"op_visits": state.visits, "priority_rounds": rounds}
+    for name, op in sorted(state.no_rule.items()):
+        if op.num_operands == 0:
+            continue  # constants and iotas: nothing flows through them
+        message = (
+            f"'{name}' has no sharding rule: propagation does not pass through it and it "
+            "computes on replicated operands"
+        )
+        if ctx.strict:
+            raise PassError(message + " (--strict)", op.loc)
+        ctx.warn(message, op.loc)
+        ctx.data.setdefault("fallbacks", []).append(name)
+    if options.keep_sharding_rules is not None:
+        _sharding_rules(module, options.keep_sharding_rules, state.erased)
+    if ctx.explain:
+        attach_origins(module, origins)
+
+
+def _sharding_rules(module: Module, keep: bool, erased: set[int]) -> None:
+    """As Shardy's propagation leaves them: with `keep`, every op it visited carries its rule;
+    otherwise only custom rules (`..., custom>`) stay."""
+    for op in module.walk():
+        if keep:
+            if id(op) not in erased and RULE_ATTR not in op.attributes:
+                rule = rule_for(op)
+                if rule is not None:
+                    op.attributes[RULE_ATTR] = OpaqueAttr(rule.text())
+            continue
+        given = op.attributes.get(RULE_ATTR)
+        if given is not None:
+            text = given.text if isinstance(given, OpaqueAttr) else str(given)
+            if not text.rstrip().endswith(", custom>"):
+                del op.attributes[RULE_ATTR]
 
 
 def attach_origins(module: Module, origins: OriginTracker) -> None:
@@ -109,12 +138,63 @@ def attach_origins(module: Module, origins: OriginTracker) -> None:
                 )
 
 
-register_alias(
-    "sdy-basic-propagate", "propagate", strategy="basic", op_priority="false", user_priority="false"
-)
-register_alias("sdy-aggressive-propagate", "propagate", op_priority="false", user_priority="false")
-register_alias("sdy-op-priority-propagate", "propagate", user_priority="false")
-register_alias("sdy-user-priority-propagate", "propagate")
+def import_call_sites(module: Module) -> bool:
+    """Shardy's call-site import: function result shardings onto calls without any, one copy
+    of a callee per call site, every call a named computation, functions in pre order. False
+    if there is no call (nothing is done then)."""
+    if not any(op.name == "call" for op in module.walk()):
+        return False
+    from shardc.passes.flatten_call_graph import flatten_call_graph
+    from shardc.passes.import_func_calls import import_func_calls
+    from shardc.passes.propagate_sharding_from_func_to_call import (
+        propagate_sharding_from_func_to_call,
+    )
+
+    propagate_sharding_from_func_to_call(module)
+    flatten_call_graph(module)
+    import_func_calls(module)
+    return True
+
+
+def export_call_sites(module: Module) -> None:
+    """Shardy's call-graph export: named computations back to calls of functions, function
+    results sharded as what they return, one function per callee and sharding."""
+    from shardc.passes.export_named_computations import export_named_computations
+    from shardc.passes.propagate_to_func_results import propagate_to_func_results
+    from shardc.passes.symbol_dce import symbol_dce
+    from shardc.passes.unflatten_call_graph import unflatten_call_graph
+
+    export_named_computations(module)
+    propagate_to_func_results(module)
+    unflatten_call_graph(module)
+    symbol_dce(module)
+
+
+@register_pass("propagate")
+@dataclass(frozen=True)
+class Propagate(Pass):
+    """Decide every value's sharding (user priorities, op-priority stages, aggressive/basic),
+    each call site on its own."""
+
+    strategy: str = "aggressive"
+    op_priority: bool = True
+    user_priority: bool = True
+    conservative: bool = False
+
+    def options(self) -> PropagationOptions:
+        return PropagationOptions(
+            self.strategy, self.op_priority, self.user_priority, self.conservative
+        )
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        from shardc.passes.pre_order_funcs import pre_order_funcs
+
+        calls = import_call_sites(module)
+        if calls:
+            pre_order_funcs(module)
+        run_propagation(module, ctx, self.options())
+        if calls:
+            export_call_sites(module)
 
 
 @register_pass("propagation-pipeline")
@@ -128,15 +208,22 @@ class PropagationPipeline(Pass):
 
     def run(self, module: Module, ctx: PassContext) -> None:
         from shardc.passes.apply_sharding_constraints import apply_constraints
+        from shardc.passes.pre_order_funcs import pre_order_funcs
         from shardc.passes.remove_size_one_axes import remove_size_one_axes
+        from shardc.passes.sink_data_flow_edges import sink_data_flow_edges
         from shardc.passes.split_constants import split_function
 
+        sink_data_flow_edges(module)  # shardc's driver visits every edge without them
         remove_size_one_axes(module)
         normalize_manual(module)
         for func in module.functions.values():
             split_function(func)
+        calls = import_call_sites(module)
         apply_constraints(module)
-        Propagate(strategy=self.strategy).run(module, ctx)
+        pre_order_funcs(module)
+        run_propagation(module, ctx, PropagationOptions(self.strategy))
+        if calls:
+            export_call_sites(module)
         if self.close:
             from shardc.passes.close_shardings import CloseShardings
 
@@ -144,4 +231,5 @@ class PropagationPipeline(Pass):
 
 
 # `sdy-propagation-pipeline` (jaxlib's import + propagation + export, printed as Shardy prints
-# it) is its own pass: passes/sdy_propagation_pipeline.py.
+# it) is its own pass: passes/sdy_propagation_pipeline.py; Shardy's propagation passes are
+# passes/sdy_propagate.py.

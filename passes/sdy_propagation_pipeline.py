@@ -21,19 +21,27 @@ import dataclasses
 import math
 from dataclasses import dataclass
 
-from shardc.ir.attributes import OpaqueAttr, Symbol
+from shardc.ir.attributes import OpaqueAttr
 from shardc.ir.builder import Builder
 from shardc.ir.core import Function, Module, Operation
 from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.mesh import AxisRef
 from shardc.ir.ops.manual import fill_all, manual_computations, sync_all
 from shardc.ir.ops.manual import normalize as normalize_manual
 from shardc.ir.types import DistributedTensorType
 from shardc.passes.close_shardings import close
 from shardc.passes.manager import Pass, PassContext, register_pass
-from shardc.passes.propagate import Propagate
-from shardc.passes.split_constants import _is_constant_expression, _is_scalar_expansion
-
-SDY_CONSTANT_MARKER = "sdy.constant"
+from shardc.passes.propagate import (
+    PropagationOptions,
+    export_call_sites,
+    import_call_sites,
+    run_propagation,
+)
+from shardc.passes.split_constants import (
+    _is_constant_expression,
+    _is_scalar_expansion,
+    mark_sdy_constants,
+)
 
 
 def constraints_to_reshards(module: Module) -> None:
@@ -73,16 +81,16 @@ def _reducer_constraint_to_reshard(op: Operation) -> None:
 
 
 def _without_sub_axes(m: NamedMapping) -> NamedMapping:
-    if not any(getattr(a, "is_sub_axis", False) for d in m.dims for a in d.axes):
-        return m
+    """An open dim keeps its major axes up to the first sub-axis; a closed dim keeps all."""
     dims = []
     for d in m.dims:
         axes = []
         for a in d.axes:
-            if a.is_sub_axis:
-                break  # the dim keeps its major axes up to the first sub-axis
+            if a.is_sub_axis and not d.is_closed:
+                break
             axes.append(a)
-        dims.append(DimSharding(tuple(axes), d.is_closed, d.priority))
+        same = len(axes) == len(d.axes)
+        dims.append(d if same else DimSharding(tuple(axes), d.is_closed, d.priority))
     return m.with_dims(dims)
 
 
@@ -96,16 +104,27 @@ def remove_io_sub_axes(module: Module) -> None:
 
 
 def _divisible(m: NamedMapping, shape) -> NamedMapping:
+    """The largest prefix of each dim's axes that splits it evenly; an axis that only partly
+    divides what is left gives its major part, `gcd` of the two (`{"tp"}` of 4 on a dim of 6:
+    `{"tp":(1)2}`), and ends the dim."""
     dims = []
     for d, n in zip(m.dims, shape):
-        axes, size = [], 1
+        if n % d.num_shards(m.mesh) == 0:
+            dims.append(d)
+            continue
+        axes, left = [], n
         for a in d.axes:
-            size *= a.axis_size(m.mesh)
-            if n % size:
-                break  # Shardy keeps the sub-axis that divides; the sub-axes step then drops it
-            axes.append(a)
-        dims.append(DimSharding(tuple(axes), d.is_closed, d.priority) if len(axes) < len(d.axes)
-                    else d)
+            size = a.axis_size(m.mesh)
+            g = math.gcd(size, left)
+            if g == 1:
+                break
+            if g == size:
+                axes.append(a)
+                left //= g
+                continue
+            axes.append(AxisRef(a.name, a.pre, g))
+            break
+        dims.append(DimSharding(tuple(axes), d.is_closed, d.priority))
     return m.with_dims(dims)
 
 
@@ -201,93 +220,6 @@ def restore_order(func: Function, order: dict[int, int], sources: dict[int, Oper
         func.body.append(op)
 
 
-def _symbols(value) -> list[str]:
-    if isinstance(value, Symbol):
-        return [value.name]
-    if isinstance(value, (list, tuple)):
-        return [n for v in value for n in _symbols(v)]
-    return []
-
-
-def reorder_functions(module: Module) -> None:
-    """The order and names Shardy prints functions with. Its import turns every `call` into a
-    named computation (the called functions go), and its export makes each named computation a
-    function again, appended to the module in the order of a post-order walk of the public
-    functions (a callee's callees before it; a region's calls before its op). A function called
-    from several places comes back once, at its last call, under a new name (`f_0`, `f_1`, ...:
-    the first one free). Functions no call names stay in place, ahead of the public functions,
-    which the flattening re-inserts."""
-    funcs = module.functions
-    regions: set[str] = set()
-    events: list[str] = []  # callees, in post-order, once per call
-    walked: set[str] = set()
-    calls: dict[str, list[Operation]] = {}
-
-    def walk(func: Function) -> None:
-        for op in func.body:
-            if op.name == "call":
-                name = op.attributes["callee"].name
-                if name not in funcs:
-                    continue
-                calls.setdefault(name, []).append(op)
-                if name not in walked:
-                    walked.add(name)
-                    walk(funcs[name])
-                events.append(name)
-            elif op.name != "composite":
-                for value in op.attributes.values():
-                    for name in _symbols(value):
-                        if name in funcs and name not in regions:
-                            regions.add(name)
-                            walk(funcs[name])
-
-    public = [f for f in funcs.values() if f.visibility != "private"]
-    for f in public:
-        walk(f)
-    if not events:
-        return
-    last = {name: i for i, name in enumerate(events)}
-    called = [name for i, name in enumerate(events) if last[name] == i]
-    rest = [n for n, f in funcs.items() if n not in last and n not in regions and f not in public]
-    order = rest + [f.name for f in public] + called + [n for n in funcs if n in regions]
-    module.functions = {n: funcs[n] for n in order}
-    for name in called:
-        if len(calls[name]) < 2:
-            continue
-        k = 0
-        while f"{name}_{k}" in module.functions:
-            k += 1
-        new = f"{name}_{k}"
-        func = module.functions[name]
-        func.name = new
-        module.functions = {(new if n == name else n): f for n, f in module.functions.items()}
-        for op in calls[name]:
-            op.attributes["callee"] = Symbol(new)
-
-
-def scalar_call_arguments(module: Module) -> None:
-    """In a function that a `call` names and that has a sharded argument, every scalar argument
-    without a sharding gets `[]`: after Shardy's call-graph flattening the function's arguments
-    are one sharding attribute (of the named computation), in which an unsharded scalar is `[]`.
-    (Observed on the corpus; a function with no sharded argument gets none.)"""
-    called = {
-        op.attributes["callee"].name
-        for func in module.functions.values()
-        for op in func.body
-        if op.name == "call"
-    }
-    for name in called:
-        callee = module.functions.get(name)
-        if callee is None:
-            continue
-        mesh = next((a.mapping.mesh for a in callee.args if a.mapping is not None), None)
-        if mesh is None:
-            continue
-        for a in callee.args:
-            if a.type.rank == 0 and a.mapping is None:
-                a.set_mapping(NamedMapping.fully_replicated(mesh, 0))
-
-
 def _concat_target(op: Operation) -> NamedMapping | None:
     """The sharding Shardy's non-full explicit-reshard step gives a concatenate whose operands do
     not agree with its result: the result's sharding with the concatenated dim replicated, its
@@ -341,11 +273,12 @@ def concatenate_reshards(module: Module) -> None:
                     u.op.set_operand(u.index, back)
 
 
-def mark_sdy_constants(module: Module) -> None:
+def remove_sharding_groups(module: Module) -> None:
+    """Shardy's `sdy-remove-sharding-groups`: groups only matter to propagation."""
     for func in module.functions.values():
-        for op in func.body:
-            if op.name == "constant":
-                op.attributes[SDY_CONSTANT_MARKER] = True
+        for op in list(func.body):
+            if op.name == "sharding_group":
+                op.erase()
 
 
 @register_pass("sdy-propagation-pipeline")
@@ -357,27 +290,35 @@ class SdyPropagationPipeline(Pass):
 
     def run(self, module: Module, ctx: PassContext) -> None:
         from shardc.passes.apply_sharding_constraints import apply_constraints
+        from shardc.passes.lift_inlined_meshes import stablehlo_mesh_attrs
+        from shardc.passes.pre_order_funcs import pre_order_funcs
         from shardc.passes.remove_size_one_axes import remove_size_one_axes
+        from shardc.passes.sink_data_flow_edges import sink_data_flow_edges
         from shardc.passes.split_constants import split_function
 
         # propagation-pipeline, with the constant copies where Shardy's splitter puts them
+        sink_data_flow_edges(module)
         remove_size_one_axes(module)
         normalize_manual(module)
+        calls = import_call_sites(module)
         order: dict[int, int] = {}
         sources: dict[int, Operation] = {}
         for func in module.functions.values():
             order.update((id(op), i) for i, op in enumerate(func.body))
             split_function(func, at_original=True, sources=sources)
         apply_constraints(module)
-        Propagate(strategy=self.strategy).run(module, ctx)
+        pre_order_funcs(module)
+        run_propagation(module, ctx, PropagationOptions(self.strategy))
         for func in module.functions.values():
             merge_constants(func)
             restore_order(func, order, sources)
+        if calls:
+            export_call_sites(module)
         constraints_to_reshards(module)
         divisible_io_shardings(module)
         remove_io_sub_axes(module)
-        scalar_call_arguments(module)
         close_existing(module)
         concatenate_reshards(module)
         mark_sdy_constants(module)
-        reorder_functions(module)
+        remove_sharding_groups(module)
+        stablehlo_mesh_attrs(module)  # sdy-lift-inlined-meshes, jaxlib's first import pass

@@ -43,11 +43,12 @@ def _is_scalar_expansion(op: Operation) -> bool:
 
 def _clone_tree(
     v: Value,
-    before: Operation,
+    before: Operation | None,
     mapping: dict[int, Value],
     sources: dict[int, Operation] | None = None,
 ) -> Value:
-    """Clone the sub-computation producing `v` right before `before` (scalars stay shared)."""
+    """Clone the sub-computation producing `v` right before `before`, or with `before=None`
+    each op right before the op it copies (as Shardy does; scalars stay shared)."""
     if v.type.rank == 0 or id(v) in mapping:
         return mapping.get(id(v), v)
     op = v.defining_op
@@ -59,9 +60,13 @@ def _clone_tree(
     copy = op.clone(operands)
     if sources is not None:
         sources[id(copy)] = sources.get(id(op), op)
-    before.parent.insert_before(before, copy)  # type: ignore[union-attr]
+    anchor = op if before is None else before
+    anchor.parent.insert_before(anchor, copy)  # type: ignore[union-attr]
     for old, new in zip(op.results, copy.results):
         mapping[id(old)] = new
+    for old, new in zip(op.results, copy.results):  # the copy joins the original's groups
+        for group in [u.op for u in old.uses if u.op.name == "sharding_group"]:
+            anchor.parent.insert_before(anchor, group.clone([new]))  # type: ignore[union-attr]
     return mapping[id(v)]
 
 
@@ -69,7 +74,7 @@ def split_function(
     func: Function, at_original: bool = False, sources: dict[int, Operation] | None = None
 ) -> int:
     """Clone every shared constant sub-computation per user; the clones go right before their
-    user, or with `at_original` right before the op they copy (where Shardy's
+    user, or with `at_original` each right before the op it copies (where Shardy's
     `sdy-constant-or-scalar-splitter` puts them, so that merging them back restores the order
     of the program). `sources`, if given, maps each clone (by id) to the op it copies."""
     constants: set[int] = set()
@@ -90,7 +95,7 @@ def split_function(
         for i, v in enumerate(op.operands):
             d = v.defining_op
             if d is not None and (id(d) in constants or id(d) in expansions) and v.type.rank > 0:
-                op.set_operand(i, _clone_tree(v, d if at_original else op, {}, sources))
+                op.set_operand(i, _clone_tree(v, None if at_original else op, {}, sources))
                 clones += 1
     for op in reversed(members):
         if all(u.op.name == "sharding_group" for r in op.results for u in r.uses):
@@ -101,14 +106,35 @@ def split_function(
     return clones
 
 
+# Marks a native `constant` printed as `sdy.constant` (Shardy's splitter turns every
+# `stablehlo.constant` into one, which no folding merges; the StableHLO printer reads it).
+SDY_CONSTANT_MARKER = "sdy.constant"
+
+
+def mark_sdy_constants(module: Module) -> None:
+    for func in module.functions.values():
+        for op in func.body:
+            if op.name == "constant":
+                op.attributes[SDY_CONSTANT_MARKER] = True
+
+
 @register_pass("split-constants")
 @dataclass(frozen=True)
 class SplitConstants(Pass):
-    """Clone constant sub-computations per user so they do not link unrelated shardings."""
+    """Clone constant sub-computations per user so they do not link unrelated shardings.
+    `at-original`: the clones go right before what they copy (as Shardy places them);
+    `sdy-constants`: every constant becomes an `sdy.constant`."""
+
+    at_original: bool = False
+    sdy_constants: bool = False
 
     def run(self, module: Module, ctx: PassContext) -> None:
         for func in module.functions.values():
-            split_function(func)
+            split_function(func, at_original=self.at_original)
+        if self.sdy_constants:
+            mark_sdy_constants(module)
 
 
-register_alias("sdy-constant-or-scalar-splitter", "split-constants")
+register_alias(
+    "sdy-constant-or-scalar-splitter", "split-constants", at_original="true", sdy_constants="true"
+)

@@ -82,28 +82,35 @@ class Agreement:
 
 
 def compare_modules(ours: Module, theirs: Module, name: str = "") -> Agreement:
+    from shardc.ir.symbols import region_symbols
     from shardc.stablehlo.inlining import region_only_functions
 
     out = Agreement()
     # An outlined region's arguments and results are not values in Shardy's text (a block
     # argument carries no sharding there; it is the op's result or a captured outer value, both
-    # compared where they are defined): compare only the ops inside.
+    # compared where they are defined): compare only the ops inside. Region functions are paired
+    # through the ops that run them (their names depend on how each side outlined them).
     regions = region_only_functions(ours)
+    pairs = []
     for fname, f in ours.functions.items():
+        if fname in regions:
+            continue
         g = _counterpart(theirs, fname, ours)
         if g is None:
             out.structural.append(f"{name}: @{fname} missing in Shardy's result")
             continue
-        for i, (a, b) in enumerate(zip(f.args, g.args)):
-            if fname in regions:
-                break
-            out.add(f"{name}@{fname} arg {i}", a.mapping, b.mapping)
-        for i, (a, b) in enumerate(zip(f.result_types, g.result_types)):
-            if fname in regions:
-                break
-            ma = a.mapping if isinstance(a, DistributedTensorType) else None
-            mb = b.mapping if isinstance(b, DistributedTensorType) else None
-            out.add(f"{name}@{fname} result {i}", ma, mb)
+        pairs.append((fname, f, g))
+    done: set[str] = set()
+    while pairs:
+        fname, f, g = pairs.pop(0)
+        done.add(fname)
+        if fname not in regions:
+            for i, (a, b) in enumerate(zip(f.args, g.args)):
+                out.add(f"{name}@{fname} arg {i}", a.mapping, b.mapping)
+            for i, (a, b) in enumerate(zip(f.result_types, g.result_types)):
+                ma = a.mapping if isinstance(a, DistributedTensorType) else None
+                mb = b.mapping if isinstance(b, DistributedTensorType) else None
+                out.add(f"{name}@{fname} result {i}", ma, mb)
         fo, go = _non_constant_ops(f, skip_dead=True), _non_constant_ops(g)
         names_a = [o.name for o in fo]
         names_b = ["sharding_constraint" if o.name == "reshard" else o.name for o in go]
@@ -113,6 +120,10 @@ def compare_modules(ours: Module, theirs: Module, name: str = "") -> Agreement:
         for k, (a, b) in enumerate(zip(fo, go)):
             for ra, rb in zip(a.results, b.results):
                 out.add(f"{name}@{fname} op {k} ({a.name})", ra.mapping, rb.mapping)
+            for ra, rb in zip(region_symbols(a), region_symbols(b)):
+                fa, fb = ours.functions.get(ra), theirs.functions.get(rb)
+                if ra in regions and ra not in done and fa is not None and fb is not None:
+                    pairs.append((ra, fa, fb))
     return out
 
 

@@ -57,7 +57,7 @@ def test_passes_register_on_first_lookup() -> None:
         "print(sorted(ctx.timings))\n"
     )
     assert proc.returncode == 0, proc.stderr
-    assert "'insert-reshards'" in proc.stdout and "'propagate'" in proc.stdout
+    assert "'insert-reshards'" in proc.stdout and "'sdy-aggressive-propagate'" in proc.stdout
 
 
 def test_parse_detects_the_format() -> None:

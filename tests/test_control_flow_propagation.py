@@ -345,7 +345,7 @@ def test_random_programs_in_a_loop_match_shardy(module) -> None:
 def test_captured_value_uses_are_counted_inside_the_regions() -> None:
     """A captured value is one value with its region uses (Shardy's op-priority stage 0 asks
     for single-use operands); a carried operand and the case index are ordinary uses."""
-    from shardc.passes.propagation.regions import live_uses
+    from shardc.passes.propagation.data_flow import live_uses
 
     module = parse_module((DATA / "control" / "nested.mlir").read_text())
     main = module.functions["main"]

@@ -200,13 +200,6 @@ ERRORS = {
             ": tensor<16x32xf32>")),
         'manual axis "pp" is not an axis of @mesh',
     ),
-    "manual_axes_order": (
-        _body_error("  return %a", op=(
-            '%0 = manual_computation %x {body = @body, in_shardings = [<@mesh, [{"dp"}, {"tp"}]>],'
-            ' manual_axes = ["tp", "dp"], out_shardings = [<@mesh, [{"dp"}, {"tp"}]>]} '
-            ": tensor<16x32xf32>")),
-        'manual_axes must be in mesh order: write ["dp", "tp"]',
-    ),
     "uneven_manual": (
         MESH + 'func @main(%x: tensor<10x8xf32>) -> tensor<10x8xf32> {\n  %0 = manual_computation '
         '%x {body = @body, in_shardings = [<@mesh, [{"tp"}, {}]>], manual_axes = ["tp"], '

@@ -11,12 +11,15 @@ from hypothesis import strategies as st
 from shardc.ir.diagnostics import ShardingError
 from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.passes.propagation.factor_propagation import propagate_shardings
 from shardc.passes.propagation.projection import (
     FactorSharding,
     PrefixStatus,
     ShardingProjection,
     TensorFactorShardings,
     add_or_merge,
+    can_coexist,
+    common_mesh,
     contains,
     dims_from_factors,
     overlaps,
@@ -91,6 +94,20 @@ def test_prefix_without_overlap():
     assert prefix_without_overlap(ax("a"), ax("a", 4, 2)) == ax("a", 1, 4)
     assert prefix_without_overlap(ax("a", 2, 4), ax("a", 1, 4)) is None
     assert prefix_without_overlap(ax("a", 1, 4), ax("a", 2, 2)) == ax("a", 1, 2)
+    # sub-axes of a 6-axis cut at 2 and at 3 cannot shard one tensor together
+    assert prefix_without_overlap(ax("a", 1, 2), ax("a", 3, 2)) is None
+    assert prefix_without_overlap(ax("a", 1, 3), ax("a", 2, 3)) is None
+
+
+def test_can_coexist():
+    assert can_coexist(ax("a"), ax("b"))
+    assert can_coexist(ax("a"), ax("a", 2, 2))
+    assert can_coexist(ax("a", 1, 2), ax("a", 4, 2))  # gap "a":(2)2 is a sub-axis
+    assert not can_coexist(ax("a", 1, 2), ax("a", 3, 2))  # gap of size 3/2
+    assert not can_coexist(ax("a", 1, 3), ax("a", 2, 3))  # overlap of 6/2 starting at 2
+    assert can_coexist(ax("a", 1, 4), ax("a", 2, 4))
+    for a, b in [(ax("a", 1, 2), ax("a", 3, 2)), (ax("a", 2, 4), ax("a", 1, 4))]:
+        assert can_coexist(a, b) == can_coexist(b, a)
 
 
 def test_add_or_merge_restores_whole_axis():
@@ -309,13 +326,49 @@ def test_build_rejects_rank_and_count_mismatches():
         ShardingProjection.build([None], [None], ADD)
 
 
-def test_build_rejects_mixed_meshes():
-    m1 = DeviceMesh.create("m1", {"a": 2})
-    m2 = DeviceMesh.create("m2", {"a": 4})
-    with pytest.raises(ShardingError, match="different meshes"):
-        ShardingProjection.build(
-            [sharding(m1, "[{?}, {?}]"), sharding(m2, "[{?}, {?}]")], [None], ADD
-        )
+def test_common_mesh_follows_shardy():
+    a2 = DeviceMesh.create("a2", {"a": 2})
+    a2_again = DeviceMesh.create("a2_again", {"a": 2})
+    a4 = DeviceMesh.create("a4", {"a": 4})
+    empty = DeviceMesh.create("empty", {})
+    maximal = DeviceMesh("maximal", (), (3,))
+    reordered = DeviceMesh.create("reordered", {"a": 2}, device_ids=[1, 0])
+    s = {m.name: sharding(m, "[{?}, {?}]") for m in (a2, a2_again, a4, empty, maximal)}
+    s["maximal"] = NamedMapping(maximal, ())
+    s["reordered"] = sharding(reordered, "[{?}, {?}]")
+    # an empty mesh goes with any other; equal meshes under two names are one (the first)
+    assert common_mesh([s["empty"], None, s["a2"]]) is a2
+    assert common_mesh([s["a2"], s["empty"], s["a2_again"]]) is a2
+    assert common_mesh([s["a2_again"], s["a2"]]) is a2_again
+    # a different shape, device order, or a maximal mesh next to another: no common mesh
+    assert common_mesh([s["a2"], s["a4"]]) is None
+    assert common_mesh([s["a2"], s["reordered"]]) is None
+    assert common_mesh([s["maximal"], s["a2"]]) is None
+    assert common_mesh([s["empty"], s["maximal"]]) is maximal
+    assert common_mesh([None, None]) is None
+
+
+def test_propagation_skips_ops_without_a_usable_mesh():
+    a2 = DeviceMesh.create("a2", {"a": 2})
+    x = sharding(a2, '[{"a"}, {?}]')
+    other = sharding(DeviceMesh.create("a4", {"a": 4}), "[{?}, {?}]")
+    ops, res = propagate_shardings([x, other], [None], ADD)
+    assert ops[1] is other and res == [None]
+    # a maximal sharding (`<@maximal, []>`, any rank) never propagates, nor does its op
+    maximal = NamedMapping(DeviceMesh("maximal", (), (0,)), ())
+    ops, res = propagate_shardings([x, None], [maximal], ADD)
+    assert ops == [x, None] and res[0] is maximal
+
+
+def test_an_empty_mesh_sharding_takes_the_common_mesh_when_it_grows():
+    a2 = DeviceMesh.create("a2", {"a": 2})
+    empty = DeviceMesh.create("empty", {})
+    ops, res = propagate_shardings(
+        [sharding(a2, '[{"a"}, {}]'), None], [sharding(empty, "[{?}, {}]")], ADD
+    )
+    assert str(res[0]) == '<@a2, [{"a", ?}, {}]>'
+    closed = sharding(empty, "[{}, {}]")
+    assert propagate_shardings([sharding(a2, '[{"a"}, {}]'), None], [closed], ADD)[1][0] is closed
 
 
 # ----- factors -> tensor ----------------------------------------------------------------------

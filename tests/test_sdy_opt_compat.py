@@ -254,11 +254,6 @@ CASES: dict[str, Case] = {
 
 # Known differences, (pass, program) -> why. Each is a strict xfail: fixing one fails the test
 # until its entry is removed here.
-_CALLEE = (
-    "semantic: Shardy's standalone propagation passes treat func.call as an op without a rule "
-    "and leave private callees untouched (the full pipeline imports calls as "
-    "sdy.named_computation); shardc propagates through the callee body"
-)
 _PRIORITY_DROP = (
     "semantic: when Shardy updates a sharding that carries priorities it rebuilds it without "
     "them ({\"y\", ?}p1 -> {\"y\", ?}); shardc keeps the priority on the updated sharding"
@@ -271,14 +266,6 @@ _CLOSE_UNANNOTATED = (
 _CLOSE_REPLICATED = (
     "semantic: sdy-close-shardings drops replicated={...} axes; shardc keeps them "
     "(passes/close_shardings.py close())"
-)
-_SPLIT_SDY_CONSTANT = (
-    "semantic: Shardy's splitter turns every stablehlo.constant into sdy.constant (printed "
-    "%0 = sdy.constant ...); shardc's split-constants keeps stablehlo.constant"
-)
-_SPLIT_ORDER = (
-    "semantic: Shardy inserts a split copy right after the original op; shardc inserts it right "
-    "before its user, so the op order differs"
 )
 _RULE_BARRIER = (
     "semantic: Shardy gives sdy.propagation_barrier no sharding rule; shardc's "
@@ -308,15 +295,8 @@ _RESHARD_RESULT = (
 )
 
 DIFFERENCES: dict[tuple[str, str], str] = {
-    ("sdy-basic-propagate", "func_call"): _CALLEE,
-    ("sdy-aggressive-propagate", "func_call"): _CALLEE,
-    ("sdy-op-priority-propagate", "func_call"): _CALLEE,
-    ("sdy-user-priority-propagate", "func_call"): _CALLEE,
     ("sdy-aggressive-propagate", "priorities"): _PRIORITY_DROP,
     ("sdy-op-priority-propagate", "priorities"): _PRIORITY_DROP,
-    ("sdy-constant-or-scalar-splitter", "reduce_softmax"): _SPLIT_SDY_CONSTANT,
-    ("sdy-constant-or-scalar-splitter", "constant_users"): _SPLIT_SDY_CONSTANT + "; " + _SPLIT_ORDER,
-    ("sdy-constant-or-scalar-splitter", "func_call"): _SPLIT_SDY_CONSTANT,
     ("sdy-populate-op-sharding-rules", "propagation_barrier"): _RULE_BARRIER,
     ("sdy-close-shardings", "reduce_softmax"): _CLOSE_UNANNOTATED,
     ("sdy-close-shardings", "propagation_barrier"): _CLOSE_UNANNOTATED,

@@ -20,15 +20,18 @@ import re
 from collections.abc import Callable
 from typing import Any
 
-from shardc.ir.attributes import DenseElements, flatten_nested, hex_float_bits, unescape
+from shardc.ir.attributes import (  # noqa: F401 (MESH_ATTRS_PREFIX: imported from here)
+    MESH_ATTRS_PREFIX,
+    DenseElements,
+    flatten_nested,
+    hex_float_bits,
+    unescape,
+)
 from shardc.ir.mapping import DimSharding
 from shardc.ir.mesh import AxisRef
 from shardc.ir.types import DTYPES
 from shardc.stablehlo.records import AttrRec
 
-# Module attribute that keeps a mesh's trailing attribute dict (`{stablehlo.mesh = {...}}`)
-# verbatim, keyed by mesh name: `shardc.mesh_attrs.<mesh>`. The exporter writes it back.
-MESH_ATTRS_PREFIX = "shardc.mesh_attrs."
 # Marks a native `constant` that was spelled `sdy.constant` (Shardy's unfoldable constant).
 SDY_CONSTANT_MARKER = "sdy.constant"
 # Keeps the discardable attributes of a reducer region's one op (reduce_window), printed back on it.

@@ -4,6 +4,7 @@ from shardc.ir.ops import (  # noqa: F401 - registration
     compute,
     control,
     custom_call,
+    data_flow,
     dynamic,
     elementwise,
     fft,

@@ -1,13 +1,7 @@
-"""Calls, named computations and returns (`custom_call` is in custom_call.py).
+"""Calls and returns (`custom_call` is in custom_call.py; `named_computation` in data_flow.py).
 
 %0 = call %x, %w {callee = @relu} : tensor<8x16xf32>
-%1 = named_computation %0 {body = @main_named_computation, name = "mlp"}
-     : tensor<8x16xf32, <@mesh, [{"x"}, {}]>>
-return %1
-
-`named_computation` is Shardy's sdy.named_computation: a named block of ops (its region is
-outlined into the private function `body`) that runs as a call of `body`. Its sharding facts are
-the values' types: its results carry its `out_shardings`, `body`'s arguments its `in_shardings`.
+return %0
 """
 
 from __future__ import annotations
@@ -59,10 +53,6 @@ def called_function(op: Operation) -> str | None:
     return None if key is None else attr(op, key).name
 
 
-def _verify_named_computation(op: Operation) -> None:
-    check_callee_signature(op, attr(op, "body").name)
-
-
 def _verify_return(op: Operation) -> None:
     func = op.function
     if func is None:
@@ -81,14 +71,4 @@ def _verify_return(op: Operation) -> None:
 
 
 register(OpDef("call", None, None, {"callee": req("symbol")}, None, _verify_call))
-register(
-    OpDef(
-        "named_computation",
-        None,
-        None,
-        {"name": req("str"), "body": req("symbol")},
-        None,
-        _verify_named_computation,
-    )
-)
 register(OpDef("return", None, 0, {}, None, _verify_return, frozenset({TERMINATOR})))

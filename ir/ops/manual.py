@@ -97,14 +97,41 @@ def local_shape(shape: Sequence[int], m: NamedMapping, manual: Sequence[str]) ->
     return tuple(n // k for n, k in zip(shape, manual_shards(m, manual)))
 
 
-def with_manual_replicated(m: NamedMapping, manual: Sequence[str]) -> NamedMapping:
-    """Shardy's `sdy-manual-axes-cleanup`: a manual axis `m` does not use is replicated (so
-    propagation can never add it to the sharding from outside)."""
-    used = {a.name for a in (*m.used_axes(), *m.replicated, *m.unreduced)}
-    missing = [AxisRef(a) for a in manual if a not in used]
+def unused_parts(axis: str, size: int, used: Sequence[AxisRef]) -> list[AxisRef]:
+    """The parts of mesh axis `axis` (of `size`) no ref of `used` covers, major first:
+    `"y":(2)2` used of `"y"=8` leaves `"y":(1)2, "y":(4)2`."""
+    spans = sorted((r.pre, r.pre * (r.size or size)) for r in used if r.name == axis)
+    out: list[AxisRef] = []
+    cur = 1
+
+    def part(pre: int, n: int) -> AxisRef:
+        return AxisRef(axis) if pre == 1 and n == size else AxisRef(axis, pre, n)
+
+    for pre, nxt in spans:
+        if pre > cur:
+            out.append(part(cur, pre // cur))
+        cur = max(cur, nxt)
+    if cur < size:
+        out.append(part(cur, size // cur))
+    return out
+
+
+def with_manual_replicated(
+    m: NamedMapping, manual: Sequence[str], mesh: DeviceMesh | None = None
+) -> NamedMapping:
+    """Shardy's `sdy-manual-axes-cleanup`: the parts of the manual axes `m` does not use are
+    replicated (so propagation can never add them to the sharding from outside). A sharding on
+    the empty mesh that needs them moves to `mesh` (the op's common mesh)."""
+    mesh = mesh or m.mesh
+    used = [*m.used_axes(), *m.replicated, *m.unreduced]
+    missing = [
+        p for a in manual if mesh.has_axis(a) for p in unused_parts(a, mesh.axis_size(a), used)
+    ]
     if not missing:
         return m
-    return m.replace(replicated=m.replicated + tuple(missing))
+    return m.replace(
+        mesh=mesh if m.mesh.is_empty else m.mesh, replicated=m.replicated + tuple(missing)
+    )
 
 
 # ----- finding bodies -----------------------------------------------------------------------------
@@ -167,13 +194,29 @@ def take_values(op: Operation) -> None:
             _set_result_type(body, j, body_view(m, manual))
 
 
+def clean_up_axes(op: Operation) -> None:
+    """Shardy's manual-axes cleanup of one op: the manual axes in mesh order, and in every
+    in/out sharding the parts of them it does not use replicated."""
+    shardings = (*attr(op, "in_shardings"), *attr(op, "out_shardings"))
+    mesh = next((m.mesh for m in shardings if not m.mesh.is_empty), None)
+    if mesh is None:
+        return
+    op.attributes["manual_axes"] = tuple(
+        sorted(
+            attr(op, "manual_axes"),
+            key=lambda a: mesh.axis_index(a.name) if mesh.has_axis(a.name) else 1 << 30,
+        )
+    )
+    manual = manual_names(op)
+    for key in ("in_shardings", "out_shardings"):
+        op.attributes[key] = tuple(with_manual_replicated(m, manual, mesh) for m in attr(op, key))
+
+
 def normalize(module: Module) -> None:
-    """Before propagation: unused manual axes become replicated (Shardy's manual-axes cleanup),
-    then every value takes its sharding from the attributes."""
+    """Before propagation: Shardy's manual-axes cleanup (`clean_up_axes`), then every value
+    takes its sharding from the attributes."""
     for op in manual_computations(module):
-        manual = manual_names(op)
-        for key in ("in_shardings", "out_shardings"):
-            op.attributes[key] = tuple(with_manual_replicated(m, manual) for m in attr(op, key))
+        clean_up_axes(op)
         fill_values(op)
 
 
@@ -225,11 +268,7 @@ def _check_manual_axes(op: Operation, mesh: DeviceMesh) -> tuple[str, ...]:
         if a.name in names:
             raise op_error(op, f'manual axis "{a.name}" is listed twice')
         names.append(a.name)
-    ordered = sorted(names, key=mesh.axis_index)
-    if names != ordered:
-        shown = ", ".join(f'"{n}"' for n in ordered)
-        raise op_error(op, f"manual_axes must be in mesh order: write [{shown}]")
-    return tuple(names)
+    return tuple(names)  # in any order, as Shardy allows (manual-axes cleanup sorts them)
 
 
 def _check_sharding(

@@ -2,18 +2,19 @@
 
 It follows Shardy's `BasicPropagationPassImpl::propagate`:
 
-1. push function result shardings into the returned values (an identity edge, both ways);
+1. push the entry function's result shardings into its returned values (an identity edge,
+   both ways);
 2. a greedy worklist: every op in top-down order; an op whose operand or result sharding
-   changes puts its neighbours (the defining ops and users of the changed values, the call sites
-   of a function whose returned value changed) back on the worklist, and they are visited next
+   changes puts its neighbours (the defining ops and users of the changed values, the edges
+   they are sources or targets of) back on the worklist, and they are visited next
    (LIFO, each op at most once in the list). Sweeps repeat until one changes nothing;
-3. push returned values' shardings into the function result shardings.
+3. push returned values' shardings into the entry function's result shardings.
 
-Calls are data-flow edges: call operand i is identified with callee argument i and callee result
-j with call result j (identity rules), so shardings flow both ways through private functions.
-`while` and `case` have Shardy's data-flow edges between their operands, results and region
-functions (regions.py).
-A `manual_computation` has such edges too, across its manual axes (manual_edges.py).
+`while`, `case`, `optimization_barrier` and `named_computation` are data-flow ops: Shardy's
+data-flow edges link their operands, results and region or body functions (data_flow.py).
+A `manual_computation` has such edges too, across its manual axes (manual_edges.py). A `call`
+is opaque, as in Shardy's propagation passes: `propagate` first makes every call site a named
+computation of its own (passes/call_sites.py), as Shardy's pipeline does.
 Members of a `sharding_group` always share one sharding. A `propagation_barrier` lets shardings
 through only in its allowed direction.
 
@@ -40,23 +41,27 @@ from shardc.ir.core import Function, Operation, Value
 from shardc.ir.diagnostics import PassError, ShardcError
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.ops import attr
+from shardc.ir.ops.data_flow import EDGE
 from shardc.ir.ops.manual import sync_all as sync_manual
+from shardc.passes.propagation.data_flow import RegionEdge
 from shardc.passes.propagation.direction import DirectionFn, PropagationDirection
 from shardc.passes.propagation.edges import (
     sync_func_results,
-    visit_call,
     visit_manual_edge,
     visit_region_edge,
 )
 from shardc.passes.propagation.factor_propagation import propagate_shardings
 from shardc.passes.propagation.liveness import all_uses_erased, can_be_dead
 from shardc.passes.propagation.manual_edges import ManualEdge
-from shardc.passes.propagation.regions import REGION_OPS, RegionEdge
 from shardc.passes.propagation.state import OpInfo, Outcome, PropagationState, mapping_of
 from shardc.passes.propagation.walk_order import walk_order
 
 NONE = PropagationDirection.NONE
 MAX_SWEEPS = 10
+# Ops the driver visits to no effect: terminators, group markers, edge ops and ops whose edges
+# are items of their own, and calls (Shardy's propagation does not look into callees; its
+# pipeline turns calls into named computations first).
+_NOT_PROPAGATED = frozenset({"return", "sharding_group", "manual_computation", "call", EDGE})
 
 
 class Driver:
@@ -123,23 +128,25 @@ class Driver:
     def _notify(self, op: Operation | RegionEdge | ManualEdge | None) -> None:
         if op is None or op is self._current or id(op) in self._queued:
             return
-        if isinstance(op, Operation) and op.name in REGION_OPS:
-            return  # Shardy visits the op itself to no effect; its edges are the items
+        if isinstance(op, Operation) and (id(op) in self.state.regions.edges or op.name == EDGE):
+            return  # Shardy visits a data-flow op to no effect; its edges are the items
         if id(op) in self._erased:
             return
         self._queued.add(id(op))
         self._stack.append(op)
 
     def _notify_value(self, v: Value) -> None:
-        """Revisit the defining op and every user of `v` (call sites for returned values; the
-        data-flow edge of a `while`/`case` target, source or region return; of a
-        manual_computation operand, result, body argument or result)."""
+        """Revisit the defining op and every user of `v` (the data-flow edge of a data-flow op's
+        target, source or body return; of a manual_computation operand, result, body argument or
+        result)."""
         regions = self.state.regions
         manual = self.state.manual
         d = v.defining_op
         target_edge = regions.edge_of_target.get(id(v))
         if target_edge is not None:
             self._notify(target_edge)
+        elif manual is not None and id(v) in manual.explicit:
+            self._notify(manual.explicit[id(v)])
         elif manual is not None and d is not None and d.name == "manual_computation":
             self._notify(manual.of_result(d, v.index))
         else:
@@ -149,14 +156,12 @@ class Driver:
             if user.name == "return":
                 func = user.function
                 if func is not None:
-                    for call in self.state.callers.get(func.name, ()):
-                        self._notify(call)
                     for edge in regions.return_edges(func, use.index):
                         self._notify(edge)
                     if manual is not None:
                         for mc in manual.bodies.get(func.name, ()):
                             self._notify(manual.of_result(mc, use.index))
-            elif user.name in REGION_OPS:
+            elif id(user) in regions.edges:
                 self._notify(regions.edge_for_use(user, use.index))
             elif manual is not None and user.name == "manual_computation":
                 self._notify(manual.of_operand(user, use.index))
@@ -165,8 +170,6 @@ class Driver:
         if v.is_argument:
             func = v.owner
             assert isinstance(func, Function)
-            for call in self.state.callers.get(func.name, ()):
-                self._notify(call)
             if manual is not None:
                 for mc in manual.bodies.get(func.name, ()):
                     self._notify(manual.of_operand(mc, v.index))
@@ -205,10 +208,8 @@ class Driver:
             if isinstance(op, ManualEdge):
                 return visit_manual_edge(self, op)
             name = op.name
-            if name in ("return", "sharding_group", "manual_computation"):
+            if name in _NOT_PROPAGATED or id(op) in self.state.regions.edges:
                 return False
-            if name == "call":
-                return visit_call(self, op)
             info = self.state.info(op)
             rule = info.rule
             if rule is None:

@@ -1,6 +1,6 @@
-"""The data-flow edges the driver visits besides ops: a call's operands and results, a
-`while`/`case` edge (regions.py), a manual_computation edge (manual_edges.py), and the identity
-edges between a function's returned values and its declared results. Each is an identity rule,
+"""The data-flow edges the driver visits besides ops: an edge of a data-flow op (data_flow.py),
+a manual_computation edge (manual_edges.py), and the identity edges between the entry
+function's returned values and its declared results. Each is an identity rule,
 propagated through the driver (a `Propagator`), which puts the neighbours of what changed back on
 its worklist.
 """
@@ -13,12 +13,11 @@ from typing import Protocol
 from shardc.ir.core import Operation, Value
 from shardc.ir.diagnostics import ShardcError
 from shardc.ir.mapping import NamedMapping
-from shardc.ir.ops import attr
 from shardc.ir.types import DistributedTensorType
+from shardc.passes.propagation.data_flow import RegionEdge
 from shardc.passes.propagation.direction import DirectionFn, PropagationDirection
 from shardc.passes.propagation.factor_propagation import propagate_shardings
 from shardc.passes.propagation.manual_edges import ManualEdge
-from shardc.passes.propagation.regions import RegionEdge
 from shardc.passes.propagation.state import OpInfo, PropagationState, identity_rule, mapping_of
 
 BOTH = PropagationDirection.BOTH
@@ -45,21 +44,6 @@ class Propagator(Protocol):
     def update(self, v: Value, mapping: NamedMapping, via: Operation | None) -> None:
         """Give `v` (and the values linked to it) `mapping`, and revisit their neighbours."""
         ...
-
-
-def visit_call(p: Propagator, call: Operation) -> bool:
-    """A call's edges: operand i and callee argument i, callee result j and call result j."""
-    callee = p.state.module.lookup_function(attr(call, "callee").name)
-    if callee is None:
-        return False
-    changed = False
-    for operand, arg in zip(call.operands, callee.args):
-        changed |= call_edge(p, call, operand, arg)
-    ret = callee.return_op
-    if ret is not None:
-        for returned, result in zip(ret.operands, call.results):
-            changed |= call_edge(p, call, returned, result)
-    return changed
 
 
 def visit_region_edge(p: Propagator, edge: RegionEdge) -> bool:
@@ -108,19 +92,13 @@ def visit_manual_edge(p: Propagator, edge: ManualEdge) -> bool:
     return changed
 
 
-def call_edge(p: Propagator, op: Operation, source: Value, target: Value) -> bool:
-    """An identity rule between `source` and `target` (both may drive it)."""
-    rule = identity_rule(source.type.shape)
-    size = source.type.num_elements
-    info = p.state.interned_info(rule, False, (size, size))
-    return p.propagate(op, [source], [target], info, p.direction(None, rule))
-
-
 def sync_func_results(p: Propagator) -> None:
-    """Identity edges between each returned value and the function's declared result. A
-    region function's results are not values of their own: they take the shardings of the
-    edge targets they feed (body result k: the carried value k; branch result k: result k
-    of the case); a manual body's results are its op's out_shardings (edges)."""
+    """Identity edges between each returned value of an entry function (`state.entries`) and
+    its declared result. A region or named-computation body's results are not values of their
+    own: they take the shardings of the edge targets they feed (body result k: the carried value
+    k, or result k of the named computation; branch result k: result k of the case); a manual
+    body's results are its op's out_shardings (edges). Other functions' results are left alone,
+    as Shardy does."""
     regions = p.state.regions
     manual = p.state.manual
     for func in p.state.module.functions.values():
@@ -135,6 +113,8 @@ def sync_func_results(p: Propagator) -> None:
                     func.result_types[edge.index] = DistributedTensorType(
                         t.shape, t.dtype, mapping
                     )
+            continue
+        if func.name not in p.state.entries:
             continue
         for i, v in enumerate(ret.operands):
             declared = func.result_types[i]

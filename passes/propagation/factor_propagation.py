@@ -112,10 +112,12 @@ def propagate_shardings(
 ) -> tuple[list[NamedMapping | None], list[NamedMapping | None]]:
     """Propagate through one op: mappings in, updated mappings out (unchanged ones as given).
 
-    `mesh` defaults to the mappings' common mesh; with no mapping at all nothing can change.
+    `mesh` defaults to the mappings' common mesh (`common_mesh`); nothing changes when there is
+    none (no mapping at all, or meshes that differ) or when it is maximal: as in Shardy, maximal
+    shardings (send/recv placeholders) are never propagated.
     """
     mesh = mesh if mesh is not None else common_mesh((*operands, *results))
-    if mesh is None:
+    if mesh is None or mesh.is_maximal:
         return list(operands), list(results)
     projection = ShardingProjection.build(
         operands, results, rule, mesh, closed_if_missing=closed_if_missing

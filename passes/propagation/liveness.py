@@ -9,7 +9,7 @@ single-use tests and the comparison with Shardy see the same program.
 from __future__ import annotations
 
 from shardc.ir.core import Function, Operation
-from shardc.passes.propagation.regions import REGION_OPS
+from shardc.passes.propagation.data_flow import REGION_OPS
 
 # Ops Shardy never erases as dead: they have effects or pin shardings.
 _NEVER_DEAD = (

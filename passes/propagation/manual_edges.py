@@ -24,6 +24,13 @@ from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.ops import attr
 from shardc.ir.ops.manual import body_of, body_view, manual_names, with_free_axes
+from shardc.passes.propagation.data_flow import explicit_edge
+
+
+def holder(owner: Value) -> Value:
+    """The value holding the sharding of `owner`'s edge targets."""
+    edge = explicit_edge(owner)
+    return edge.results[0] if edge is not None else owner
 
 
 class ManualEdge:
@@ -40,7 +47,9 @@ class ManualEdge:
         self.is_result = is_result
 
     def endpoints(self) -> tuple[Value, Value] | None:
-        """(source, target), or None when the body is missing."""
+        """(source, target), or None when the body is missing. The target is the edge's owner
+        (result j, body argument i), or its explicit `data_flow_edge` op's result if it has one
+        (sdy-add-data-flow-edges): that op holds the sharding then."""
         body = body_of(self.op)
         if body is None:
             return None
@@ -48,8 +57,8 @@ class ManualEdge:
             ret = body.return_op
             if ret is None:
                 return None
-            return ret.operand(self.index), self.op.results[self.index]
-        return self.op.operand(self.index), body.args[self.index]
+            return ret.operand(self.index), holder(self.op.results[self.index])
+        return self.op.operand(self.index), holder(body.args[self.index])
 
     def target_view(self, target: Value) -> NamedMapping | None:
         """The target's sharding as the source sees it (`kBeforeEdgePropagation`)."""
@@ -79,6 +88,8 @@ class ManualEdges:
         self.args: dict[int, list[ManualEdge]] = {}
         self.results: dict[int, list[ManualEdge]] = {}
         self.bodies: dict[str, list[Operation]] = {}
+        # id(explicit data_flow_edge result) -> the edge it holds the target sharding of.
+        self.explicit: dict[int, ManualEdge] = {}
         for func in module.functions.values():
             for op in func.body:
                 if op.name != "manual_computation":
@@ -86,6 +97,12 @@ class ManualEdges:
                 self.args[id(op)] = [ManualEdge(op, i, False) for i in range(op.num_operands)]
                 self.results[id(op)] = [ManualEdge(op, j, True) for j in range(len(op.results))]
                 self.bodies.setdefault(attr(op, "body").name, []).append(op)
+                body = body_of(op)
+                owners = [*(body.args if body is not None else ()), *op.results]
+                for edge, owner in zip([*self.args[id(op)], *self.results[id(op)]], owners):
+                    explicit = explicit_edge(owner)
+                    if explicit is not None:
+                        self.explicit[id(explicit.results[0])] = edge
 
     def is_body(self, func: Function) -> bool:
         return func.name in self.bodies

@@ -8,9 +8,11 @@ leave `replicated`; propagate again; then p2, and so on. A p0 decision is never 
 Op priorities (per user-priority round): the driver runs once per stage, each stage widening
 the set of (op, factor) pairs that may propagate (each stage allows what the earlier ones did):
 
-  0. pass-through ops (element-wise ops, reshape, transpose, sharding_constraint, call edges)
-     whose operands each have a single use (not counting ops erased as dead so far), decided
-     when the stage first looks at the op and kept for the stage (`stage_direction`);
+  0. pass-through ops (element-wise ops, reshape, transpose, sharding_constraint, data-flow
+     edges, the host offload custom calls `MoveToHost`/`MoveToDevice`; `dynamic_slice` and
+     `dynamic_update_slice` forward only) whose non-scalar operands each have a single use
+     (not counting ops erased as dead so far), decided when the stage first looks at the op
+     and kept for the stage (`stage_direction`);
   1. pass-through ops, any number of uses;
   2. also the pass-through factors of every other op; `broadcast_in_dim` backward only;
   3. also every factor of every op; `broadcast_in_dim` backward only;
@@ -32,33 +34,45 @@ from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.ops import ELEMENTWISE, get_op_def
 from shardc.ir.types import DistributedTensorType
+from shardc.passes.propagation.data_flow import live_uses
 from shardc.passes.propagation.direction import PropagationDirection
 from shardc.passes.propagation.driver import Driver
-from shardc.passes.propagation.regions import live_uses
 from shardc.passes.propagation.state import PropagationState
 from shardc.passes.rules.rule import OpShardingRule
 
 NONE = PropagationDirection.NONE
 BOTH = PropagationDirection.BOTH
+FORWARD = PropagationDirection.FORWARD
 BACKWARD = PropagationDirection.BACKWARD
 
 StageFn = Callable[[Operation | None, OpShardingRule], tuple[PropagationDirection, ...]]
 
-PASS_THROUGH_OPS = ("reshape", "transpose", "sharding_constraint")
+PASS_THROUGH_OPS = ("reshape", "transpose", "sharding_constraint", "data_flow_edge")
+# ops that pass shardings through forward only (Shardy: dynamic slice and update)
+FORWARD_PASS_THROUGH_OPS = ("dynamic_slice", "dynamic_update_slice")
+OFFLOAD_TARGETS = ("MoveToHost", "MoveToDevice")  # host offload custom calls pass through
 NUM_STAGES = 5
 
 
-def _is_pass_through_op(op: Operation | None) -> bool:
+def _pass_through(op: Operation | None) -> PropagationDirection:
+    """How a pass-through op passes shardings in the first two stages (NONE: not one)."""
     if op is None:  # a data-flow edge (call argument/result)
-        return True
+        return BOTH
     op_def = get_op_def(op.name)
     if op_def is not None and op_def.has(ELEMENTWISE):
-        return True
-    return op.name in PASS_THROUGH_OPS
+        return BOTH
+    if op.name in PASS_THROUGH_OPS:
+        return BOTH
+    if op.name == "custom_call" and op.attributes.get("call_target_name") in OFFLOAD_TARGETS:
+        return BOTH
+    return FORWARD if op.name in FORWARD_PASS_THROUGH_OPS else NONE
 
 
 def _single_use_operands(op: Operation | None, dead: set[int]) -> bool:
-    return op is None or all(live_uses(v, dead) == 1 for v in op.operands)
+    """Every operand has one use (scalars, which cannot be sharded, do not count)."""
+    return op is None or all(
+        live_uses(v, dead) == 1 or not v.type.shape for v in op.operands
+    )
 
 
 def stage_direction(stage: int, dead: set[int] = frozenset()) -> StageFn:  # type: ignore[assignment]
@@ -83,13 +97,16 @@ def stage_direction(stage: int, dead: set[int] = frozenset()) -> StageFn:  # typ
 
     def direction(op: Operation | None, rule: OpShardingRule) -> tuple[PropagationDirection, ...]:
         n = rule.num_factors
-        if _is_pass_through_op(op) and (stage >= 1 or first_single_use(op)):
-            return (BOTH,) * n
-        if stage <= 1:
-            return (NONE,) * n
+        through = _pass_through(op)
+        if through is not NONE and not (stage >= 1 or first_single_use(op)):
+            through = NONE
+        if through is BOTH or stage <= 1:
+            return (through,) * n
         along = BACKWARD if op is not None and op.name == "broadcast_in_dim" else BOTH
         if stage == 2:
-            return tuple(along if rule.is_pass_through(f) else NONE for f in range(n))
+            return tuple(
+                along if rule.is_pass_through(f) else through for f in range(n)
+            )
         if stage == 3:
             return (along,) * n
         return (BOTH,) * n

@@ -72,8 +72,24 @@ def prefix_of(a: AxisRef, b: AxisRef) -> bool:
     return contains(b, a) and a.pre == b.pre
 
 
+def can_coexist(a: AxisRef, b: AxisRef) -> bool:
+    """Can `a` and `b` shard one tensor together (Shardy's `AxisRefAttr::canCoexist`)? Two
+    sub-axes of one axis can only if each cut point of one divides or is divided by the other's:
+    `"a":(1)2` and `"a":(3)2` of an axis of size 6 cannot."""
+    if a.name != b.name or a.size is None or b.size is None:
+        return True
+    lo_pre, hi_pre = sorted((a.pre, b.pre))
+    lo_next, hi_next = sorted((a.pre * a.size, b.pre * b.size))
+    if lo_next > hi_pre:  # they overlap
+        return lo_next % hi_pre == 0 and hi_pre % lo_pre == 0 and hi_next % lo_next == 0
+    return hi_pre % lo_next == 0
+
+
 def prefix_without_overlap(a: AxisRef, b: AxisRef) -> AxisRef | None:
-    """The largest major part of `a` that does not overlap `b` (None if there is none)."""
+    """The largest major part of `a` that does not overlap `b` (None if there is none, or if
+    the two cannot coexist)."""
+    if not can_coexist(a, b):
+        return None
     if not overlaps(a, b):
         return a
     if a.pre >= b.pre:
@@ -266,19 +282,21 @@ class ShardingProjection:
 
 
 def common_mesh(mappings: Sequence[NamedMapping | None]) -> DeviceMesh | None:
-    """The mesh shared by all given mappings (None if none has one); mixed meshes are an error.
-    A mesh without axes (JAX's `@empty_mesh` of scalars) goes with any other, as in Shardy."""
+    """The mesh the given mappings share, as Shardy's `getCommonMeshOrRef` finds it: an empty
+    mesh (`<[]>`, no axes and no device ids) goes with any other; meshes equal up to their names
+    (same axes, same device order) are one mesh, the first one named; any other difference (a
+    different shape, device order, or a maximal mesh next to another) means there is none.
+    None also when no mapping has a mesh."""
     mesh: DeviceMesh | None = None
     for m in mappings:
-        if m is None or (mesh is not None and not m.mesh.axes):
+        if m is None:
             continue
-        if mesh is None or not mesh.axes:
+        if mesh is None or mesh.is_empty:
             mesh = m.mesh
-        elif m.mesh != mesh:
-            raise ShardingError(
-                f"an op's shardings use different meshes (@{mesh.name} and @{m.mesh.name}); "
-                "propagation needs one mesh per op"
-            )
+        elif m.mesh.is_empty or m.mesh is mesh:
+            continue
+        elif not m.mesh.same_devices(mesh):
+            return None
     return mesh
 
 
@@ -454,6 +472,8 @@ def update_mapping(
         dims[d] = DimSharding(tuple(axes), False, dim.priority)
     if dims is None:
         return old
+    # An updated sharding names the op's common mesh (an empty-mesh sharding takes it on).
+    target = mesh if mesh is not None else old.mesh
     return NamedMapping(
-        old.mesh, tuple(dims), old.replicated, old.unreduced, old.unreduced_op, old.memory_kind
+        target, tuple(dims), old.replicated, old.unreduced, old.unreduced_op, old.memory_kind
     )

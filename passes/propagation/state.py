@@ -16,9 +16,9 @@ from shardc.ir.mapping import NamedMapping
 from shardc.ir.ops import ELEMENTWISE, attr, get_op_def
 from shardc.ir.ops.manual import normalize as normalize_manual
 from shardc.ir.types import DistributedTensorType
+from shardc.passes.propagation.data_flow import Regions, build_regions
 from shardc.passes.propagation.manual_edges import ManualEdges
 from shardc.passes.propagation.origins import OriginTracker
-from shardc.passes.propagation.regions import Regions, build_regions
 from shardc.passes.propagation.strategy import PropagationStrategy
 from shardc.passes.rules.registry import rule_for as registered_rule
 from shardc.passes.rules.rule import OpShardingRule
@@ -79,7 +79,8 @@ class PropagationState:
     conservative: bool = False
     groups: dict[int, list[Value]] = field(default_factory=dict)
     group_of: dict[int, int] = field(default_factory=dict)  # id(value) -> group id
-    callers: dict[str, list[Operation]] = field(default_factory=dict)
+    # Functions whose declared results propagation keeps in sync with their returned values.
+    entries: frozenset[str] = frozenset()
     manual: ManualEdges | None = None
     origins: OriginTracker | None = None
     no_rule: dict[str, Operation] = field(default_factory=dict)
@@ -128,19 +129,48 @@ def build_state(
     state = PropagationState(module, strategy, conservative, origins=origins)
     normalize_manual(module)
     state.manual = ManualEdges(module)
-    for op in module.walk():
-        if op.name == "sharding_group":
-            gid = attr(op, "group_id")
-            v = op.operand(0)
-            members = state.groups.setdefault(gid, [])
-            if all(m is not v for m in members):
-                members.append(v)
-            state.group_of[id(v)] = gid
-        elif op.name == "call":
-            state.callers.setdefault(attr(op, "callee").name, []).append(op)
+    _collect_groups(state, module)
     state.regions = build_regions(module)
+    state.entries = entry_functions(module, state.regions.functions | set(state.manual.bodies))
     _unify_groups(state)
     return state
+
+
+def entry_functions(module: Module, bodies: set[str]) -> frozenset[str]:
+    """The functions whose results propagation updates: Shardy's main function (`@main`, or
+    the only function). jaxlib's Shardy fails on a module with several functions and no
+    `@main`; shardc then takes every public function (docs/propagation.md)."""
+    if "main" in module.functions:
+        return frozenset({"main"})
+    funcs = [f for f in module.functions.values() if f.name not in bodies]
+    if len(funcs) == 1:
+        return frozenset({funcs[0].name})
+    return frozenset(f.name for f in funcs if not f.is_private)
+
+
+def _collect_groups(state: PropagationState, module: Module) -> None:
+    """Members of each sharding group; groups that share a value are one group (as after
+    Shardy's `sdy-sharding-group-import`), known by the id first met."""
+    leader: dict[int, int] = {}
+
+    def find(g: int) -> int:
+        while leader.setdefault(g, g) != g:
+            g = leader[g]
+        return g
+
+    values: list[Value] = []
+    for op in module.walk():
+        if op.name == "sharding_group":
+            gid, v = find(attr(op, "group_id")), op.operand(0)
+            old = state.group_of.get(id(v))
+            if old is None:
+                values.append(v)
+                state.group_of[id(v)] = gid
+            elif find(old) != gid:
+                leader[gid] = find(old)
+    for v in values:
+        gid = state.group_of[id(v)] = find(state.group_of[id(v)])
+        state.groups.setdefault(gid, []).append(v)
 
 
 def _unify_groups(state: PropagationState) -> None:

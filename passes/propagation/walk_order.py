@@ -1,12 +1,12 @@
-"""The order the driver first visits ops in (Shardy's walk of the module)."""
+"""The order the driver first visits ops in (Shardy's top-down walk of the module)."""
 
 from __future__ import annotations
 
 from shardc.ir.core import Function, Module
-from shardc.ir.ops import attr
 from shardc.ir.ops.control import region_functions
+from shardc.ir.ops.data_flow import EDGE
+from shardc.passes.propagation.data_flow import REGION_OPS, Regions
 from shardc.passes.propagation.manual_edges import ManualEdges
-from shardc.passes.propagation.regions import REGION_OPS, Regions
 
 
 def walk_order(
@@ -15,13 +15,23 @@ def walk_order(
     regions: Regions | None = None,
     manual: ManualEdges | None = None,
 ) -> list:
-    """Ops top-down (but `erased` ones), a callee's body right after its first call (as if
-    inlined there, which is the order Shardy visits a call's named computation in); uncalled
-    functions last. A `while`/`case` is its region functions' ops (first reference) then its
-    data-flow edges (`regions`), as Shardy visits the regions then the `sdy.data_flow_edge`s;
-    a manual_computation stands for its edges around its body (`manual`)."""
+    """Ops top-down (but `erased` ones), functions in module order, with each op's regions and
+    bodies where the op stands, as Shardy's walk finds them inline:
+
+    - a `while`/`case` is its region functions' ops (first reference) then its data-flow edges;
+    - an `optimization_barrier` is its edges;
+    - a `named_computation` is its argument edges, its body, its result edges;
+    - a manual_computation is its argument edges, its body, its result edges (`manual`);
+    - a `data_flow_edge` op stands for an edge already listed at its owner (an edge op without
+      an owner of a data-flow op has nothing to propagate).
+
+    A `call` is an ordinary op: Shardy's propagation does not enter its callee (its pipeline
+    first turns every call into a named computation: `sdy-import-func-calls`)."""
     out: list = []
     seen: set[str] = set()
+    bodies: set[str] = set(regions.functions) if regions is not None else set()
+    if manual is not None:
+        bodies.update(manual.bodies)
 
     def visit_once(func: Function) -> None:
         if func.name not in seen:
@@ -30,26 +40,31 @@ def walk_order(
     def visit(func: Function) -> None:
         seen.add(func.name)
         for op in func.body:
-            if id(op) in erased:
+            if id(op) in erased or op.name == EDGE:
                 continue
-            if op.name in REGION_OPS and regions is not None:
-                for name in region_functions(op):
-                    callee = module.lookup_function(name)
-                    if callee is not None and callee.name not in seen:
-                        visit(callee)
-                out.extend(regions.edges.get(id(op), ()))
+            if regions is not None and id(op) in regions.edges:
+                if op.name in REGION_OPS:
+                    for name in region_functions(op):
+                        callee = module.lookup_function(name)
+                        if callee is not None:
+                            visit_once(callee)
+                    out.extend(regions.edges[id(op)])
+                elif op.name == "named_computation":
+                    out.extend(regions.arg_edges(op))
+                    body = module.lookup_function(op.attributes["body"].name)
+                    if body is not None:
+                        visit_once(body)
+                    out.extend(regions.result_edges(op))
+                else:
+                    out.extend(regions.edges[id(op)])
                 continue
             if manual is not None and op.name == "manual_computation":
                 manual.walk(op, visit_once, out)
                 continue
             out.append(op)
-            if op.name == "call":
-                callee = module.lookup_function(attr(op, "callee").name)
-                if callee is not None and callee.name not in seen:
-                    visit(callee)
 
     for func in module.functions.values():
-        if not func.is_private and func.name not in seen:
+        if func.name not in seen and func.name not in bodies:
             visit(func)
     for func in module.functions.values():
         if func.name not in seen:

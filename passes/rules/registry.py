@@ -187,9 +187,11 @@ RULES: dict[str, RuleEntry] = {
 NO_RULE: dict[str, str] = {
     "constant": "no operands: nothing to propagate (Shardy registers none)",
     "iota": "no operands: nothing to propagate (Shardy registers none)",
-    "call": "the driver propagates through calls by linking arguments and results",
-    "while": "data-flow edges: the driver links carried values and captures (regions.py)",
-    "case": "data-flow edges: the driver links results and captures (regions.py)",
+    "call": "opaque to propagation, as in Shardy: `propagate` makes calls named computations",
+    "while": "data-flow edges: the driver links carried values and captures (data_flow.py)",
+    "case": "data-flow edges: the driver links results and captures (data_flow.py)",
+    "named_computation": "data-flow edges: operands to body arguments, body results to results",
+    "data_flow_edge": "an explicit data-flow edge: the driver visits the edge it stands for",
     "return": "terminator: the driver links it to the function results",
     "sharding_group": "no results: the driver unifies the shardings of a group",
     "all_gather": "explicit collective: its result type fixes its sharding (no Shardy rule)",
@@ -200,7 +202,7 @@ NO_RULE: dict[str, str] = {
     "reduce_scatter": "explicit collective: its result type fixes its sharding (no rule)",
     "sharded_to_unreduced": "explicit collective: its result type fixes its sharding (no rule)",
     "replicated_to_unreduced": "explicit collective: its result type fixes its sharding",
-    "optimization_barrier": "Shardy registers none (an identity that stops optimisations)",
+    "optimization_barrier": "data-flow edges: operand k to result k (data_flow.py)",
     "top_k": "Shardy registers none for chlo.top_k (only for the mhlo.topk custom call)",
     "composite": "Shardy registers none: it does not propagate into the decomposition",
     "spmd.axis_index": "no operands: nothing to propagate",
@@ -208,7 +210,6 @@ NO_RULE: dict[str, str] = {
     "batch_norm_training": "Shardy registers none",
     "batch_norm_grad": "Shardy registers none",
     "after_all": "tokens carry no data (Shardy registers none)",
-    "named_computation": "a data-flow edge op: operands, body and results are linked",
 }
 
 def rule_for(op: Operation, *, conservative: bool = False) -> OpShardingRule | None:

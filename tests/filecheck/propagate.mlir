@@ -212,11 +212,13 @@ func @constraint(%a: tensor<8x16xf32, <@m, [{"x"}, {}]>>) -> tensor<8x16xf32> {
 
 // -----
 
-// Calls are data-flow edges: the callee's argument and result and the call's result agree.
-// CHECK-LABEL: func private @relu
-// CHECK-SAME: (%{{.*}}: tensor<8x8xf32, <@m, [{"x", ?}, {"y", ?}]>>) -> tensor<8x8xf32, <@m, [{"x", ?}, {"y", ?}]>>
+// Each call site is propagated on its own (a named computation of its own), then the calls are
+// calls of functions again, the callees after their callers as Shardy's export leaves them:
+// the callee's argument and result and the call's result agree.
 // CHECK-LABEL: func @main
 // CHECK: call %{{.*}} {callee = @relu} : tensor<8x8xf32, <@m, [{"x", ?}, {"y", ?}]>>
+// CHECK-LABEL: func private @relu
+// CHECK-SAME: (%{{.*}}: tensor<8x8xf32, <@m, [{"x", ?}, {"y", ?}]>>) -> tensor<8x8xf32, <@m, [{"x", ?}, {"y", ?}]>>
 mesh @m = <["x"=2, "y"=4]>
 
 func private @relu(%v: tensor<8x8xf32>) -> tensor<8x8xf32> {
@@ -226,6 +228,36 @@ func private @relu(%v: tensor<8x8xf32>) -> tensor<8x8xf32> {
 
 func @main(%a: tensor<8x8xf32, <@m, [{"x"}, {"y"}]>>) -> tensor<8x8xf32> {
   %0 = call %a {callee = @relu} : tensor<8x8xf32>
+  return %0
+}
+
+// -----
+
+// A function called at two sites with different shardings gets a copy per sharding, named as
+// Shardy names them: the first layer's "y" does not reach the second layer's weights.
+// CHECK-LABEL: func @two_layers
+// CHECK: %[[H1:.*]] = call %{{.*}} {callee = @relu} : tensor<8x16xf32, <@m, [{"x", ?}, {"y", ?}]>>
+// CHECK: %[[D:.*]] = dot_general %[[H1]], %w2
+// CHECK: %[[H2:.*]] = call %[[D2:.*]] {callee = @relu_0} : tensor<8x16xf32, <@m, [{"x", ?}, {?}]>>
+// CHECK: dot_general %[[H2]], %w4 {{.*}} : tensor<8x16xf32, <@m, [{"x", ?}, {?}]>>
+// CHECK-LABEL: func private @relu(
+// CHECK-SAME: <@m, [{"x", ?}, {"y", ?}]>>) -> tensor<8x16xf32, <@m, [{"x", ?}, {"y", ?}]>>
+// CHECK-LABEL: func private @relu_0(
+// CHECK-SAME: <@m, [{"x", ?}, {?}]>>) -> tensor<8x16xf32, <@m, [{"x", ?}, {?}]>>
+mesh @m = <["x"=2, "y"=4]>
+
+func @two_layers(%x: tensor<8x16xf32, <@m, [{"x"}, {}]>>, %w1: tensor<16x16xf32, <@m, [{}, {"y"}]>>, %w2: tensor<16x16xf32, <@m, [{"y"}, {}]>>, %w3: tensor<16x16xf32, <@m, [{}, {}]>>, %w4: tensor<16x16xf32>) -> tensor<8x16xf32> {
+  %0 = dot_general %x, %w1 {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<8x16xf32>
+  %1 = call %0 {callee = @relu} : tensor<8x16xf32>
+  %2 = dot_general %1, %w2 {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<8x16xf32>
+  %3 = dot_general %2, %w3 {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<8x16xf32>
+  %4 = call %3 {callee = @relu} : tensor<8x16xf32>
+  %5 = dot_general %4, %w4 {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<8x16xf32>
+  return %5
+}
+
+func private @relu(%v: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = abs %v : tensor<8x16xf32>
   return %0
 }
 
@@ -264,4 +296,22 @@ func @main(%x: tensor<16x32xf32, <@mesh, [{"dp"}, {"tp"}]>>, %i: tensor<i32>, %a
   %1 = dynamic_update_slice %x, %0, %i, %i : tensor<16x32xf32>
   %2 = convolution %a, %k {input_batch_dimension = 0, input_feature_dimension = 3, input_spatial_dimensions = [1, 2], kernel_input_feature_dimension = 2, kernel_output_feature_dimension = 3, kernel_spatial_dimensions = [0, 1], output_batch_dimension = 0, output_feature_dimension = 3, output_spatial_dimensions = [1, 2], padding = [[1, 1], [1, 1]]} : tensor<8x16x16x16xf32>
   return %0, %1, %2
+}
+
+// -----
+
+// A maximal sharding (`<@maximal, []>`) puts a tensor of any rank on one device; nothing
+// propagates through an op whose operands' common mesh is maximal.
+// CHECK-LABEL: func @maximal_any_rank
+// CHECK-SAME: %[[A:.*]]: tensor<8x8xf32, <@maximal, []>>, %[[B:.*]]: tensor<8x8xf32, <@m, [{"x"}, {}]>>
+// CHECK-NEXT: %[[S:.*]] = add %[[A]], %[[B]] : tensor<8x8xf32>
+// CHECK-NEXT: %[[N:.*]] = negate %[[B]] : tensor<8x8xf32, <@m, [{"x", ?}, {?}]>>
+// CHECK-NEXT: return %[[S]], %[[N]]
+mesh @m = <["x"=2]>
+mesh @maximal = <[], device_ids=[0]>
+
+func @maximal_any_rank(%a: tensor<8x8xf32, <@maximal, []>>, %b: tensor<8x8xf32, <@m, [{"x"}, {}]>>) -> (tensor<8x8xf32>, tensor<8x8xf32>) {
+  %0 = add %a, %b : tensor<8x8xf32>
+  %1 = negate %b : tensor<8x8xf32>
+  return %0, %1
 }

@@ -12,11 +12,11 @@ from shardc.stablehlo.ops import (
     collectives,
     contraction,
     control_flow,
+    data_flow,
     elementwise,
     indexing,
     linalg,
     manual,
-    named_computation,
     reductions,
     replica_collectives,
     shape,
@@ -24,6 +24,5 @@ from shardc.stablehlo.ops import (
     sorting,
 )
 
-FAMILIES = (bits, calls, collectives, contraction, control_flow, elementwise, indexing, linalg,
-            manual, named_computation, reductions, replica_collectives, shape, sharding_ops,
-            sorting)
+FAMILIES = (bits, calls, collectives, contraction, control_flow, data_flow, elementwise, indexing,
+            linalg, manual, reductions, replica_collectives, shape, sharding_ops, sorting)

@@ -52,7 +52,6 @@ CHLO = {"erf", "square", "tan"}
 generic(
     *sorted(f"stablehlo.{n}" for n in UNARY | BINARY | {"select", "clamp"}),
     *sorted(f"chlo.{n}" for n in CHLO),
-    "stablehlo.optimization_barrier",
 )(plain)
 
 

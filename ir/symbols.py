@@ -1,0 +1,110 @@
+"""Function symbols: uniquing names as MLIR's `SymbolTable` does, and who references whom.
+
+    table = SymbolTable(module)
+    table.insert(func)        # "f" if free, else "f_0", "f_1", ... (one counter per table)
+    referenced_functions(module)  # names some op names (calls, regions, bodies, decompositions)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shardc.ir.attributes import Symbol
+from shardc.ir.core import Function, Module, Operation
+
+
+class SymbolTable:
+    """Inserts functions into a module under unique names. A taken name gets `_N` appended, N
+    from one counter that only grows over the table's life (MLIR's `SymbolTable::insert`), so
+    clones of @g and @f become @g_0, @g_1, @f_2 in that order."""
+
+    def __init__(self, module: Module):
+        self.module = module
+        self.counter = 0
+
+    def unique(self, name: str) -> str:
+        if name not in self.module.functions:
+            return name
+        while True:
+            candidate = f"{name}_{self.counter}"
+            self.counter += 1
+            if candidate not in self.module.functions:
+                return candidate
+
+    def insert(self, func: Function) -> str:
+        """Add `func` at the end of the module, renamed if its name is taken; its new name."""
+        func.name = self.unique(func.name)
+        self.module.add_function(func)
+        return func.name
+
+
+def symbols_in(value: Any) -> list[str]:
+    """The symbol names in an attribute value (a symbol or a tuple of them)."""
+    if isinstance(value, Symbol):
+        return [value.name]
+    if isinstance(value, (list, tuple)):
+        return [n for v in value for n in symbols_in(v)]
+    return []
+
+
+def op_symbols(op: Operation) -> list[str]:
+    """The functions `op` names (callee, regions, bodies, decomposition)."""
+    return [n for v in op.attributes.values() for n in symbols_in(v)]
+
+
+def referenced_functions(module: Module) -> set[str]:
+    """Names of the functions some op of `module` names."""
+    out: set[str] = set()
+    for func in module.functions.values():
+        for op in func.body:
+            out.update(op_symbols(op))
+    return out
+
+
+def remove_function(module: Module, name: str) -> None:
+    """Drop `@name` from the module (its ops' operands released)."""
+    func = module.functions.pop(name)
+    for op in reversed(list(func.body)):
+        op.erase()  # last first: every use of a result is by a later op, already erased
+
+
+# Attributes that name a function the op *calls* (its own function, shared by every caller);
+# every other symbol an op names is one of its regions or bodies (a function only it runs).
+CALL_ATTRS = ("callee", "decomposition")
+
+
+def region_symbols(op: Operation) -> list[str]:
+    """The functions `op` runs as its regions or bodies (not callees)."""
+    return [n for k, v in op.attributes.items() if k not in CALL_ATTRS for n in symbols_in(v)]
+
+
+def callee_name(op: Operation) -> str | None:
+    value = op.attributes.get("callee") if op.name == "call" else None
+    return value.name if isinstance(value, Symbol) else None
+
+
+def clone_with_regions(
+    module: Module, func: Function, name: str, regions: SymbolTable
+) -> Function:
+    """A deep copy of `func` named `name` whose ops' regions and bodies are copies too (each
+    region function cloned, recursively, and inserted through `regions`); `func`'s callees are
+    shared. The copy itself is not inserted."""
+    copy = func.clone(name)
+    for op in copy.body:
+        for key, value in list(op.attributes.items()):
+            if key in CALL_ATTRS or not symbols_in(value):
+                continue
+            op.attributes[key] = _renamed(value, module, regions)
+    return copy
+
+
+def _renamed(value: Any, module: Module, regions: SymbolTable) -> Any:
+    if isinstance(value, Symbol):
+        region = module.functions.get(value.name)
+        if region is None:
+            return value
+        copy = clone_with_regions(module, region, region.name, regions)
+        return Symbol(regions.insert(copy))
+    if isinstance(value, tuple):
+        return tuple(_renamed(v, module, regions) for v in value)
+    return value

@@ -1,0 +1,154 @@
+"""The call graph as Shardy's call-graph passes walk it (`walkCalls`, `cloneFuncRecursively`).
+
+A function's *region functions* (the outlined bodies of its `while`, `case`, named computations,
+...) are part of it: MLIR keeps them inline, so a call inside a loop body is a call of the
+function that holds the loop. `post_order` lists the other functions callees first (MLIR's
+`CallGraph` in post order, as `walkCalls` iterates it); `calls_in` lists a function's calls in
+the order a walk of its regions meets them.
+"""
+
+from __future__ import annotations
+
+from shardc.ir.attributes import OpaqueAttr, Symbol
+from shardc.ir.core import Function, Module, Operation
+from shardc.ir.diagnostics import PassError
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.symbols import (
+    SymbolTable,
+    callee_name,
+    clone_with_regions,
+    region_symbols,
+)
+from shardc.ir.types import DistributedTensorType
+
+# The attribute Shardy's call-graph passes put on a function copy: the name it was copied from.
+ORIGINAL_NAME = "sdy.original_func_name"
+
+
+def original_name(func: Function) -> str:
+    """`sdy.original_func_name` if the function has one, else its name."""
+    value = func.attributes.get(ORIGINAL_NAME)
+    if isinstance(value, OpaqueAttr):
+        text = value.text
+        return text[1:-1] if text.startswith('"') and text.endswith('"') else text
+    return value if isinstance(value, str) else func.name
+
+
+def open_filled(mappings: list[NamedMapping | None], ranks: list[int]) -> list | None:
+    """Shardy's per-value sharding lists: None when no entry has a sharding, else every missing
+    entry fully open on the first entry's mesh."""
+    mesh = next((m.mesh for m in mappings if m is not None), None)
+    if mesh is None:
+        return None
+    return [
+        m if m is not None else NamedMapping.fully_open(mesh, r) for m, r in zip(mappings, ranks)
+    ]
+
+
+def arg_shardings(func: Function) -> list | None:
+    """Shardy's `getFuncArgShardings`: the arguments' shardings (`open_filled`)."""
+    return open_filled([a.mapping for a in func.args], [a.type.rank for a in func.args])
+
+
+def result_shardings(func: Function) -> list | None:
+    """Shardy's `getFuncResultShardings`: the declared results' shardings (`open_filled`)."""
+    return open_filled(
+        [t.mapping if isinstance(t, DistributedTensorType) else None for t in func.result_types],
+        [t.rank for t in func.result_types],
+    )
+
+
+def region_functions(module: Module) -> set[str]:
+    """Functions some op runs as a region or body (not by `call`)."""
+    out: set[str] = set()
+    for func in module.functions.values():
+        for op in func.body:
+            out.update(n for n in region_symbols(op) if n in module.functions)
+    return out
+
+
+def ops_in(module: Module, func: Function) -> list[Operation]:
+    """`func`'s ops with its region functions' ops where their op stands (pre-order)."""
+    out: list[Operation] = []
+
+    def walk(f: Function, active: set[str]) -> None:
+        for op in f.body:
+            out.append(op)
+            for name in region_symbols(op):
+                region = module.functions.get(name)
+                if region is not None and name not in active:
+                    walk(region, active | {name})
+
+    walk(func, {func.name})
+    return out
+
+
+def calls_in(module: Module, func: Function) -> list[Operation]:
+    return [op for op in ops_in(module, func) if op.name == "call"]
+
+
+def post_order(module: Module) -> list[Function]:
+    """The functions that are not region functions, every callee before its callers: MLIR's
+    `CallGraph` in post order. Its external node leads to every function that is public or
+    that no call names, in module order; the walk goes depth first along calls in the order
+    they are met. Functions on a call cycle are listed once."""
+    regions = region_functions(module)
+    nodes = [f for f in module.functions.values() if f.name not in regions]
+    called = {callee_name(call) for f in nodes for call in calls_in(module, f)}
+    roots = [f for f in nodes if not f.is_private or f.name not in called]
+    out: list[Function] = []
+    seen: set[str] = set()
+
+    def visit(f: Function) -> None:
+        seen.add(f.name)
+        for call in calls_in(module, f):
+            callee = module.functions.get(callee_name(call) or "")
+            if callee is not None and callee.name not in seen:
+                visit(callee)
+        out.append(f)
+
+    for f in roots + nodes:
+        if f.name not in seen:
+            visit(f)
+    return out
+
+
+def clone_recursively(
+    module: Module, func: Function, table: SymbolTable, regions: SymbolTable
+) -> str:
+    """Shardy's `cloneFuncRecursively`: a copy of `func` (marked with its original name) whose
+    calls call copies of their callees, made the same way; each copy is inserted through
+    `table` after the copies it calls. Returns the copy's name."""
+    copy = clone_with_regions(module, func, func.name, regions)
+    copy.attributes[ORIGINAL_NAME] = original_name(func)
+    for call in calls_in(module, copy):
+        callee = module.functions.get(callee_name(call) or "")
+        if callee is not None:
+            call.attributes["callee"] = Symbol(clone_recursively(module, callee, table, regions))
+    return table.insert(copy)
+
+
+def check_acyclic(module: Module) -> None:
+    """A recursive call (a function reaching itself through calls) cannot be given a copy per
+    call site: a located error at the call that closes the cycle."""
+    state: dict[str, int] = {}  # 1: on the stack, 2: done
+
+    def visit(f: Function) -> None:
+        state[f.name] = 1
+        for call in calls_in(module, f):
+            callee = module.functions.get(callee_name(call) or "")
+            if callee is None:
+                continue
+            if state.get(callee.name) == 1:
+                raise PassError(
+                    f"@{f.name} calls @{callee.name} recursively; a call graph with cycles cannot "
+                    "be flattened into one copy per call site",
+                    call.loc,
+                )
+            if callee.name not in state:
+                visit(callee)
+        state[f.name] = 2
+
+    for f in post_order(module):
+        if f.name not in state:
+            visit(f)
