@@ -43,7 +43,7 @@ from shardc.passes.collectives import (
     plan_reshard,
 )
 from shardc.passes.collectives.planner import COST_MODELS
-from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
+from shardc.passes.manager import Pass, PassContext, register_pass
 
 PLANNERS = ("optimal", "greedy")
 
@@ -184,5 +184,3 @@ class LowerCollectives(Pass):
         op.erase()
         return True
 
-
-register_alias("sdy-reshard-to-collectives", "lower-collectives")
