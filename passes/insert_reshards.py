@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from shardc.ir.core import Module
 from shardc.ir.diagnostics import PassError
-from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
+from shardc.passes.manager import Pass, PassContext, register_pass
 from shardc.passes.reshards.rewriter import FunctionRewriter
 from shardc.passes.reshards.signatures import close_regions, close_signatures
 
@@ -63,5 +63,3 @@ class InsertReshards(Pass):
         stats = ctx.data.setdefault("insert_reshards", {"reshards": 0})
         stats["reshards"] += inserted
 
-
-register_alias("sdy-insert-explicit-reshards", "insert-reshards")

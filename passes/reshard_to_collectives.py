@@ -32,6 +32,7 @@ from shardc.passes.collectives.planner import Plan
 from shardc.passes.collectives.shardy_plan import shardy_plan
 from shardc.passes.lower_collectives import step_op
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
+from shardc.passes.reshards.insertion import dims_replicated, equivalent
 
 
 def bypass_barriers(v: Value) -> Value:
@@ -41,26 +42,7 @@ def bypass_barriers(v: Value) -> Value:
     return v
 
 
-def dims_replicated(m: NamedMapping | None) -> bool:
-    """Shardy's `isFullyReplicated`: no dim is sharded (unreduced axes do not count)."""
-    return m is None or all(not d.axes for d in m.dims)
-
-
-def equivalent(a: NamedMapping | None, b: NamedMapping | None) -> bool:
-    """Shardy's `isEquivalent`: both replicated (no unreduced axes), or the same mesh, unreduced
-    axes and axes per dim (open/closed and priorities aside)."""
-    if a is None or (dims_replicated(a) and not a.unreduced):
-        return b is None or (dims_replicated(b) and not b.unreduced)
-    if b is None:
-        return False
-    return (
-        a.mesh == b.mesh
-        and a.unreduced == b.unreduced
-        and tuple(d.axes for d in a.dims) == tuple(d.axes for d in b.dims)
-    )
-
-
-def closed_replicated(like: NamedMapping) -> NamedMapping:
+def gathered(like: NamedMapping) -> NamedMapping:
     """`like`'s mesh, every dim closed and empty, `like`'s unreduced axes kept.
 
     NOTE: Shardy drops the unreduced axes here (its `getFullyClosedLike`), so its all_gather
@@ -122,7 +104,7 @@ class ReshardToCollectives(Pass):
                 op.result.replace_all_uses_with(op.operand(0))
                 op.erase()
                 return 0
-            dst = closed_replicated(src)
+            dst = gathered(src)
         elif src.mesh.axes != dst.mesh.axes:
             return None
         plan = shardy_plan(source.type.shape, source.type.dtype, src, dst)

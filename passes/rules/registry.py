@@ -65,8 +65,9 @@ def _concat_context(op: Operation) -> tuple[tuple[str, Any], ...]:
         return v.defining_op.operand(0) if is_slice(v) else v
 
     operands = op.operands
-    permutation = all(is_slice(v) for v in operands) or all(
-        before_slice(v) is before_slice(operands[0]) for v in operands
+    permutation = all(is_slice(v) for v in operands) or (
+        all(before_slice(v) is before_slice(operands[0]) for v in operands)
+        and any(is_slice(v) for v in operands)
     )
     return (("operands_are_slices", permutation),)
 
