@@ -26,6 +26,7 @@ from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
 from shardc.ir.types import shard_shape
 from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
+from shardc.report import build_report
 
 DEFAULT_PIPELINE = (
     "propagation-pipeline,close-shardings,insert-reshards,lower-collectives,canonicalize"
@@ -38,6 +39,21 @@ class CompileOptions:
     strategy: str = "aggressive"
     strict: bool = False
     verify_each: bool = True
+    # Run `auto-shard` first (docs/autoshard.md); `memory_budget`: bytes per device, None: none.
+    auto_shard: bool = False
+    memory_budget: int | None = None
+
+    def full_pipeline(self) -> str:
+        """The pipeline text `compile` runs: `auto-shard{...}` first when asked for."""
+        pipeline = self.pipeline
+        if self.strategy != "aggressive":
+            pipeline = pipeline.replace(
+                "propagation-pipeline", f"propagation-pipeline{{strategy={self.strategy}}}"
+            )
+        if self.auto_shard:
+            budget = f"{{memory-budget={self.memory_budget}}}" if self.memory_budget else ""
+            pipeline = f"auto-shard{budget},{pipeline}"
+        return pipeline
 
 
 @dataclass
@@ -55,9 +71,7 @@ class CompileResult:
     @property
     def report(self) -> dict[str, Any]:
         if self._report is None:
-            from shardc.report import build_report
-
-            self._report = build_report(self)
+            self._report = build_report(self.module, self.context, self.timings)
         return self._report
 
     def run(
@@ -90,11 +104,7 @@ def compile(module: Module, options: CompileOptions | None = None) -> CompileRes
     start = time.perf_counter()
     work = clone(module)
     ctx.timings["copy"] = time.perf_counter() - start
-    pipeline = options.pipeline
-    if options.strategy != "aggressive":
-        pipeline = pipeline.replace(
-            "propagation-pipeline", f"propagation-pipeline{{strategy={options.strategy}}}"
-        )
+    pipeline = options.full_pipeline()
     PassManager(parse_pipeline(pipeline), verify_each=options.verify_each).run(work, ctx)
     spmd = clone(work)
     PassManager(parse_pipeline("spmd"), verify_each=options.verify_each).run(spmd, ctx)

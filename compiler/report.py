@@ -3,26 +3,27 @@
 Keys may be added, never renamed (scripts rely on them): `mesh`, `collectives`,
 `total_comm_bytes`, `total_ring_bytes`, `by_kind`, `by_axis`, `peak_memory_bytes_per_device`,
 `values`, `warnings`, `timings_s`. Added here: `meshes` (every mesh, for multi-mesh modules),
-`propagation` (op visits and priority rounds) and `fallbacks` (ops without a sharding rule).
+`propagation` (op visits and priority rounds), `fallbacks` (ops without a sharding rule) and,
+with `--auto-shard`, `auto_shard` (the solver's status, objective, gap and time; docs/cost.md).
 """
 
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
+from shardc.ir.core import Module
 from shardc.ir.printer import Namer
 from shardc.ir.types import shard_shape
 from shardc.passes.cost import collective_report
-
-if TYPE_CHECKING:
-    from shardc.pipeline import CompileResult
+from shardc.passes.manager import PassContext
 
 
-def _values(result: CompileResult) -> list[dict[str, Any]]:
-    origins = result.context.data.get("origins")
+def _values(module: Module, context: PassContext) -> list[dict[str, Any]]:
+    origins = context.data.get("origins")
     out = []
-    for func in result.module.functions.values():
+    for func in module.functions.values():
         name = Namer(func)
         entries = [(a, "argument") for a in func.args]
         entries += [(r, op.name) for op in func.body for r in op.results]
@@ -37,7 +38,7 @@ def _values(result: CompileResult) -> list[dict[str, Any]]:
                 "dtype": v.type.dtype,
                 "origin": "",
             }
-            if len(result.module.functions) > 1:
+            if len(module.functions) > 1:
                 entry["function"] = func.name
             if origins is not None:
                 entry["origin"] = origins.describe(v)
@@ -45,16 +46,21 @@ def _values(result: CompileResult) -> list[dict[str, Any]]:
     return out
 
 
-def build_report(result: CompileResult) -> dict[str, Any]:
-    module = result.module
+def build_report(
+    module: Module, context: PassContext, timings: Mapping[str, float]
+) -> dict[str, Any]:
+    """The report of `module` (the global program after the pipeline) as `context` and the pass
+    `timings` left it."""
     meshes = {name: m.shape for name, m in module.meshes.items()}
     report: dict[str, Any] = {"mesh": next(iter(meshes.values()), {}), "meshes": meshes}
     report.update(collective_report(module))
-    report["values"] = _values(result)
-    report["warnings"] = result.warnings
-    report["fallbacks"] = sorted(set(result.context.data.get("fallbacks", [])))
-    report["propagation"] = result.context.data.get("propagation", {})
-    report["timings_s"] = {k: round(v, 6) for k, v in result.timings.items()}
+    report["values"] = _values(module, context)
+    report["warnings"] = [w.render() for w in context.warnings]
+    report["fallbacks"] = sorted(set(context.data.get("fallbacks", [])))
+    report["propagation"] = context.data.get("propagation", {})
+    if "auto_shard" in context.data:
+        report["auto_shard"] = context.data["auto_shard"]
+    report["timings_s"] = {k: round(v, 6) for k, v in timings.items()}
     return report
 
 
@@ -100,6 +106,14 @@ def report_text(report: dict[str, Any]) -> str:
     for axis, n in sorted(report["by_axis"].items()):
         lines.append(f"  over axis {axis!r}: {_bytes(n)}")
     lines.append(f"peak live memory per device: {_bytes(report['peak_memory_bytes_per_device'])}")
+    auto = report.get("auto_shard")
+    if auto is not None:
+        budget = auto["memory_budget"]
+        lines.append(
+            f"auto-shard: {auto['status']} in {auto['solve_time_s']:.2f} s, "
+            f"budget {_bytes(budget) if budget else 'none'}"
+            + ("" if auto.get("fits_budget", True) else " (NOT met)")
+        )
     for w in report["warnings"]:
         lines.append(w)
     return "\n".join(lines) + "\n"
