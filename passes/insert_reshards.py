@@ -51,7 +51,8 @@ class InsertReshards(Pass):
         if not self.enable_full_version:
             raise PassError(
                 "insert-reshards implements only Shardy's full version "
-                "(enable-full-version=true); drop the option or set it to true"
+                "(enable-full-version=true); drop the option or set it to true "
+                "(insert-explicit-reshards is Shardy's pass with both versions)"
             )
         close_regions(module)
         close_signatures(module)

@@ -155,10 +155,15 @@ def _verify_all_reduce(op: Operation) -> None:
     axes = attr(op, "reduction_axes")
     view = _AtomView(src, dst, [axes])
     pending, reduced = view.of(src.unreduced), view.of(axes)
-    if any(a not in pending for a in reduced):
-        raise op_error(op, f"operand is not unreduced on {{{axes_text(axes)}}}")
-    remaining = [a for a in pending if a not in reduced]
     dims = [view.of(d.axes) for d in src.dims]
+    # As in Shardy, reduction axes the operand is not unreduced on reduce the implicit partial
+    # values of the op that defines it (what sdy-insert-explicit-reshards prints); they must not
+    # shard a dim (docs/ir.md).
+    if any(a in d for d in dims for a in reduced if a not in pending):
+        raise op_error(
+            op, f"reduction axes {{{axes_text(axes)}}} overlap the operand's dim shardings"
+        )
+    remaining = [a for a in pending if a not in reduced]
     _expect(op, view, dims, remaining, dst, "the operand with those axes reduced")
 
 

@@ -286,7 +286,10 @@ class ExplicitReshards:
         update_in = [any(fs.overflow for fs in t.factors.values()) for t in projection.operands]
         update_out = [any(fs.overflow for fs in t.factors.values()) for t in projection.results]
         if op.name == "reshape" and (any(update_in) or any(update_out)):
-            return fsh.reshape_with_overflow(op, projection, ins, outs, rule, mesh, self)
+            common, update_in, update_out = fsh.reshape_with_overflow(
+                projection, ins, outs, rule, mesh)
+            self.insert_reshards(op, projection, ins, outs, update_in, update_out, rule, mesh)
+            return common
         sizes = [v.type.num_elements for v in (*op.operands, *op.results)]
         axes = common_axes(projection, rule, sizes, mesh)
         for f, a in enumerate(axes):

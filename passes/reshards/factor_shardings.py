@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.mesh import AxisRef, DeviceMesh
@@ -25,10 +24,6 @@ from shardc.passes.propagation.projection import (
 from shardc.passes.reshards.common_axes import AxesPerFactor, shardy_projection
 from shardc.passes.reshards.insertion import equivalent
 from shardc.passes.rules.rule import OpShardingRule, TensorMapping
-
-if TYPE_CHECKING:
-    from shardc.ir.core import Operation
-    from shardc.passes.reshards.explicit_walk import ExplicitReshards
 
 
 def tensor_sharding(
@@ -174,11 +169,11 @@ def greatest_common_prefix_axes(projection: ShardingProjection, n: int) -> AxesP
 
 
 def reshape_with_overflow(
-    op: Operation, projection: ShardingProjection, ins: list[NamedMapping | None],
+    projection: ShardingProjection, ins: list[NamedMapping | None],
     outs: list[NamedMapping | None], rule: OpShardingRule, mesh: DeviceMesh,
-    walk: ExplicitReshards,
-) -> AxesPerFactor:
-    """Shardy's `processReshapeWithOverflowAxes` (see the module docstring)."""
+) -> tuple[AxesPerFactor, list[bool], list[bool]]:
+    """Shardy's `processReshapeWithOverflowAxes` (see the module docstring): the common axes per
+    factor, and whether the operand and the result need a reshard."""
     operand, result = projection.operands[0], projection.results[0]
 
     def sharded(t: TensorFactorShardings) -> int:
@@ -200,5 +195,4 @@ def reshape_with_overflow(
                                                         ins[0]))]
     update_out = [not equivalent(tensor_sharding(result, rule.results[0], rule, mesh, outs[0]),
                                  outs[0])]
-    walk.insert_reshards(op, projection, ins, outs, update_in, update_out, rule, mesh)
-    return common
+    return common, update_in, update_out
