@@ -48,8 +48,10 @@ def _needs_result_mapping(op: Operation) -> None:
 
 def _mappings(op: Operation) -> tuple[NamedMapping, NamedMapping]:
     src, dst = op.operand(0).mapping, op.results[0].mapping
-    if src is None or dst is None:
-        raise op_error(op, "operand and result must both carry shardings")
+    if dst is None:
+        raise op_error(op, "the result must carry a sharding")
+    if src is None:  # as in Shardy: an operand without a sharding is replicated on dst's mesh
+        src = NamedMapping.fully_replicated(dst.mesh, dst.rank)
     if src.mesh.name != dst.mesh.name:
         raise op_error(op, f"operand is on mesh @{src.mesh.name}, result on @{dst.mesh.name}")
     return src, dst

@@ -75,3 +75,13 @@ func.func @redundant(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@m, [{
   %0 = sdy.reshard %arg0 <@m, [{"a"}, {}]> : tensor<8x8xf32>
   return %0 : tensor<8x8xf32>
 }
+
+// An operand without a sharding is replicated on the target's mesh: one all_slice, its operand
+// printed without a sharding (as Shardy prints it).
+// CHECK-LABEL: func @slice_unsharded
+// CHECK-NEXT: %[[SL:.*]] = sdy.all_slice [{"b"}, {}] %arg0 out_sharding=<@m, [{"b"}, {}]>
+// CHECK-NEXT: return %[[SL]]
+func.func @slice_unsharded(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {
+  %0 = sdy.reshard %arg0 <@m, [{"b"}, {}]> : tensor<8x8xf32>
+  return %0 : tensor<8x8xf32>
+}
