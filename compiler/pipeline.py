@@ -33,10 +33,15 @@ DEFAULT_PIPELINE = (
 )
 
 
+# How reshards become collectives: shardc's search for the cheapest plan, or Shardy's algorithm.
+RESHARD_ALGORITHMS = ("cheapest", "shardy")
+
+
 @dataclass
 class CompileOptions:
     pipeline: str = DEFAULT_PIPELINE
     strategy: str = "aggressive"
+    reshard_algorithm: str = "cheapest"
     strict: bool = False
     verify_each: bool = True
     # Run `auto-shard` first (docs/autoshard.md); `memory_budget`: bytes per device, None: none.
@@ -50,6 +55,13 @@ class CompileOptions:
             pipeline = pipeline.replace(
                 "propagation-pipeline", f"propagation-pipeline{{strategy={self.strategy}}}"
             )
+        if self.reshard_algorithm not in RESHARD_ALGORITHMS:
+            raise ShardcError(
+                f"unknown reshard algorithm '{self.reshard_algorithm}' (expected one of "
+                f"{', '.join(RESHARD_ALGORITHMS)})"
+            )
+        if self.reshard_algorithm == "shardy":
+            pipeline = pipeline.replace("lower-collectives", "lower-collectives{planner=shardy}")
         if self.auto_shard:
             budget = f"{{memory-budget={self.memory_budget}}}" if self.memory_budget else ""
             pipeline = f"auto-shard{budget},{pipeline}"

@@ -3,8 +3,10 @@
 Keys may be added, never renamed (scripts rely on them): `mesh`, `collectives`,
 `total_comm_bytes`, `total_ring_bytes`, `by_kind`, `by_axis`, `peak_memory_bytes_per_device`,
 `values`, `warnings`, `timings_s`. Added here: `meshes` (every mesh, for multi-mesh modules),
-`propagation` (op visits and priority rounds), `fallbacks` (ops without a sharding rule) and,
-with `--auto-shard`, `auto_shard` (the solver's status, objective, gap and time; docs/cost.md).
+`propagation` (op visits and priority rounds), `fallbacks` (ops without a sharding rule),
+`reshard_plans` (every lowered reshard's collectives and bytes under both reshard algorithms:
+shardc's cheapest plan and Shardy's, with their totals in `reshard_plan_totals`) and, with
+`--auto-shard`, `auto_shard` (the solver's status, objective, gap and time; docs/cost.md).
 """
 
 from __future__ import annotations
@@ -58,10 +60,29 @@ def build_report(
     report["warnings"] = [w.render() for w in context.warnings]
     report["fallbacks"] = sorted(set(context.data.get("fallbacks", [])))
     report["propagation"] = context.data.get("propagation", {})
+    plans = context.data.get("reshard_plans", [])
+    report["reshard_plans"] = plans
+    report["reshard_plan_totals"] = _plan_totals(plans)
     if "auto_shard" in context.data:
         report["auto_shard"] = context.data["auto_shard"]
     report["timings_s"] = {k: round(v, 6) for k, v in timings.items()}
     return report
+
+
+def _plan_totals(plans: list[dict[str, Any]]) -> dict[str, Any]:
+    """Ring bytes per device summed over the reshards, per algorithm (None where an algorithm
+    could not plan one of them)."""
+    totals: dict[str, Any] = {}
+    for entry in plans:
+        for name in ("optimal", "greedy", "shardy"):
+            if name not in entry:
+                continue
+            plan = entry[name]
+            if plan is None or totals.get(name, 0) is None:
+                totals[name] = None
+            else:
+                totals[name] = totals.get(name, 0) + plan["ring_bytes"]
+    return totals
 
 
 def report_json(report: dict[str, Any]) -> str:
@@ -114,6 +135,12 @@ def report_text(report: dict[str, Any]) -> str:
             f"budget {_bytes(budget) if budget else 'none'}"
             + ("" if auto.get("fits_budget", True) else " (NOT met)")
         )
+    totals = report.get("reshard_plan_totals", {})
+    if len(totals) > 1:
+        names = {"optimal": "shardc's cheapest plans", "greedy": "greedy plans",
+                 "shardy": "Shardy's algorithm"}
+        parts = [f"{names[k]} {_bytes(v) if v is not None else 'n/a'}" for k, v in totals.items()]
+        lines.append("reshards, ring bytes per device: " + "; ".join(parts))
     for w in report["warnings"]:
         lines.append(w)
     return "\n".join(lines) + "\n"

@@ -4,10 +4,13 @@ A function's *region functions* (the outlined bodies of its `while`, `case`, nam
 ...) are part of it: MLIR keeps them inline, so a call inside a loop body is a call of the
 function that holds the loop. `post_order` lists the other functions callees first (MLIR's
 `CallGraph` in post order, as `walkCalls` iterates it); `calls_in` lists a function's calls in
-the order a walk of its regions meets them.
+the order a walk of its regions meets them; `calls` lists every call of the module in the order
+of MLIR's post-order walk (the calls inside an op's region functions before the op).
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterator
 
 from shardc.ir.attributes import OpaqueAttr, Symbol
 from shardc.ir.core import Function, Module, Operation
@@ -23,6 +26,8 @@ from shardc.ir.types import DistributedTensorType
 
 # The attribute Shardy's call-graph passes put on a function copy: the name it was copied from.
 ORIGINAL_NAME = "sdy.original_func_name"
+# The manual axes of a function outlined from a manual computation's body.
+FUNC_MANUAL_AXES = "sdy.func_manual_axes"
 
 
 def original_name(func: Function) -> str:
@@ -34,15 +39,21 @@ def original_name(func: Function) -> str:
     return value if isinstance(value, str) else func.name
 
 
-def open_filled(mappings: list[NamedMapping | None], ranks: list[int]) -> list | None:
-    """Shardy's per-value sharding lists: None when no entry has a sharding, else every missing
-    entry fully open on the first entry's mesh."""
-    mesh = next((m.mesh for m in mappings if m is not None), None)
+def manual_axes_text(func: Function) -> str | None:
+    """The function's `sdy.func_manual_axes` as text (None without one)."""
+    value = func.attributes.get(FUNC_MANUAL_AXES)
+    return None if value is None else str(getattr(value, "text", value))
+
+
+def open_filled(mappings: list[NamedMapping | None], ranks: list[int]) -> tuple | None:
+    """Shardy's per-value sharding lists: None when no entry has a sharding on a non-maximal
+    mesh, else every missing entry fully open on the first such entry's mesh."""
+    mesh = next((m.mesh for m in mappings if m is not None and not m.mesh.is_maximal), None)
     if mesh is None:
         return None
-    return [
+    return tuple(
         m if m is not None else NamedMapping.fully_open(mesh, r) for m, r in zip(mappings, ranks)
-    ]
+    )
 
 
 def arg_shardings(func: Function) -> list | None:
@@ -85,6 +96,33 @@ def ops_in(module: Module, func: Function) -> list[Operation]:
 
 def calls_in(module: Module, func: Function) -> list[Operation]:
     return [op for op in ops_in(module, func) if op.name == "call"]
+
+
+def calls(module: Module) -> Iterator[Operation]:
+    """Every call of the module, in MLIR's post-order walk: functions in module order, the
+    calls inside an op's region functions before the op."""
+    regions = region_functions(module)
+
+    def walk(func: Function) -> Iterator[Operation]:
+        for op in list(func.body):
+            if op.name == "call":
+                if op.parent is not None:
+                    yield op
+                continue
+            for name in region_symbols(op):
+                if name in regions:
+                    yield from walk(module.functions[name])
+
+    for func in list(module.functions.values()):
+        if func.name not in regions:
+            yield from walk(func)
+
+
+def callee(module: Module, op: Operation) -> Function:
+    """The function a `call` calls (the verifier checks it exists)."""
+    func = module.lookup_function(callee_name(op) or "")
+    assert func is not None, "the verifier checks callees exist"
+    return func
 
 
 def post_order(module: Module) -> list[Function]:

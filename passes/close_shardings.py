@@ -12,7 +12,7 @@ from shardc.ir.core import Module, Value
 from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.ops.manual import fill_all, sync_all
 from shardc.ir.types import DistributedTensorType
-from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
+from shardc.passes.manager import Pass, PassContext, register_pass
 
 
 def close(m: NamedMapping) -> NamedMapping:
@@ -53,5 +53,3 @@ class CloseShardings(Pass):
                     )
         sync_all(module)  # ... and give them back closed
 
-
-register_alias("sdy-close-shardings", "close-shardings")

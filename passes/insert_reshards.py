@@ -34,7 +34,7 @@ from dataclasses import dataclass
 
 from shardc.ir.core import Module
 from shardc.ir.diagnostics import PassError
-from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
+from shardc.passes.manager import Pass, PassContext, register_pass
 from shardc.passes.reshards.rewriter import FunctionRewriter
 from shardc.passes.reshards.signatures import close_regions, close_signatures
 
@@ -51,7 +51,8 @@ class InsertReshards(Pass):
         if not self.enable_full_version:
             raise PassError(
                 "insert-reshards implements only Shardy's full version "
-                "(enable-full-version=true); drop the option or set it to true"
+                "(enable-full-version=true); drop the option or set it to true "
+                "(insert-explicit-reshards is Shardy's pass with both versions)"
             )
         close_regions(module)
         close_signatures(module)
@@ -63,5 +64,3 @@ class InsertReshards(Pass):
         stats = ctx.data.setdefault("insert_reshards", {"reshards": 0})
         stats["reshards"] += inserted
 
-
-register_alias("sdy-insert-explicit-reshards", "insert-reshards")

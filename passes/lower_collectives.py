@@ -3,13 +3,17 @@
     shardc opt model.mlir -p insert-reshards,lower-collectives
     shardc opt model.mlir -p 'lower-collectives{cost=bytes}'        # plan by buffer bytes
     shardc opt model.mlir -p 'lower-collectives{planner=greedy}'    # the obvious plan
+    shardc opt model.mlir -p 'lower-collectives{planner=shardy}'    # Shardy's algorithm
 
     %1 = reshard %0 : tensor<16x64xf32, <@m, [{}, {"x"}]>>          # %0: [{"x"}, {}]
   becomes
     %1 = all_to_all %0 {params = [{"x"}: 0->1]} : tensor<16x64xf32, <@m, [{}, {"x"}]>>
 
 The plan comes from `shardc.passes.collectives.plan_reshard` (A* over layouts, ring-model bytes per
-device; SEMANTICS.md §5). Every emitted collective carries the sharding it produces in its result
+device; SEMANTICS.md §5), or with `planner=shardy` from Shardy's reshard algorithm
+(`collectives/shardy_plan.py`, after an `all_reduce` of the unreduced axes the target drops).
+Each reshard's plan under the other algorithm is costed too (`ctx.data["reshard_plans"]`, the
+report's `reshard_plans`). Every emitted collective carries the sharding it produces in its result
 type, so the op verifiers check each step. A reshard whose operand is unreduced plans the
 reduction too (`all_reduce`, or `reduce_scatter` when the target shards a dim on those axes).
 
@@ -48,9 +52,52 @@ from shardc.passes.collectives import (
     plan_reshard,
 )
 from shardc.passes.collectives.planner import COST_MODELS
-from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
+from shardc.passes.collectives.shardy_plan import plan_costs, shardy_plan
+from shardc.passes.collectives.sub_axes import set_difference
+from shardc.passes.manager import Pass, PassContext, register_pass
 
-PLANNERS = ("optimal", "greedy")
+PLANNERS = ("optimal", "greedy", "shardy")
+
+
+def shardy_reshard(
+    shape, dtype: str, src: NamedMapping, dst: NamedMapping, *, cost: str = "ring"
+) -> Plan:
+    """Shardy's plan: an `all_reduce` of the unreduced axes `dst` does not keep (Shardy's
+    insert-explicit-reshards puts it before the reshard), then Shardy's reshard algorithm."""
+    steps: list[Step] = []
+    layouts = [src]
+    mesh = src.mesh
+    reduced = tuple(set_difference(src.unreduced, dst.unreduced, mesh))
+    if reduced:
+        steps.append(AllReduce(reduced))
+        layouts.append(src.replace(
+            unreduced=tuple(set_difference(src.unreduced, reduced, mesh))))
+    inner = shardy_plan(shape, dtype, layouts[-1], dst)
+    steps.extend(inner.steps)
+    layouts.extend(inner.layouts[1:])
+    if steps:
+        layouts[-1] = dst
+    ring, comm = plan_costs(tuple(shape), dtype, steps, layouts)
+    return Plan(tuple(shape), dtype, tuple(steps), tuple(layouts), ring if cost == "ring" else
+                comm, cost, ring, comm)
+
+
+def record_plans(ctx: PassContext, v: Value, src: NamedMapping, dst: NamedMapping, chosen: Plan,
+                 planner: str, cost: str) -> None:
+    """Both plans of a reshard, side by side, for the cost report (`reshard_plans`)."""
+    other_name = "shardy" if planner != "shardy" else "optimal"
+    try:
+        other: Plan | None = (shardy_reshard if other_name == "shardy" else plan_reshard)(
+            v.type.shape, v.type.dtype, src, dst, cost=cost)
+    except ShardcError:
+        other = None
+    entry = {"value": v.label, "shape": list(v.type.shape), "from": src.text(), "to": dst.text()}
+    for name, plan in ((planner, chosen), (other_name, other)):
+        entry[name] = None if plan is None else {
+            "collectives": list(plan.kinds), "ring_bytes": plan.ring_bytes,
+            "comm_bytes": plan.comm_bytes,
+        }
+    ctx.data.setdefault("reshard_plans", []).append(entry)
 
 
 def step_op(step: Step) -> tuple[str, dict[str, Any]]:
@@ -158,9 +205,11 @@ class LowerCollectives(Pass):
                 "does not have; a reshard cannot create partial values",
                 op.loc,
             )
-        planner = plan_reshard if self.planner == "optimal" else greedy_plan
+        planners = {"optimal": plan_reshard, "greedy": greedy_plan, "shardy": shardy_reshard}
         try:
-            return planner(v.type.shape, v.type.dtype, src, dst, cost=self.cost)
+            plan = planners[self.planner](v.type.shape, v.type.dtype, src, dst, cost=self.cost)
+            record_plans(ctx, v, src, dst, plan, self.planner, self.cost)
+            return plan
         except ShardcError as e:
             ctx.warn(
                 f"'reshard' of {v.label} from {src} to {dst} is kept: the planner cannot "
@@ -204,5 +253,3 @@ class LowerCollectives(Pass):
         op.erase()
         return True
 
-
-register_alias("sdy-reshard-to-collectives", "lower-collectives")

@@ -2,8 +2,12 @@
 the entry function declares the sharding of the value it returns (or none, if that value has
 none).
 
-    func private @relu(%a: tensor<8xf32, <@m, [{"x"}]>>) -> tensor<8xf32> { ... return %0 }
-        -> func private @relu(...) -> tensor<8xf32, <sharding of %0>>
+    func private @f(%arg0: tensor<8xf32>) -> tensor<8xf32> {
+      %0 = stablehlo.negate %arg0 {sdy.sharding = <@m, [{"x"}]>} : tensor<8xf32>
+      return %0 : tensor<8xf32>
+    }
+  becomes
+    func private @f(%arg0: tensor<8xf32>) -> (tensor<8xf32> {sdy.sharding = <@m, [{"x"}]>})
 
 Region and body functions (loop bodies, branches, computation bodies) are not functions in
 Shardy's program and are left alone.
@@ -14,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shardc.ir.core import Module
-from shardc.ir.types import DistributedTensorType
+from shardc.ir.types import DistributedTensorType, TensorType
 from shardc.passes.call_graph import region_functions
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 from shardc.passes.propagation.state import entry_functions
@@ -29,7 +33,9 @@ def propagate_to_func_results(module: Module) -> None:
             continue
         for i, v in enumerate(ret.operands):
             t = func.result_types[i]
-            func.result_types[i] = DistributedTensorType(t.shape, t.dtype, v.mapping)
+            m = v.mapping
+            func.result_types[i] = (DistributedTensorType(t.shape, t.dtype, m)
+                                    if m is not None else TensorType(t.shape, t.dtype))
 
 
 @register_pass("propagate-to-func-results")

@@ -1,19 +1,18 @@
-"""`unflatten-call-graph` (Shardy's `sdy-unflatten-call-graph`): calls of copies of one function
-that agree on their shardings call one of them again.
+"""`unflatten-call-graph`: calls of copies of one function go back to one copy per distinct
+signature (Shardy's `sdy-unflatten-call-graph`).
 
-    %0 = call %x {callee = @relu}      (@relu, @relu_0 and @relu_1: copies of @relu; @relu and
-    %1 = call %0 {callee = @relu_0}     @relu_1 have the same argument and result shardings)
-    %2 = call %1 {callee = @relu_1}   ->   %2 = call %1 {callee = @relu}
+Shardy's import gives each call site its own copy of the callee (`@f`, `@f_0`, ... with
+`sdy.original_func_name = "f"`); after propagation, calls whose copies share the original name,
+the `sdy.func_manual_axes` and the argument and result shardings (each list fully open where an
+entry has none, none when no entry has one) call the first such copy (in the order of the
+module's calls). With `dedup-functions-fully=true` the shardings are ignored and the copy called
+most often (the first on a tie) serves every call of its original. The two attributes are then
+removed from every function; copies no longer called stay (Shardy's pipeline drops them with
+`symbol-dce`).
 
-Two functions are the same computation when they have the same original name
-(`sdy.original_func_name`, else their own), the same manual axes and the same argument and result
-shardings (each list fully open where an entry has none, none when no entry has one). Calls are
-visited in module order and the first function met stands for its computation; the
-`sdy.original_func_name` marks go. (Newer Shardy also has `dedup-functions-fully=true`, which
-keeps one function per original name and reshards around calls that disagree with it; jaxlib
-0.10.2 does not have it, nor does shardc.)
-
-The copies no call names any more are left for `symbol-dce`.
+    %0 = call @f(%x)     %1 = call @f_0(%x)     # same shardings
+  becomes
+    %0 = call @f(%x)     %1 = call @f(%x)
 """
 
 from __future__ import annotations
@@ -22,46 +21,42 @@ from dataclasses import dataclass
 
 from shardc.ir.attributes import Symbol
 from shardc.ir.core import Function, Module
-from shardc.ir.symbols import callee_name
 from shardc.passes.call_graph import (
+    FUNC_MANUAL_AXES,
     ORIGINAL_NAME,
     arg_shardings,
-    calls_in,
+    callee,
+    calls,
+    manual_axes_text,
     original_name,
-    region_functions,
     result_shardings,
 )
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 
-FUNC_MANUAL_AXES = "sdy.manual_axes"
+
+def key(func: Function, with_shardings: bool = True) -> tuple:
+    if not with_shardings:
+        return (original_name(func), manual_axes_text(func), None, None)
+    return (original_name(func), manual_axes_text(func), arg_shardings(func),
+            result_shardings(func))
 
 
-def computation_key(func: Function) -> tuple:
-    args, results = arg_shardings(func), result_shardings(func)
-    manual = func.attributes.get(FUNC_MANUAL_AXES)
-    return (
-        original_name(func),
-        str(manual) if manual is not None else None,
-        tuple(args) if args is not None else None,
-        tuple(results) if results is not None else None,
-    )
-
-
-def unflatten_call_graph(module: Module) -> None:
-    regions = region_functions(module)
-    calls = [
-        call
-        for func in list(module.functions.values())
-        if func.name not in regions
-        for call in calls_in(module, func)
-        if callee_name(call) in module.functions
-    ]
+def unflatten_call_graph(module: Module, dedup_functions_fully: bool = False) -> None:
+    full = dedup_functions_fully
     chosen: dict[tuple, Function] = {}
-    keys = [computation_key(module.functions[callee_name(call) or ""]) for call in calls]
-    for call, key in zip(calls, keys):
-        chosen.setdefault(key, module.functions[callee_name(call) or ""])
-    for call, key in zip(calls, keys):
-        call.attributes["callee"] = Symbol(chosen[key].name)
+    for op in calls(module):
+        f = callee(module, op)
+        chosen.setdefault(key(f, not full), f)
+    if full:
+        counts: dict[tuple, int] = {}
+        for op in calls(module):
+            f = callee(module, op)
+            counts[key(f)] = counts.get(key(f), 0) + 1
+            cache = key(f, False)
+            if counts[key(f)] > counts.get(key(chosen[cache]), 0):
+                chosen[cache] = f
+    for op in list(calls(module)):
+        op.attributes["callee"] = Symbol(chosen[key(callee(module, op), not full)].name)
     for func in module.functions.values():
         func.attributes.pop(ORIGINAL_NAME, None)
         func.attributes.pop(FUNC_MANUAL_AXES, None)
@@ -70,10 +65,12 @@ def unflatten_call_graph(module: Module) -> None:
 @register_pass("unflatten-call-graph")
 @dataclass(frozen=True)
 class UnflattenCallGraph(Pass):
-    """Calls of copies of one function with the same shardings call one of them again."""
+    """Make calls of equivalent function copies call one copy (sdy-unflatten-call-graph)."""
+
+    dedup_functions_fully: bool = False
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        unflatten_call_graph(module)
+        unflatten_call_graph(module, self.dedup_functions_fully)
 
 
 register_alias("sdy-unflatten-call-graph", "unflatten-call-graph")

@@ -115,7 +115,8 @@ def test_every_run_option_reaches_each_process() -> None:
     parser = build_parser()
     argv = ["run", "prog.mlir", "--backend", "jax", "--processes", "2", "--mesh", "dp=2",
             "--model", "mlp", "--preset", "dp", "--layers", "3", "--strategy", "basic",
-            "--strict", "--input-format", "sdy", "--auto-shard", "--memory-budget", "36KiB",
+            "--reshard-algorithm", "shardy", "--strict", "--input-format", "sdy", "--auto-shard",
+            "--memory-budget", "36KiB",
             "--inputs", "in.npz", "--seed", "7", "--check", "--rtol", "0.5", "--atol", "0.25",
             "-o", "out.npz", "--timeout", "9"]
     given = parser.parse_args(argv)

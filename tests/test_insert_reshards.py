@@ -134,7 +134,7 @@ def test_partial_version_is_refused() -> None:
     with pytest.raises(PassError, match="full version"):
         run(
             parse_module('mesh @m = <["x"=2]>\nfunc @main() {\n  return\n}\n'),
-            "sdy-insert-explicit-reshards{enable-full-version=false}",
+            "insert-reshards{enable-full-version=false}",
         )
 
 

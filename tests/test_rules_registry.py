@@ -216,7 +216,7 @@ def test_concatenate_of_unrelated_operands_needs_replication() -> None:
     assert got == R("([i, j, k], [i, j, k])->([i, j, k]) {i=4, j=8, k=256} need_replication={j}")
 
 
-def test_concatenate_of_slices_of_one_value_is_permutation() -> None:
+def test_concatenate_of_slices_or_one_value_and_its_slices_is_permutation() -> None:
     body = (
         "  %0 = slice %a {start_indices = [0, 0], limit_indices = [2, 8]} : tensor<2x8xf32>\n"
         "  %1 = slice %a {start_indices = [2, 0], limit_indices = [4, 8]} : tensor<2x8xf32>\n"
@@ -227,7 +227,7 @@ def test_concatenate_of_slices_of_one_value_is_permutation() -> None:
     got = _rules("%a: tensor<4x8xf32>", body, "tensor<4x16xf32>")
     assert got[2] == R("([i, j], [i, j])->([i, j]) {i=4, j=8} permutation={i}")
     assert got[3] == R("([i, j], [i, j], [i, j])->([i, j]) {i=8, j=8} permutation={i}")
-    # The same value twice, no slice: the concat dim needs replication (as jaxlib's Shardy).
+    # The same value twice, no slice: need_replication, as jaxlib's registry says.
     assert got[4] == R("([i, j], [i, j])->([i, j]) {i=4, j=16} need_replication={j}")
 
 

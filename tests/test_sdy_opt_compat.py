@@ -258,59 +258,26 @@ _PRIORITY_DROP = (
     "semantic: when Shardy updates a sharding that carries priorities it rebuilds it without "
     "them ({\"y\", ?}p1 -> {\"y\", ?}); shardc keeps the priority on the updated sharding"
 )
-_CLOSE_UNANNOTATED = (
-    "semantic: sdy-close-shardings closes only existing shardings; shardc's close-shardings also "
-    "gives every unannotated value, function result and scalar constant a closed replicated "
-    "sharding (passes/close_shardings.py fix())"
-)
-_CLOSE_REPLICATED = (
-    "semantic: sdy-close-shardings drops replicated={...} axes; shardc keeps them "
-    "(passes/close_shardings.py close())"
-)
 _RULE_BARRIER = (
     "semantic: Shardy gives sdy.propagation_barrier no sharding rule; shardc's "
     "populate-sharding-rules attaches an identity rule"
-)
-_RESHARD_ALL_REDUCE = (
-    "semantic: for a reduction over a sharded dim Shardy's full insert-explicit-reshards emits "
-    "sdy.all_reduce {axes} right after the op; shardc marks the op's result unreduced={axes} "
-    "and inserts sdy.reshard (lowered to the all-reduce by reshard-to-collectives)"
-)
-_RESHARD_ERASES = (
-    "semantic: shardc's insert-reshards erases sdy.sharding_constraint / sharding_group / "
-    "propagation_barrier ops; Shardy keeps them (its export pipeline converts constraints "
-    "to reshards later)"
-)
-_RESHARD_SCALAR = (
-    "semantic: shardc's insert-reshards gives an unannotated scalar constant the sharding "
-    "<@mesh, []>; Shardy leaves it unannotated"
 )
 _SIZE_ONE_CRASH = (
     "bug: shardc's lower-collectives crashes (KeyError: AxisRef 'one') on a reshard whose "
     "shardings use a size-1 mesh axis"
 )
-_RESHARD_RESULT = (
-    "semantic: Shardy treats a function result without a sharding as replicated and reshards "
-    "the returned value to <@mesh, [{}, {}]>; shardc leaves it as computed"
+
+_RESHARD_BARRIER = (
+    "bug: after a sdy.propagation_barrier whose user has no sharding in the input, shardc's "
+    "insert-explicit-reshards gives the barrier a sharding and reshards before the user (left "
+    "replicated); Shardy keeps the user sharded like its operand and reshards the returned value"
 )
 
 DIFFERENCES: dict[tuple[str, str], str] = {
     ("sdy-aggressive-propagate", "priorities"): _PRIORITY_DROP,
     ("sdy-op-priority-propagate", "priorities"): _PRIORITY_DROP,
     ("sdy-populate-op-sharding-rules", "propagation_barrier"): _RULE_BARRIER,
-    ("sdy-close-shardings", "reduce_softmax"): _CLOSE_UNANNOTATED,
-    ("sdy-close-shardings", "propagation_barrier"): _CLOSE_UNANNOTATED,
-    ("sdy-close-shardings", "replicated_multiaxis"): _CLOSE_REPLICATED,
-    ("sdy-close-shardings", "constant_users"): _CLOSE_UNANNOTATED,
-    ("sdy-close-shardings", "func_call"): _CLOSE_UNANNOTATED,
-    ("sdy-insert-explicit-reshards", "batched_dot_general"): _RESHARD_ALL_REDUCE,
-    ("sdy-insert-explicit-reshards", "megatron_mlp"): _RESHARD_ALL_REDUCE,
-    ("sdy-insert-explicit-reshards", "reduce_softmax"): _RESHARD_ALL_REDUCE + "; " + _RESHARD_SCALAR,
-    ("sdy-insert-explicit-reshards", "constraints"): _RESHARD_ERASES,
-    ("sdy-insert-explicit-reshards", "priorities"): _RESHARD_ALL_REDUCE + "; " + _RESHARD_ERASES,
-    ("sdy-insert-explicit-reshards", "sharding_groups"): _RESHARD_ERASES,
-    ("sdy-insert-explicit-reshards", "propagation_barrier"): _RESHARD_ERASES + "; " + _RESHARD_RESULT,
-    ("sdy-insert-explicit-reshards", "constant_users"): _RESHARD_SCALAR,
+    ("sdy-insert-explicit-reshards", "propagation_barrier"): _RESHARD_BARRIER,
     ("sdy-reshard-to-collectives", "size_one_axis"): _SIZE_ONE_CRASH,
 }
 

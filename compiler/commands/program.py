@@ -77,6 +77,7 @@ def compile_options(args: argparse.Namespace):
     return CompileOptions(
         strategy=args.strategy,
         strict=args.strict,
+        reshard_algorithm=args.reshard_algorithm,
         auto_shard=args.auto_shard,
         memory_budget=args.memory_budget,
     )
@@ -110,6 +111,12 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--preset", default=None, help="the model's annotation preset (dp, tp, ...)")
     p.add_argument("--layers", type=int, default=None, help="the model's depth")
     p.add_argument("--strategy", choices=["aggressive", "basic"], default="aggressive")
+    p.add_argument(
+        "--reshard-algorithm",
+        choices=["cheapest", "shardy"],
+        default="cheapest",
+        help="reshards become shardc's cheapest collectives (default) or Shardy's",
+    )
     p.add_argument("--strict", action="store_true", help="ops without a sharding rule are errors")
     p.add_argument("--input-format", choices=["native", "sdy"], default=None)
     p.add_argument(

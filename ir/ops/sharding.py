@@ -52,18 +52,16 @@ def _needs_result_mapping(op: Operation) -> None:
         )
 
 
-def _mappings(op: Operation, missing_ok: bool = False) -> tuple[NamedMapping, NamedMapping]:
-    """(operand sharding, result sharding). `missing_ok`: an operand without a sharding is
-    fully replicated on the result's mesh (Shardy's `allowMissingInputSharding`)."""
+def _mappings(op: Operation) -> tuple[NamedMapping, NamedMapping]:
+    """(operand sharding, result sharding); an operand without a sharding is fully replicated
+    on the result's mesh, as in Shardy."""
     src, dst = op.operand(0).mapping, op.results[0].mapping
     if dst is None:
         raise op_error(
             op, 'result type must carry a sharding, e.g. tensor<8xf32, <@mesh, [{"x"}]>>'
         )
-    if src is None and missing_ok:
+    if src is None:  # as in Shardy: an operand without a sharding is replicated on dst's mesh
         src = NamedMapping.fully_replicated(dst.mesh, dst.rank)
-    if src is None:
-        raise op_error(op, "operand and result must both carry shardings")
     if src.mesh.name != dst.mesh.name:
         raise op_error(op, f"operand is on mesh {src.mesh.ref_text()}, result on "
                            f"{dst.mesh.ref_text()}")
@@ -132,7 +130,7 @@ def _verify_all_gather(op: Operation) -> None:
 
 
 def _verify_all_slice(op: Operation) -> None:
-    src, dst = _mappings(op, missing_ok=True)
+    src, dst = _mappings(op)
     per_dim = attr(op, "slicing_axes")
     if len(per_dim) != src.rank:
         raise op_error(op, f"slicing_axes needs one entry per dim ({src.rank})")
@@ -215,7 +213,7 @@ def _verify_all_reduce(op: Operation) -> None:
     operand is not unreduced on: the operand is then partial along it implicitly (as Shardy's
     insert-explicit-reshards leaves a dot_general whose contracting dim is sharded). shardc's
     values are whole along such an axis, so reducing over it changes nothing."""
-    src, dst = _mappings(op, missing_ok=True)
+    src, dst = _mappings(op)
     axes = attr(op, "reduction_axes")
     view = _AtomView(src, dst, [axes])
     reduced = view.of(axes)
@@ -227,7 +225,7 @@ def _verify_all_reduce(op: Operation) -> None:
 
 
 def _verify_reduce_scatter(op: Operation) -> None:
-    src, dst = _mappings(op, missing_ok=True)
+    src, dst = _mappings(op)
     per_dim = attr(op, "scatter_axes")
     if len(per_dim) != src.rank:
         raise op_error(op, f"scatter_axes needs one entry per dim ({src.rank})")

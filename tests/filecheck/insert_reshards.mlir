@@ -1,6 +1,5 @@
 // insert-reshards: every op computes locally; data movement becomes explicit `reshard`s.
 // RUN: shardc opt %s -p insert-reshards --split-input-file | filecheck %s
-// RUN: shardc opt %s -p sdy-insert-explicit-reshards{enable-full-version=true} --split-input-file | filecheck %s
 
 // Megatron MLP: column- then row-parallel. Both dots compute locally; the second leaves its
 // result unreduced on "tp" and the only reshard is the reduction before the return.

@@ -1,6 +1,5 @@
 // lower-collectives: each reshard becomes the planner's cheapest sequence of collectives.
 // RUN: shardc opt %s -p lower-collectives --split-input-file | filecheck %s
-// RUN: shardc opt %s -p sdy-reshard-to-collectives --split-input-file | filecheck %s
 // RUN: shardc opt %s -p insert-reshards,lower-collectives --split-input-file | filecheck %s --check-prefix=PIPE
 // RUN: shardc opt %s -p lower-collectives --split-input-file 2>&1 >/dev/null | filecheck %s --check-prefix=WARN
 
