@@ -3,7 +3,9 @@
 Keys may be added, never renamed (scripts rely on them): `mesh`, `collectives`,
 `total_comm_bytes`, `total_ring_bytes`, `by_kind`, `by_axis`, `peak_memory_bytes_per_device`,
 `values`, `warnings`, `timings_s`. Added here: `meshes` (every mesh, for multi-mesh modules),
-`propagation` (op visits and priority rounds) and `fallbacks` (ops without a sharding rule).
+`propagation` (op visits and priority rounds), `fallbacks` (ops without a sharding rule) and
+`planner_fallbacks` (reshards whose plan search the budget cut: value, location, from, to, cost,
+greedy_cost, edges_searched, budget).
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ def build_report(result: CompileResult) -> dict[str, Any]:
     report["values"] = _values(result)
     report["warnings"] = result.warnings
     report["fallbacks"] = sorted(set(result.context.data.get("fallbacks", [])))
+    report["planner_fallbacks"] = result.context.data.get("planner_fallbacks", [])
     report["propagation"] = result.context.data.get("propagation", {})
     report["timings_s"] = {k: round(v, 6) for k, v in result.timings.items()}
     return report

@@ -3,6 +3,7 @@
     shardc opt model.mlir -p insert-reshards,lower-collectives
     shardc opt model.mlir -p 'lower-collectives{cost=bytes}'        # plan by buffer bytes
     shardc opt model.mlir -p 'lower-collectives{planner=greedy}'    # the obvious plan
+    shardc opt model.mlir -p 'lower-collectives{budget=500000}'     # search longer
 
     %1 = reshard %0 : tensor<16x64xf32, <@m, [{}, {"x"}]>>          # %0: [{"x"}, {}]
   becomes
@@ -10,9 +11,12 @@
          : tensor<16x64xf32, <@m, [{}, {"x"}]>>
 
 The plan comes from `shardc.passes.collectives.plan_reshard` (A* over layouts, ring-model bytes per
-device; SEMANTICS.md §5). Every emitted collective carries the sharding it produces in its result
-type, so the op verifiers check each step. A reshard whose operand is unreduced plans the
-reduction too (`all_reduce`, or `reduce_scatter` when the target shards a dim on those axes).
+device; SEMANTICS.md §5), within `budget` edges (about 0.3 s): when the budget cuts the search the
+plan is the cheapest found (never worse than the greedy one), the pass warns, and the reshard is
+listed under `planner_fallbacks` in the compile report. Every emitted collective carries the
+sharding it produces in its result type, so the op verifiers check each step. A reshard whose
+operand is unreduced plans the reduction too (`all_reduce`, or `reduce_scatter` when the target
+shards a dim on those axes).
 
 A reshard the planner cannot express (different meshes, sub-axes without a common
 decomposition, or steps the IR's collective ops cannot spell) stays a `reshard` and is reported
@@ -42,7 +46,7 @@ from shardc.passes.collectives import (
     greedy_plan,
     plan_reshard,
 )
-from shardc.passes.collectives.planner import COST_MODELS
+from shardc.passes.collectives.planner import COST_MODELS, DEFAULT_BUDGET
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 
 PLANNERS = ("optimal", "greedy")
@@ -95,12 +99,15 @@ class LowerCollectives(Pass):
 
     cost: str = "ring"
     planner: str = "optimal"
+    budget: int = DEFAULT_BUDGET
 
     def run(self, module: Module, ctx: PassContext) -> None:
         if self.cost not in COST_MODELS:
             raise PassError(f"lower-collectives: cost must be one of {', '.join(COST_MODELS)}")
         if self.planner not in PLANNERS:
             raise PassError(f"lower-collectives: planner must be one of {', '.join(PLANNERS)}")
+        if self.budget < 1:
+            raise PassError(f"lower-collectives: budget must be at least 1, not {self.budget}")
         stats = ctx.data.setdefault(
             "lower_collectives", {"reshards": 0, "collectives": 0, "kept": 0, "ring_bytes": 0}
         )
@@ -138,9 +145,12 @@ class LowerCollectives(Pass):
                 "does not have; a reshard cannot create partial values",
                 op.loc,
             )
-        planner = plan_reshard if self.planner == "optimal" else greedy_plan
         try:
-            return planner(v.type.shape, v.type.dtype, src, dst, cost=self.cost)
+            if self.planner == "greedy":
+                return greedy_plan(v.type.shape, v.type.dtype, src, dst, cost=self.cost)
+            plan = plan_reshard(
+                v.type.shape, v.type.dtype, src, dst, cost=self.cost, budget=self.budget
+            )
         except ShardcError as e:
             ctx.warn(
                 f"'reshard' of {v.label} from {src} to {dst} is kept: the planner cannot "
@@ -148,6 +158,31 @@ class LowerCollectives(Pass):
                 op.loc,
             )
             return None
+        if plan.search == "bounded":
+            self.report_cut(op, plan, ctx)
+        return plan
+
+    def report_cut(self, op: Operation, plan: Plan, ctx: PassContext) -> None:
+        """Warn and record (report key `planner_fallbacks`) a plan the budget kept from being
+        proven cheapest."""
+        v = op.operand(0)
+        ctx.warn(
+            f"'reshard' of {v.label} from {plan.src} to {plan.dst}: the search for the cheapest "
+            f"plan stopped at its budget of {self.budget} edges; using the cheapest plan found "
+            f"({plan.cost} bytes per device, greedy {plan.greedy_cost}); "
+            "lower-collectives{budget=N} searches further",
+            op.loc,
+        )
+        ctx.data.setdefault("planner_fallbacks", []).append({
+            "value": v.label,
+            "location": str(op.loc) if op.loc is not None else "",
+            "from": plan.src.text(),
+            "to": plan.dst.text(),
+            "cost": plan.cost,
+            "greedy_cost": plan.greedy_cost,
+            "edges_searched": plan.searched,
+            "budget": self.budget,
+        })
 
     def rewrite(self, op: Operation, plan: Plan, ctx: PassContext) -> bool:
         """Replace `op` by the plan's collectives; False (and a warning) if the IR's collective
