@@ -5,7 +5,7 @@
     python benchmarks/executors.py --repeat 9         # more runs per step-time median
     python benchmarks/executors.py --write-docs       # update docs/benchmarks.md
 
-Three measurements, on zoo models (`shardc.models.MODELS`) with their `dp_tp` preset
+Three measurements, on zoo models (`shardc.models.catalogue.MODELS`) with their `dp_tp` preset
 (mesh dp=2, tp=4: 8 devices) and the FSDP preset where noted:
 
 (a) numpy executor: `NumpyExecutor(result.spmd).run(inputs)` (8 simulated devices, global
@@ -53,7 +53,7 @@ from docs_section import read_section, write_section  # noqa: E402
 
 from shardc.ir.core import Module  # noqa: E402
 from shardc.ir.types import numpy_dtype  # noqa: E402
-from shardc.models import MODELS  # noqa: E402
+from shardc.models.catalogue import MODELS  # noqa: E402
 from shardc.pipeline import compile  # noqa: E402
 
 

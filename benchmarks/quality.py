@@ -5,7 +5,7 @@
     python benchmarks/quality.py --details            # also list every collective, both sides
     python benchmarks/quality.py --write-docs         # update docs/benchmarks.md
 
-For every model of the zoo (`shardc.models.MODELS`) and every annotation preset, at the
+For every model of the zoo (`shardc.models.catalogue.MODELS`) and every annotation preset, at the
 model's default sizes (stacked models with `--layers` layers, default 2):
 
 - shardc: `shardc.pipeline.compile(module)`; its report gives the collectives, the bytes per
@@ -47,7 +47,7 @@ from docs_section import read_section, write_section  # noqa: E402
 from shardc.ir.core import Module  # noqa: E402
 from shardc.ir.diagnostics import ShardcError  # noqa: E402
 from shardc.ir.types import numpy_dtype  # noqa: E402
-from shardc.models import MODELS  # noqa: E402
+from shardc.models.catalogue import MODELS  # noqa: E402
 from shardc.passes.cost import collective_report  # noqa: E402
 from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline  # noqa: E402
 from shardc.pipeline import DEFAULT_PIPELINE, CompileOptions, clone, compile  # noqa: E402

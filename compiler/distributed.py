@@ -26,7 +26,7 @@ from typing import Any
 import numpy as np
 
 from shardc.executors.jax_arrays import JaxArrayProgram, global_array
-from shardc.executors.jax_exec import import_jax
+from shardc.executors.jax_runtime import import_jax
 from shardc.ir.diagnostics import ShardcError
 from shardc.pipeline import CompileResult
 

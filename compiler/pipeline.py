@@ -26,6 +26,7 @@ from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
 from shardc.ir.types import shard_shape
 from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
+from shardc.report import build_report
 
 DEFAULT_PIPELINE = (
     "propagation-pipeline,close-shardings,insert-reshards,lower-collectives,canonicalize"
@@ -55,9 +56,7 @@ class CompileResult:
     @property
     def report(self) -> dict[str, Any]:
         if self._report is None:
-            from shardc.report import build_report
-
-            self._report = build_report(self)
+            self._report = build_report(self.module, self.context, self.timings)
         return self._report
 
     def run(

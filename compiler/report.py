@@ -11,20 +11,20 @@ greedy_cost, edges_searched, budget).
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Any
+from collections.abc import Mapping
+from typing import Any
 
+from shardc.ir.core import Module
 from shardc.ir.printer import Namer
 from shardc.ir.types import shard_shape
 from shardc.passes.cost import collective_report
-
-if TYPE_CHECKING:
-    from shardc.pipeline import CompileResult
+from shardc.passes.manager import PassContext
 
 
-def _values(result: CompileResult) -> list[dict[str, Any]]:
-    origins = result.context.data.get("origins")
+def _values(module: Module, context: PassContext) -> list[dict[str, Any]]:
+    origins = context.data.get("origins")
     out = []
-    for func in result.module.functions.values():
+    for func in module.functions.values():
         name = Namer(func)
         entries = [(a, "argument") for a in func.args]
         entries += [(r, op.name) for op in func.body for r in op.results]
@@ -39,7 +39,7 @@ def _values(result: CompileResult) -> list[dict[str, Any]]:
                 "dtype": v.type.dtype,
                 "origin": "",
             }
-            if len(result.module.functions) > 1:
+            if len(module.functions) > 1:
                 entry["function"] = func.name
             if origins is not None:
                 entry["origin"] = origins.describe(v)
@@ -47,17 +47,20 @@ def _values(result: CompileResult) -> list[dict[str, Any]]:
     return out
 
 
-def build_report(result: CompileResult) -> dict[str, Any]:
-    module = result.module
+def build_report(
+    module: Module, context: PassContext, timings: Mapping[str, float]
+) -> dict[str, Any]:
+    """The report of `module` (the global program after the pipeline) as `context` and the pass
+    `timings` left it."""
     meshes = {name: m.shape for name, m in module.meshes.items()}
     report: dict[str, Any] = {"mesh": next(iter(meshes.values()), {}), "meshes": meshes}
     report.update(collective_report(module))
-    report["values"] = _values(result)
-    report["warnings"] = result.warnings
-    report["fallbacks"] = sorted(set(result.context.data.get("fallbacks", [])))
-    report["planner_fallbacks"] = result.context.data.get("planner_fallbacks", [])
-    report["propagation"] = result.context.data.get("propagation", {})
-    report["timings_s"] = {k: round(v, 6) for k, v in result.timings.items()}
+    report["values"] = _values(module, context)
+    report["warnings"] = [w.render() for w in context.warnings]
+    report["fallbacks"] = sorted(set(context.data.get("fallbacks", [])))
+    report["planner_fallbacks"] = context.data.get("planner_fallbacks", [])
+    report["propagation"] = context.data.get("propagation", {})
+    report["timings_s"] = {k: round(v, 6) for k, v in timings.items()}
     return report
 
 

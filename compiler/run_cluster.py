@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 
 from shardc.distributed import Cluster
-from shardc.executors.jax_exec import import_jax
+from shardc.executors.jax_runtime import import_jax
 
 __all__ = ["add_cluster_options", "cluster_of", "launch", "run_as_process"]
 

@@ -89,7 +89,8 @@ class Lowered:
     def explain(self, html: str | os.PathLike[str] | None = None) -> str:
         """Why each value has its sharding (text); with `html=PATH` also write the program
         drawn coloured by sharding, with its collectives, as a self-contained page."""
-        from shardc.explain import explain_text, to_html
+        from shardc.explain.html_page import to_html
+        from shardc.explain.text import explain_text
 
         origins = self.result.context.data.get("origins")
         if html is not None:

@@ -17,7 +17,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # run from a checkout without installing
 
 from shardc.ir.printer import print_module  # noqa: E402
-from shardc.models import MODELS  # noqa: E402
+from shardc.models.catalogue import MODELS  # noqa: E402
 
 
 def example_texts() -> dict[str, str]:

@@ -16,7 +16,7 @@ from shardc.executors.reference import run_reference
 from shardc.ir.diagnostics import ShardcError
 from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
-from shardc.models import MODELS
+from shardc.models.catalogue import MODELS
 from shardc.passes.cost import collective_report
 from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
 

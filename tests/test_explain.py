@@ -1,4 +1,4 @@
-"""compiler/explain.py: per-value text, DOT, the offline HTML page and device grids."""
+"""compiler/explain/: per-value text, DOT, the offline HTML page and device grids."""
 
 from __future__ import annotations
 
@@ -8,20 +8,16 @@ from pathlib import Path
 
 import pytest
 
-from shardc.explain import (
-    REPLICATED_COLOR,
-    block_owners,
-    explain_text,
-    sharding_colors,
-    to_dot,
-    to_html,
-    visualize_sharding,
-)
+from shardc.explain.device_grid import block_owners, visualize_sharding
+from shardc.explain.dot import to_dot
+from shardc.explain.graph import REPLICATED_COLOR, sharding_colors
+from shardc.explain.graph_layout import layered_layout
+from shardc.explain.html_page import to_html
+from shardc.explain.text import explain_text
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import DeviceMesh
 from shardc.ir.parser import parse_module
 from shardc.ir.types import shard_bounds
-from shardc.layout import layered_layout
 from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
 
 ROOT = Path(__file__).resolve().parent.parent

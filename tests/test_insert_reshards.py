@@ -9,7 +9,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from shardc.cli import split_input
+from shardc.commands.text_io import split_input
 from shardc.ir.builder import Builder
 from shardc.ir.diagnostics import PassError
 from shardc.ir.mapping import DimSharding, NamedMapping

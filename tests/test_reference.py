@@ -13,8 +13,7 @@ import ml_dtypes
 import numpy as np
 import pytest
 
-from shardc.executors import run_reference
-from shardc.executors.reference import Interpreter
+from shardc.executors.reference import Interpreter, run_reference
 from shardc.ir.diagnostics import ExecutionError
 from shardc.ir.parser import parse_module
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shardc.executors import scalar_bodies
-from shardc.executors.kernels import KERNELS
+from shardc.executors.kernels.table import KERNELS
 from shardc.executors.reference import run_reference
 from shardc.executors.scalar_bodies import (
     evaluate_body,

@@ -15,15 +15,14 @@ import sys
 import numpy as np
 import pytest
 
-from shardc.executors.numpy_exec import (
-    NumpyExecutor,
+from shardc.executors.device_layout import (
     gather,
     gather_outputs,
     reference_blocks,
-    run_spmd,
     scatter,
     scatter_inputs,
 )
+from shardc.executors.numpy_exec import NumpyExecutor, run_spmd
 from shardc.executors.reference import run_reference
 from shardc.ir.diagnostics import ExecutionError, PassError, ShardingError
 from shardc.ir.mapping import NamedMapping
@@ -595,11 +594,11 @@ def test_executor_rejects_a_global_program() -> None:
 
 
 def test_jax_missing_gives_an_install_hint(monkeypatch) -> None:
-    from shardc.executors import jax_exec
+    from shardc.executors.jax_runtime import import_jax
 
     monkeypatch.setitem(sys.modules, "jax", None)
     with pytest.raises(ExecutionError, match=r"pip install 'shardc\[jax\]'"):
-        jax_exec.import_jax()
+        import_jax()
 
 
 def test_spmd_text_round_trips() -> None:

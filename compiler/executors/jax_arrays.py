@@ -31,8 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from shardc.executors.jax_exec import JaxExecutor, _shard_map, import_jax
-from shardc.executors.numpy_exec import _REDUCE_OP_KIND, identity
+from shardc.executors.jax_exec import JaxExecutor
+from shardc.executors.jax_runtime import import_jax, shard_map
+from shardc.executors.reduce_kinds import REDUCE_OP_KIND, identity
 from shardc.ir.core import Module
 from shardc.ir.diagnostics import ExecutionError
 from shardc.ir.mapping import NamedMapping
@@ -74,7 +75,7 @@ class JaxArrayProgram:
         P = jax.sharding.PartitionSpec  # noqa: N806 - JAX's name
         in_specs = tuple(P(*self._entries(m)) for m in self.in_mappings)
         out_specs = tuple(P(*self._entries(m)) for m in self.out_mappings)
-        body = _shard_map(jax)(self._body, ex.mesh, in_specs, out_specs)
+        body = shard_map(jax)(self._body, ex.mesh, in_specs, out_specs)
 
         def program(*args: Any) -> tuple[Any, ...]:
             padded = [_pad(jax, a, m) for a, m in zip(args, self.in_mappings)]
@@ -149,7 +150,7 @@ class JaxArrayProgram:
             if m.unreduced:
                 # Index 0 of the unreduced axes holds the value, the others the identity.
                 first = lax.axis_index(ex.axis_names(m.unreduced)) == 0
-                neutral = identity(_REDUCE_OP_KIND[m.unreduced_op], np.dtype(a.dtype))
+                neutral = identity(REDUCE_OP_KIND[m.unreduced_op], np.dtype(a.dtype))
                 a = jnp.where(first, a, jnp.asarray(neutral, dtype=a.dtype))
             local.append(a)
         outs = ex.call(ex.func, local)
@@ -184,7 +185,7 @@ def _reduce(jax: Any, x: Any, axes: tuple[str, ...], op: ReduceOp) -> Any:
         return lax.pmin(x, axes)
     combine = {ReduceOp.PROD: lax.mul, ReduceOp.AND: lax.bitwise_and,
                ReduceOp.OR: lax.bitwise_or}[op]
-    neutral = np.array(identity(_REDUCE_OP_KIND[op], np.dtype(x.dtype)), dtype=x.dtype)
+    neutral = np.array(identity(REDUCE_OP_KIND[op], np.dtype(x.dtype)), dtype=x.dtype)
     return lax.reduce(lax.all_gather(x, axes, axis=0), neutral, combine, (0,))
 
 

@@ -21,18 +21,16 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
-import numpy as np
-
 from shardc.executors import control
 from shardc.executors.control import control_flow
-from shardc.executors.jax_exec import _JAX_OPS, _shard_map, import_jax, named_axes_collective
-from shardc.executors.jax_extra import JAX_EXTRA_OPS
+from shardc.executors.jax_collectives import named_axes_collective
+from shardc.executors.jax_ops.table import JAX_OPS
+from shardc.executors.jax_runtime import import_jax, shard_map
 from shardc.ir.core import Function, Module, Operation
 from shardc.ir.diagnostics import ExecutionError
 from shardc.ir.ops import GLOBAL_COLLECTIVES
 from shardc.ir.ops.manual import body_of, manual_names
 from shardc.ir.ops.registry import attr
-from shardc.ir.types import numpy_dtype
 
 __all__ = ["global_function", "jit_global"]
 
@@ -142,7 +140,7 @@ class _Translator:
             return out[0] if len(op.results) == 1 else out
         if name in ("while", "case"):
             return control.single(op, control_flow(self.module, op, self.call, xs))
-        fn = _GLOBAL_OPS.get(name)
+        fn = JAX_OPS.get(name)
         if fn is None:
             raise ExecutionError(f"no JAX translation of op '{name}'", op.loc)
         return fn(op, *xs)
@@ -180,7 +178,7 @@ class _Translator:
             finally:
                 self.manual = None
 
-        fn = _shard_map(self.jax)(
+        fn = shard_map(self.jax)(
             run, mesh, tuple(spec(m) for m in attr(op, "in_shardings")),
             tuple(spec(m) for m in attr(op, "out_shardings")), frozenset(manual),
         )
@@ -219,105 +217,3 @@ class _Translator:
 
         sharding = _named_sharding(mapping, self.mesh, f"'{op.name}' op")
         return self.jax.lax.with_sharding_constraint(x, sharding)
-
-
-# ----- ops the SPMD executor's table lacks or treats differently ---------------------------------
-
-
-def _lax() -> Any:
-    from jax import lax  # noqa: PLC0415 - optional dependency
-
-    return lax
-
-
-def _total_order_key(x: Any) -> Any:
-    """Signed integers ordering floats as TOTALORDER (-NaN < -inf < -0 < +0 < NaN)."""
-    lax = _lax()
-    itype = np.dtype(f"i{np.dtype(x.dtype).itemsize}")
-    bits = lax.bitcast_convert_type(x, itype)
-    mask = np.array(np.iinfo(itype).max, dtype=itype)
-    return lax.select(bits < 0, lax.bitwise_xor(bits, lax.full_like(bits, mask)), bits)
-
-
-def _compare(op: Operation, a: Any, b: Any) -> Any:
-    lax = _lax()
-    compare_type = attr(op, "compare_type")
-    kind = compare_type.word if compare_type is not None else None
-    dtype = np.dtype(a.dtype)
-    if kind == "TOTALORDER" and dtype.kind in "fV":
-        a, b = _total_order_key(a), _total_order_key(b)
-    elif kind == "UNSIGNED" and dtype.kind == "i":
-        utype = np.dtype(f"u{dtype.itemsize}")
-        a, b = lax.bitcast_convert_type(a, utype), lax.bitcast_convert_type(b, utype)
-    elif kind == "SIGNED" and dtype.kind == "u":
-        itype = np.dtype(f"i{dtype.itemsize}")
-        a, b = lax.bitcast_convert_type(a, itype), lax.bitcast_convert_type(b, itype)
-    fn = {"EQ": lax.eq, "NE": lax.ne, "GE": lax.ge, "GT": lax.gt, "LE": lax.le, "LT": lax.lt}
-    return fn[attr(op, "comparison_direction").word](a, b)
-
-
-def _indices_last(indices: Any, index_vector_dim: int) -> tuple[Any, Callable[[int], int]]:
-    """Indices with the index vector as the last dim (what `jax.lax` wants), and the map from
-    an indices dim (other than the index vector dim) to its new number."""
-    rank = indices.ndim
-    if index_vector_dim == rank:
-        return indices[..., None], lambda d: d
-    moved = _lax().transpose(
-        indices, [d for d in range(rank) if d != index_vector_dim] + [index_vector_dim]
-    )
-    return moved, lambda d: d if d < index_vector_dim else d - 1
-
-
-def _gather(op: Operation, operand: Any, indices: Any) -> Any:
-    lax = _lax()
-    indices, renumber = _indices_last(indices, attr(op, "index_vector_dim"))
-    dims = lax.GatherDimensionNumbers(
-        offset_dims=tuple(attr(op, "offset_dims")),
-        collapsed_slice_dims=tuple(attr(op, "collapsed_slice_dims")),
-        start_index_map=tuple(attr(op, "start_index_map")),
-        operand_batching_dims=tuple(attr(op, "operand_batching_dims")),
-        start_indices_batching_dims=tuple(
-            renumber(d) for d in attr(op, "start_indices_batching_dims")
-        ),
-    )
-    return lax.gather(
-        operand, indices, dims, tuple(attr(op, "slice_sizes")),
-        mode=lax.GatherScatterMode.CLIP,
-    )
-
-
-def _scatter(op: Operation, operand: Any, indices: Any, updates: Any) -> Any:
-    lax = _lax()
-    indices, renumber = _indices_last(indices, attr(op, "index_vector_dim"))
-    dims = lax.ScatterDimensionNumbers(
-        update_window_dims=tuple(attr(op, "update_window_dims")),
-        inserted_window_dims=tuple(attr(op, "inserted_window_dims")),
-        scatter_dims_to_operand_dims=tuple(attr(op, "scatter_dims_to_operand_dims")),
-        operand_batching_dims=tuple(attr(op, "input_batching_dims")),
-        scatter_indices_batching_dims=tuple(
-            renumber(d) for d in attr(op, "scatter_indices_batching_dims")
-        ),
-    )
-    fn = {
-        "replace": lax.scatter, "add": lax.scatter_add, "multiply": lax.scatter_mul,
-        "maximum": lax.scatter_max, "minimum": lax.scatter_min,
-    }[attr(op, "kind").word]
-    return fn(operand, indices, updates, dims, mode=lax.GatherScatterMode.FILL_OR_DROP)
-
-
-def _convert(op: Operation, x: Any) -> Any:
-    lax = _lax()
-    dtype = numpy_dtype(op.results[0].type.dtype)
-    if dtype == np.bool_ and np.dtype(x.dtype) != np.bool_:
-        return lax.ne(x, lax.full_like(x, 0))  # StableHLO: convert to i1 is x != 0
-    return lax.convert_element_type(x, dtype)
-
-
-_GLOBAL_OPS: dict[str, Callable[..., Any]] = {
-    **_JAX_OPS,
-    "compare": _compare,
-    "convert": _convert,
-    "gather": _gather,
-    "scatter": _scatter,
-    **JAX_EXTRA_OPS,
-}

@@ -16,7 +16,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from shardc.executors.numpy_exec import DeviceLayout, NumpyExecutor, from_batched, to_batched
+from shardc.executors.device_layout import DeviceLayout, from_batched, to_batched
+from shardc.executors.numpy_exec import NumpyExecutor
 from shardc.ir.core import Module, Operation
 from shardc.ir.diagnostics import ExecutionError
 from shardc.ir.mapping import DimSharding, NamedMapping

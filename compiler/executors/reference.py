@@ -22,8 +22,10 @@ from typing import Any
 import numpy as np
 
 from shardc.executors import control
-from shardc.executors.kernels import KERNELS, Kernel
-from shardc.executors.kernels_extra import CUSTOM_CALLS, custom_call_kernel
+from shardc.executors.kernels import Kernel
+from shardc.executors.kernels.custom_calls import known_custom_call
+from shardc.executors.kernels.table import KERNELS
+from shardc.executors.signature import check_global_inputs
 from shardc.ir.core import Function, Module, Operation
 from shardc.ir.diagnostics import ExecutionError, ShardcError
 from shardc.ir.ops.registry import attr
@@ -79,7 +81,7 @@ class Interpreter:
                 f"module has no function @{function} to run (functions: {known}); "
                 "pass function=<name>"
             )
-        args = _check_inputs(func, inputs)
+        args = check_global_inputs(func, inputs)
         with np.errstate(all="ignore"):  # IEEE inf/NaN are results here, not errors
             outputs = self.call(func, args)
         return [_own(v, args) for v in outputs]
@@ -194,20 +196,6 @@ class Interpreter:
         return manual
 
 
-def known_custom_call(op: Operation) -> Kernel:
-    """The kernel of a custom_call's target; an error located at the op for other targets."""
-    kernel = custom_call_kernel(op)
-    if kernel is None:
-        target = attr(op, "call_target_name")
-        known = ", ".join(sorted(CUSTOM_CALLS))
-        raise ExecutionError(
-            f"cannot run custom_call \"{target}\": it has no numpy kernel (known targets: "
-            f"{known}); replace it with ops shardc knows before running",
-            op.loc,
-        )
-    return kernel
-
-
 def run_reference(
     module: Module,
     inputs: Sequence[Any] | Mapping[str, Any],
@@ -304,64 +292,6 @@ def _assign_frees(steps: list[_Step], returns: tuple[int, ...]) -> None:
             frees.setdefault(n, []).append(i)
     for n, slots in frees.items():
         steps[n].free = tuple(slots)
-
-
-def order_inputs(func: Function, inputs: Sequence[Any] | Mapping[str, Any]) -> list[Any]:
-    """The inputs in argument order: a sequence as given, or a mapping by argument name (with
-    or without `%`). Raises a located `ExecutionError` for a wrong count or name."""
-    names = [a.name_hint or f"arg{i}" for i, a in enumerate(func.args)]
-    if isinstance(inputs, Mapping):
-        given = {k.removeprefix("%"): v for k, v in inputs.items()}
-        unknown = [k for k in given if k not in names]
-        if unknown:
-            raise ExecutionError(
-                f"@{func.name} has no argument named {', '.join('%' + k for k in unknown)} "
-                f"(arguments: {', '.join('%' + n for n in names)})", func.loc
-            )
-        missing = [n for n in names if n not in given]
-        if missing:
-            raise ExecutionError(
-                f"missing input for argument {', '.join('%' + n for n in missing)} of "
-                f"@{func.name}", func.loc
-            )
-        values = [given[n] for n in names]
-    else:
-        values = list(inputs)
-        if len(values) != len(func.args):
-            raise ExecutionError(
-                f"@{func.name} takes {len(func.args)} inputs "
-                f"({', '.join('%' + n for n in names)}), got {len(values)}", func.loc
-            )
-    return values
-
-
-def _check_inputs(func: Function, inputs: Sequence[Any] | Mapping[str, Any]) -> list[np.ndarray]:
-    names = [a.name_hint or f"arg{i}" for i, a in enumerate(func.args)]
-    values = order_inputs(func, inputs)
-    arrays = []
-    for i, (arg, name, value) in enumerate(zip(func.args, names, values)):
-        t = arg.type
-        try:
-            want = numpy_dtype(t.dtype)
-        except ImportError:
-            raise ExecutionError(
-                f"argument %{name} of @{func.name} is {t.dtype}, which needs ml_dtypes: "
-                "pip install ml_dtypes", func.loc
-            ) from None
-        array = np.asarray(value)
-        where = f"argument %{name} (#{i}) of @{func.name}"
-        if array.shape != tuple(t.shape):
-            raise ExecutionError(
-                f"{where} expects shape {list(t.shape)} ({t.tensor}), got {list(array.shape)}",
-                func.loc,
-            )
-        if array.dtype != want:
-            raise ExecutionError(
-                f"{where} expects element type {t.dtype} (numpy {want}), got numpy "
-                f"{array.dtype}; convert it with .astype(...)", func.loc
-            )
-        arrays.append(array)
-    return arrays
 
 
 def _own(value: Any, args: list[np.ndarray]) -> np.ndarray:

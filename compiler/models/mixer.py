@@ -9,8 +9,8 @@ Per block, on `x: [batch, patches, channels]`:
 
 from __future__ import annotations
 
+import shardc.models.layers as L
 from shardc.ir.builder import Builder
-from shardc.models import layers as L
 from shardc.models.spec import Annotations, ModelSpec, Preset, ann
 
 _NORMS = {"ln1_g": ann(None), "ln1_b": ann(None), "ln2_g": ann(None), "ln2_b": ann(None)}

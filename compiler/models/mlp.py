@@ -8,8 +8,8 @@ all-gathered where they are used).
 
 from __future__ import annotations
 
+import shardc.models.layers as L
 from shardc.ir.builder import Builder
-from shardc.models import layers as L
 from shardc.models.spec import Annotations, ModelSpec, Preset, ann
 
 _DP = {"x": ann("dp", None), "w1": ann(None, None), "w2": ann(None, None)}

@@ -18,9 +18,9 @@ is the all_to_all of expert parallelism.
 
 from __future__ import annotations
 
+import shardc.models.layers as L
 from shardc.ir.builder import Builder
 from shardc.ir.core import Value
-from shardc.models import layers as L
 from shardc.models.spec import Annotations, ModelSpec, Preset, ann
 
 PRESETS = {

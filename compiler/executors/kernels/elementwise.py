@@ -1,14 +1,6 @@
-"""numpy kernels for every op in the registry, keyed by op name (StableHLO semantics).
+"""numpy kernels of the element-wise ops: unary and binary arithmetic, compare, select, clamp,
+is_finite, convert and the shifts.
 
-    y = KERNELS[op.name](op, *arrays)      # an array, or a tuple for 0 or several results
-
-A kernel is a pure function of the op's attributes, its result types and the operand arrays: it
-never writes into an operand and assumes nothing about shapes beyond what the arrays and
-`op.results[i].type` say, so the per-device executor reuses these same kernels on local shards.
-Results may be read-only views (`broadcast_in_dim`, `iota`, `transpose`, `slice`); callers copy
-before writing.
-
-Numerics, chosen to match XLA on CPU where StableHLO leaves a choice:
 - bf16/f16 arithmetic is computed in float32 and rounded once to the result type; `erf` and
   float -> int `convert` go through float64.
 - Integer arithmetic wraps around. `divide` truncates toward zero, `remainder` takes the sign of
@@ -17,10 +9,8 @@ Numerics, chosen to match XLA on CPU where StableHLO leaves a choice:
   (1 for x == 1, +-1 for x == -1, else 0).
 - float -> int `convert` truncates toward zero, saturates out-of-range values and maps NaN to 0;
   `convert` to i1 is `x != 0`.
-- `gather` clamps start indices so the slice fits (StableHLO); `scatter` skips a whole update
-  window that does not fit the operand (XLA). Both live in `indexing.py`.
-- `all_reduce` and `reduce_scatter` are the identity here: a global program's value is the
-  logical tensor, so reducing an unreduced value's partial sums leaves its logical value as is.
+- Shift amounts are read as unsigned: an amount >= the bit width gives 0 (`shift_left`,
+  `shift_right_logical`) or the sign fill (`shift_right_arithmetic`).
 """
 
 from __future__ import annotations
@@ -31,24 +21,10 @@ from typing import Any
 
 import numpy as np
 
-from shardc.executors.dtypes import F32, F64, I64, LOW_FLOATS, WIDE_FLOATS, is_float_dtype
-from shardc.executors.indexing import gather, scatter
-from shardc.executors.kernels_extra import EXTRA_KERNELS
-from shardc.executors.scalar_bodies import body_reduce_kernel, sort_kernel
+from shardc.executors.dtypes import F32, F64, LOW_FLOATS, WIDE_FLOATS, is_float_dtype
+from shardc.executors.kernels import Kernel, result_type
 from shardc.ir.core import Operation
-from shardc.ir.ops.compute import dot_general_dims
 from shardc.ir.ops.registry import attr
-from shardc.ir.types import numpy_dtype
-
-Kernel = Callable[..., Any]
-
-
-def _result_type(op: Operation, i: int = 0) -> tuple[tuple[int, ...], np.dtype]:
-    t = op.results[i].type
-    return t.shape, numpy_dtype(t.dtype)
-
-
-# ----- element-wise ---------------------------------------------------------------------------
 
 
 def _by_kind(float_fn: Callable[..., Any], int_fn: Callable[..., Any] | None = None) -> Kernel:
@@ -208,7 +184,7 @@ def convert_array(x: np.ndarray, dtype: np.dtype) -> np.ndarray:
 
 
 def _convert(op: Operation, x: np.ndarray) -> np.ndarray:
-    return convert_array(x, _result_type(op)[1])
+    return convert_array(x, result_type(op)[1])
 
 
 def _bitwise(fn: Callable[..., Any]) -> Kernel:
@@ -264,168 +240,40 @@ _BINARY: dict[str, Kernel] = {
 }
 
 
-# ----- creating and rearranging data ----------------------------------------------------------
+# ----- shifts ---------------------------------------------------------------------------------
 
 
-def _constant(op: Operation) -> np.ndarray:
-    t = op.results[0].type
-    return attr(op, "value").to_numpy(t.shape, t.dtype)
+def _unsigned(x: np.ndarray) -> np.ndarray:
+    return x.view(np.dtype(f"u{x.dtype.itemsize}")) if x.dtype.kind == "i" else x
 
 
-def _iota(op: Operation) -> np.ndarray:
-    shape, dtype = _result_type(op)
-    d = attr(op, "iota_dimension")
-    line = np.arange(shape[d], dtype=F64 if is_float_dtype(dtype) else I64).astype(dtype)
-    return np.broadcast_to(line.reshape([n if i == d else 1 for i, n in enumerate(shape)]), shape)
+def _shift(kind: str) -> Kernel:
+    def kernel(op: Operation, x: np.ndarray, y: np.ndarray) -> np.ndarray:
+        x, y = np.broadcast_arrays(np.asarray(x), np.asarray(y))
+        bits = x.dtype.itemsize * 8
+        amount = _unsigned(np.ascontiguousarray(y)).astype(np.uint64)
+        big = amount >= bits
+        safe = np.where(big, 0, amount).astype(x.dtype)
+        if kind == "left":
+            out = np.left_shift(x, safe)
+            return np.where(big, np.zeros_like(x), out)
+        if kind == "logical":
+            ux = _unsigned(np.ascontiguousarray(x))
+            out = np.right_shift(ux, safe.astype(ux.dtype)).view(x.dtype)
+            return np.where(big, np.zeros_like(x), out)
+        out = np.right_shift(x, safe)
+        fill = np.where(x < 0, np.array(-1).astype(x.dtype), np.zeros_like(x))
+        return np.where(big, fill, out)
+
+    return kernel
 
 
-def _broadcast_in_dim(op: Operation, x: np.ndarray) -> np.ndarray:
-    shape = op.results[0].type.shape
-    dims = attr(op, "broadcast_dimensions")
-    order = sorted(range(len(dims)), key=lambda i: dims[i])
-    if order != list(range(len(dims))):
-        x = x.transpose(order)
-    expanded = [1] * len(shape)
-    for i, src in enumerate(order):
-        expanded[dims[src]] = x.shape[i]
-    return np.broadcast_to(x.reshape(expanded), shape)
-
-
-def _reshape(op: Operation, x: np.ndarray) -> np.ndarray:
-    return x.reshape(op.results[0].type.shape)
-
-
-def _transpose(op: Operation, x: np.ndarray) -> np.ndarray:
-    return x.transpose(attr(op, "permutation"))
-
-
-def _concatenate(op: Operation, *xs: np.ndarray) -> np.ndarray:
-    return np.concatenate(xs, axis=attr(op, "dimension"))
-
-
-def _slice(op: Operation, x: np.ndarray) -> np.ndarray:
-    start, limit = attr(op, "start_indices"), attr(op, "limit_indices")
-    strides = attr(op, "strides") or (1,) * x.ndim
-    return x[tuple(slice(a, b, s) for a, b, s in zip(start, limit, strides))]
-
-
-def _pad(op: Operation, x: np.ndarray, value: np.ndarray) -> np.ndarray:
-    """Interior padding and positive edges into a buffer, then negative edges crop it."""
-    lo, hi = attr(op, "edge_padding_low"), attr(op, "edge_padding_high")
-    interior = attr(op, "interior_padding") or (0,) * x.ndim
-    spread = [n + max(n - 1, 0) * k for n, k in zip(x.shape, interior)]
-    buffer_shape = [max(a, 0) + n + max(b, 0) for a, n, b in zip(lo, spread, hi)]
-    out = np.full(buffer_shape, value, dtype=x.dtype)
-    out[tuple(slice(max(a, 0), max(a, 0) + n, k + 1) for a, n, k in zip(lo, spread, interior))] = x
-    return out[tuple(slice(max(-a, 0), size - max(-b, 0)) for a, b, size in
-                     zip(lo, hi, buffer_shape))]
-
-
-def _reverse(op: Operation, x: np.ndarray) -> np.ndarray:
-    dims = attr(op, "dimensions")
-    return np.flip(x, axis=tuple(dims)) if dims else x
-
-
-# ----- contractions and reductions ------------------------------------------------------------
-
-
-def _dot_compute_dtype(lhs: np.dtype, rhs: np.dtype, out: np.dtype) -> np.dtype:
-    if is_float_dtype(out) or is_float_dtype(lhs) or is_float_dtype(rhs):
-        return F64 if F64 in (lhs, rhs, out) else F32
-    if out == np.bool_:
-        return I64  # i1 dot is OR of ANDs: a nonzero sum of 0/1 products
-    return out  # integers accumulate in the result type, wrapping as it does
-
-
-def _dot_general(op: Operation, lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
-    lb, rb, lc, rc = dot_general_dims(op)
-    out_shape, out_dtype = _result_type(op)
-    compute = _dot_compute_dtype(lhs.dtype, rhs.dtype, out_dtype)
-    lf = [d for d in range(lhs.ndim) if d not in lb and d not in lc]
-    rf = [d for d in range(rhs.ndim) if d not in rb and d not in rc]
-    b = math.prod(lhs.shape[d] for d in lb)
-    k = math.prod(lhs.shape[d] for d in lc)
-    m = math.prod(lhs.shape[d] for d in lf)
-    n = math.prod(rhs.shape[d] for d in rf)
-    a = lhs.transpose([*lb, *lf, *lc]).astype(compute, copy=False)
-    c = rhs.transpose([*rb, *rc, *rf]).astype(compute, copy=False)
-    if lb:
-        out = np.matmul(a.reshape(b, m, k), c.reshape(b, k, n))
-    else:
-        out = np.matmul(a.reshape(m, k), c.reshape(k, n))
-    return out.reshape(out_shape).astype(out_dtype, copy=False)
-
-
-_REDUCE_UFUNCS = {
-    "add": np.add, "multiply": np.multiply, "maximum": np.maximum, "minimum": np.minimum,
-    "and": np.bitwise_and, "or": np.bitwise_or,
-}
-
-
-def _reduce(op: Operation, *arrays: np.ndarray) -> Any:
-    """`init` combined once with the reduction of `dimensions` (so empty dims give `init`);
-    with a `body` function: see scalar_bodies.py."""
-    if "body" in op.attributes:
-        return _BODY_REDUCE(op, *arrays)
-    x, init = arrays
-    ufunc = _REDUCE_UFUNCS[attr(op, "kind").word]
-    dims = tuple(attr(op, "dimensions"))
-    dtype = x.dtype
-    if dtype in LOW_FLOATS:
-        out = ufunc.reduce(x.astype(F32), axis=dims, dtype=F32, initial=F32.type(init[()]))
-        return np.asarray(out).astype(dtype)
-    return np.asarray(ufunc.reduce(x, axis=dims, dtype=dtype, initial=init[()]))
-
-
-
-# ----- sharding ops and collectives -----------------------------------------------------------
-
-
-def _identity(op: Operation, x: np.ndarray) -> np.ndarray:
-    return x
-
-
-def _no_result(op: Operation, *xs: np.ndarray) -> tuple[()]:
-    return ()
-
-
-# ----- the table ------------------------------------------------------------------------------
-
-# Scalar bodies (sort comparators, reduce bodies) run with this same table, filled below.
-_TABLE: dict[str, Kernel] = {}
-_BODY_REDUCE = body_reduce_kernel(_TABLE, np)
-
-KERNELS: dict[str, Kernel] = {
+ELEMENTWISE_KERNELS: dict[str, Kernel] = {
     **_UNARY,
     **_BINARY,
     "select": _select,
     "clamp": _clamp,
-    "constant": _constant,
-    "iota": _iota,
-    "broadcast_in_dim": _broadcast_in_dim,
-    "reshape": _reshape,
-    "transpose": _transpose,
-    "concatenate": _concatenate,
-    "slice": _slice,
-    "pad": _pad,
-    "reverse": _reverse,
-    "sort": sort_kernel(_TABLE, np),
-    "dot_general": _dot_general,
-    "reduce": _reduce,
-    "gather": gather,
-    "scatter": scatter,
-    "sharding_constraint": _identity,
-    "reshard": _identity,
-    "propagation_barrier": _identity,
-    "sharding_group": _no_result,
-    "all_gather": _identity,
-    "all_slice": _identity,
-    "all_to_all": _identity,
-    "collective_permute": _identity,
-    "all_reduce": _identity,
-    "reduce_scatter": _identity,
-    **EXTRA_KERNELS,
+    "shift_left": _shift("left"),
+    "shift_right_arithmetic": _shift("arithmetic"),
+    "shift_right_logical": _shift("logical"),
 }
-"""Op name -> kernel. `call`, `composite` and `return` are control flow, handled by the
-interpreter; `custom_call` runs the kernel of its target (`kernels_extra.CUSTOM_CALLS`)."""
-_TABLE.update(KERNELS)

@@ -1,4 +1,4 @@
-"""numpy kernels for `gather` and `scatter` (StableHLO semantics), registered in `KERNELS`.
+"""numpy kernels of `gather` and `scatter` (StableHLO semantics).
 
     y = gather(op, operand, indices)              # y = scatter(op, operand, indices, updates)
 
@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from shardc.executors.dtypes import F32, I64, LOW_FLOATS
+from shardc.executors.kernels import Kernel
 from shardc.ir.core import Operation
 from shardc.ir.ops.registry import attr
 
@@ -170,3 +171,9 @@ def scatter(op: Operation, operand: np.ndarray, indices: np.ndarray, updates: np
     if scalar:
         out = out.reshape(())
     return out.astype(dtype) if low else out
+
+
+INDEXING_KERNELS: dict[str, Kernel] = {
+    "gather": gather,
+    "scatter": scatter,
+}

@@ -1,0 +1,53 @@
+"""`shardc compile IN`: the default pipeline; prints the global or per-device program, or the
+report (`--report json|text`, report.py)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from shardc import formats
+from shardc.commands.program import add_input_options, compile_input
+from shardc.commands.text_io import write_output
+
+
+def cmd_compile(args: argparse.Namespace) -> int:
+    from shardc.report import report_json, report_text
+
+    result, fmt = compile_input(args)
+    for w in result.warnings:
+        print(w, file=sys.stderr)
+    if args.report == "json":
+        text = report_json(result.report)
+    elif args.report == "text":
+        text = report_text(result.report)
+    else:
+        emit = args.emit or fmt
+        text = formats.emit(
+            result.spmd if emit == "spmd" else result.module, "native" if emit == "spmd" else emit
+        )
+    write_output(text, args.output)
+    return 0
+
+
+def add_compile(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "compile",
+        help="propagate, insert collectives, lower to SPMD; report",
+        description="Run the default pipeline and print the result or a report.",
+    )
+    add_input_options(p)
+    p.add_argument(
+        "--emit",
+        choices=["native", "sdy", "spmd"],
+        default=None,
+        help="print the global program (native/sdy) or the per-device program (spmd)",
+    )
+    p.add_argument(
+        "--report",
+        choices=["text", "json"],
+        default=None,
+        help="print the report instead of the program",
+    )
+    p.add_argument("-o", "--output", default=None, help="output file (default: stdout)")
+    p.set_defaults(func=cmd_compile)

@@ -1,0 +1,80 @@
+"""`shardc models` (the zoo) and `shardc explain IN` (where each value's sharding came from;
+`--html`/`--dot` draw the program coloured by sharding, `--value` one value's device grid)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from shardc.commands.program import add_input_options, load
+from shardc.commands.text_io import UsageError, display_name, write_output
+
+
+def cmd_models(args: argparse.Namespace) -> int:
+    from shardc.models.catalogue import MODELS
+
+    for name, spec in MODELS.items():
+        print(f"{name:12} {spec.description}")
+        params = ", ".join(f"{k}={v}" for k, v in spec.parameters().items())
+        print(f"{'':12} parameters: {params}")
+        for preset_name, preset in spec.presets.items():
+            mesh = ",".join(f"{a}={n}" for a, n in preset.mesh.items())
+            print(f"{'':12}   --preset {preset_name:<8} ({mesh}) {preset.description}")
+    return 0
+
+
+def cmd_explain(args: argparse.Namespace) -> int:
+    from shardc.explain.device_grid import visualize_sharding
+    from shardc.explain.dot import to_dot
+    from shardc.explain.html_page import to_html
+    from shardc.explain.text import explain_text
+    from shardc.pipeline import CompileOptions, compile
+
+    module, _ = load(args)
+    result = compile(module, CompileOptions(strategy=args.strategy, strict=args.strict))
+    for w in result.warnings:
+        print(w, file=sys.stderr)
+    origins = result.context.data.get("origins")
+    if args.html:
+        title = f"shardc: {args.model or display_name(args.input)}"
+        write_output(to_html(result.module, origins, title=title), args.html)
+    if args.dot:
+        write_output(to_dot(result.module), args.dot)
+    text = explain_text(result.module, origins)
+    if args.value:
+        func = result.module.main
+        from shardc.ir.printer import Namer
+
+        name = Namer(func)
+        wanted = args.value if args.value.startswith("%") else "%" + args.value
+        values = list(func.args) + [r for op in func.body for r in op.results]
+        match = [v for v in values if name(v) == wanted]
+        if not match:
+            raise UsageError(f"no value {wanted} in @{func.name}")
+        v = match[0]
+        text = f"{wanted}: {v.type.text()}\n" + visualize_sharding(v.type.shape, v.mapping)
+    if not (args.html or args.dot) or args.value:
+        write_output(text if text.endswith("\n") else text + "\n", args.output)
+    return 0
+
+
+def add_models(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("models", help="list the model zoo")
+    p.set_defaults(func=cmd_models)
+
+
+def add_explain(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "explain",
+        help="per value: sharding, origin, local shape; pictures",
+        description="Compile IN and explain where every value's sharding came "
+        "from; --html/--dot draw the program coloured by sharding.",
+    )
+    add_input_options(p)
+    p.add_argument("--html", default=None, metavar="OUT", help="write a self-contained HTML page")
+    p.add_argument("--dot", default=None, metavar="OUT", help="write a Graphviz graph")
+    p.add_argument("--value", default=None, help="draw how one value's blocks map onto devices")
+    p.add_argument(
+        "-o", "--output", default=None, help="output file for the text (default: stdout)"
+    )
+    p.set_defaults(func=cmd_explain)

@@ -1,0 +1,72 @@
+"""The input program of `compile`, `run` and `explain`: a file (IN) or a model of the zoo
+(`--model NAME --preset P --layers N`), with `--mesh dp=2,tp=4` applied; their shared options;
+and compiling it with the default pipeline.
+
+    module, fmt = load(args)              # fmt: the input's format (native for --model)
+    result, fmt = compile_input(args)     # the pipeline's CompileResult
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from shardc import formats
+from shardc.commands.text_io import UsageError, display_name, read_input
+
+
+def _parse_mesh(text: str | None) -> dict[str, int] | None:
+    if not text:
+        return None
+    axes: dict[str, int] = {}
+    for item in text.split(","):
+        name, _, size = item.partition("=")
+        if not name.strip() or not size.strip().isdigit() or int(size) < 1:
+            raise UsageError(f"--mesh takes name=size pairs like dp=2,tp=4 (got {text!r})")
+        axes[name.strip()] = int(size)
+    return axes
+
+
+def load(args: argparse.Namespace):
+    """The input module (from a file, or the model zoo with --model), with --mesh applied."""
+    from shardc.pipeline import with_mesh
+
+    mesh = _parse_mesh(getattr(args, "mesh", None))
+    if getattr(args, "model", None):
+        from shardc.models.catalogue import MODELS
+
+        spec = MODELS.get(args.model)
+        if spec is None:
+            raise UsageError(
+                f"unknown model '{args.model}' (models: {', '.join(sorted(MODELS))}; "
+                "see `shardc models`)"
+            )
+        params = {"layers": args.layers} if args.layers is not None else {}
+        return spec.build(args.preset, mesh=mesh, **params), "native"
+    if args.input is None:
+        raise UsageError("give an input file (or - for standard input), or --model NAME")
+    text = read_input(args.input)
+    name = display_name(args.input)
+    fmt = formats.detect(text, args.input_format)
+    module = formats.parse(text, name, fmt)
+    if mesh:
+        module = with_mesh(formats.emit(module, "native"), mesh, name)
+    return module, fmt
+
+
+def compile_input(args: argparse.Namespace):
+    from shardc.pipeline import CompileOptions, compile
+
+    module, fmt = load(args)
+    options = CompileOptions(strategy=args.strategy, strict=args.strict)
+    return compile(module, options), fmt
+
+
+def add_input_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("input", metavar="IN", nargs="?", help="input file, or - for standard input")
+    p.add_argument("--mesh", default=None, help="mesh axis sizes, e.g. dp=2,tp=4")
+    p.add_argument("--model", default=None, help="compile a model-zoo program instead of IN")
+    p.add_argument("--preset", default=None, help="the model's annotation preset (dp, tp, ...)")
+    p.add_argument("--layers", type=int, default=None, help="the model's depth")
+    p.add_argument("--strategy", choices=["aggressive", "basic"], default="aggressive")
+    p.add_argument("--strict", action="store_true", help="ops without a sharding rule are errors")
+    p.add_argument("--input-format", choices=["native", "sdy"], default=None)

@@ -1,0 +1,154 @@
+"""The `spmd.*` collectives on batched values (device_layout.py).
+
+    run = batched_collective(op, layout, general=False)     # run(*batched operands)
+
+A collective over axes is a reshape, a transpose or a reduction over the leading dims of those
+axes: `all_gather` moves them into the gathered dim, `all_slice` keeps each device's own part
+(a diagonal), `all_reduce` reduces them (keeping size 1: every device holds the same block),
+`all_to_all` and `reduce_scatter` compose these. A collective whose `groups` are not the ones
+its `axes` imply runs group by group on per-device blocks, exactly as `groups` says.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+import numpy as np
+
+from shardc.executors.device_layout import DeviceLayout
+from shardc.executors.dtypes import F32, LOW_FLOATS
+from shardc.executors.reduce_kinds import REDUCE_UFUNCS
+from shardc.ir.core import Operation
+from shardc.ir.diagnostics import ExecutionError
+from shardc.ir.ops.registry import attr
+from shardc.passes.collectives.groups import device_groups
+
+
+def batched_collective(op: Operation, layout: DeviceLayout, general: bool) -> Callable[..., Any]:
+    """The `spmd.*` op as a function of batched values; `general`: run it group by group on
+    per-device blocks whatever its groups (see `NumpyExecutor`)."""
+    name = op.name
+    r = layout.rank
+    if name == "spmd.axis_index":
+        return _axis_index(op, layout)
+    if name == "spmd.collective_permute":
+        return _permute(op, layout)
+    axes = attr(op, "axes")
+    g = layout.index(axes)
+    groups = [list(x) for x in attr(op, "groups")]
+    if general or groups != device_groups(layout.mesh, axes):
+        return _grouped(op, layout, groups)
+    if name == "spmd.all_gather":
+        d = attr(op, "dim")
+        return lambda x: _gather(layout, x, g, r + d)
+    if name == "spmd.all_slice":
+        d = attr(op, "dim")
+        return lambda x: _slice(layout, x, g, r + d)
+    if name == "spmd.all_to_all":
+        s, c = attr(op, "split_dim"), attr(op, "concat_dim")
+        return lambda x: _slice(layout, _gather(layout, x, g, r + c), g, r + s)
+    if name == "spmd.all_reduce":
+        kind = attr(op, "kind").word
+        return lambda x: _reduce(layout, x, g, kind)
+    if name == "spmd.reduce_scatter":
+        d = attr(op, "dim")
+        return lambda x: _slice(layout, _reduce(layout, x, g, "add"), g, r + d)
+    raise ExecutionError(f"the numpy executor has no implementation of '{name}'", op.loc)
+
+
+def _gather(layout: DeviceLayout, x: np.ndarray, g: list[int], dim: int) -> np.ndarray:
+    """Concatenate the group's blocks (member order) along `dim`; uniform along `g` after."""
+    r = layout.rank
+    x = layout.full(x, g)
+    rest = [a for a in range(r) if a not in g]
+    perm = rest + list(range(r, dim)) + g + list(range(dim, x.ndim))
+    local = list(x.shape[r:])
+    local[dim - r] *= math.prod(layout.sizes[a] for a in g)
+    lead = [1 if a in g else x.shape[a] for a in range(r)]
+    return x.transpose(perm).reshape(lead + local)
+
+
+def _slice(layout: DeviceLayout, x: np.ndarray, g: list[int], dim: int) -> np.ndarray:
+    """Each device keeps part `i` (its index in the group) of `dim`, cut into equal parts."""
+    x = layout.full(x, g)
+    sizes = [layout.sizes[a] for a in g]
+    part = x.shape[dim] // math.prod(sizes)
+    x = x.reshape(x.shape[:dim] + tuple(sizes) + (part,) + x.shape[dim + 1:])
+    for a in g:  # the device's own part: the diagonal of its leading dim and the split dim
+        x = np.moveaxis(np.diagonal(x, axis1=a, axis2=dim), -1, a)
+    return x
+
+
+def _reduce(layout: DeviceLayout, x: np.ndarray, g: list[int], kind: str) -> np.ndarray:
+    x = layout.full(x, g)
+    dtype = x.dtype
+    compute = F32 if dtype in LOW_FLOATS else dtype
+    out = REDUCE_UFUNCS[kind].reduce(x, axis=tuple(g), keepdims=True, dtype=compute)
+    return out.astype(dtype, copy=False)
+
+
+def _axis_index(op: Operation, layout: DeviceLayout) -> Callable[[], np.ndarray]:
+    index = np.zeros((1,) * layout.rank, dtype=np.int32)
+    for a in layout.index(attr(op, "axes")):
+        shape = [1] * layout.rank
+        shape[a] = layout.sizes[a]
+        index = index * layout.sizes[a] + np.arange(layout.sizes[a], dtype=np.int32).reshape(shape)
+    index.flags.writeable = False
+    return lambda: index
+
+
+def _permute(op: Operation, layout: DeviceLayout) -> Callable[[np.ndarray], np.ndarray]:
+    mesh = layout.mesh
+    position = {mesh.device_id(p): p for p in range(mesh.num_devices)}
+    pairs = attr(op, "pairs")
+    src = np.array([position[s] for s, _ in pairs], dtype=np.intp)
+    tgt = np.array([position[t] for _, t in pairs], dtype=np.intp)
+
+    def run(x: np.ndarray) -> np.ndarray:
+        flat = layout.positions(x)
+        out = np.zeros_like(flat)  # lax.ppermute: a device no pair targets receives zeros
+        out[tgt] = flat[src]
+        return layout.from_positions(out)
+
+    return run
+
+
+def _grouped(op: Operation, layout: DeviceLayout, groups: list[list[int]]):
+    """A collective run group by group on per-device blocks, exactly as `groups` says."""
+    mesh = layout.mesh
+    position = {mesh.device_id(p): p for p in range(mesh.num_devices)}
+    covered = sorted(d for grp in groups for d in grp)
+    if covered != sorted(position):
+        raise ExecutionError(f"'{op.name}' op groups must cover every device once", op.loc)
+    name = op.name
+    kind = attr(op, "kind").word if name == "spmd.all_reduce" else "add"
+
+    def parts(block: np.ndarray, dim: int, n: int) -> list[np.ndarray]:
+        return np.split(block, n, axis=dim)
+
+    def run(x: np.ndarray) -> np.ndarray:
+        flat = layout.positions(x)
+        block_dtype = x.dtype
+        out: list[Any] = [None] * layout.num_devices
+        for grp in groups:
+            members = [flat[position[d]] for d in grp]
+            n = len(grp)
+            if name == "spmd.all_gather":
+                whole = np.concatenate(members, axis=attr(op, "dim"))
+                new = [whole] * n
+            elif name == "spmd.all_slice":
+                new = [parts(b, attr(op, "dim"), n)[i] for i, b in enumerate(members)]
+            elif name == "spmd.all_to_all":
+                s, c = attr(op, "split_dim"), attr(op, "concat_dim")
+                pieces = [parts(b, s, n) for b in members]
+                new = [np.concatenate([p[j] for p in pieces], axis=c) for j in range(n)]
+            else:
+                total = REDUCE_UFUNCS[kind].reduce(np.stack(members), axis=0, dtype=block_dtype)
+                new = [total] * n if name == "spmd.all_reduce" else parts(total, attr(op, "dim"), n)
+            for d, block in zip(grp, new):
+                out[position[d]] = block
+        return layout.from_positions(np.stack(out))
+
+    return run
