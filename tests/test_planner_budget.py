@@ -26,6 +26,7 @@ W = DeviceMesh.create("mesh", {"x": 2, "y": 2, "z": 2, "w": 16})
 
 def test_slice_count_counts_ordered_runs():
     assert slice_count(0, 3) == 1
+    assert slice_count(5, 0) == 1  # a scalar has nothing to slice
     assert slice_count(1, 2) == 3  # nothing, onto dim 0, onto dim 1
     assert slice_count(2, 1) == 5  # (), (a), (b), (a b), (b a)
     assert slice_count(12, 2) > 10**9
@@ -83,6 +84,12 @@ def test_a_bigger_budget_never_gives_a_costlier_plan():
     src, dst = layout(W, ["y,w:4:2,z,w:1:2", ""]), layout(W, ["y", "x,w:2:8"])
     costs = [plan_reshard((16, 8), "f32", src, dst, budget=b).cost for b in (100, 5000, 50_000)]
     assert costs == sorted(costs, reverse=True)
+
+
+def test_scalars_plan():
+    m = DeviceMesh.create("mesh", {"x": 2})
+    plan = plan_reshard((), "f32", layout(m, [], "x"), layout(m, []))
+    assert plan.kinds == ("all_reduce",) and plan.search == "optimal"
 
 
 def test_a_budget_below_one_is_an_error():

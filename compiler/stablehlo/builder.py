@@ -20,6 +20,7 @@ from lark import Token
 from shardc.ir.attributes import OpaqueAttr
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.diagnostics import Location, ParseError, ShardcError
+from shardc.ir.limits import DEFAULT_LIMITS, Limits, check_mesh
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import DeviceMesh
 from shardc.ir.types import DistributedTensorType
@@ -38,9 +39,12 @@ from shardc.stablehlo.records import AttrRec, DictRec, FuncRec, MeshRec, ModuleR
 
 
 class ModuleBuilder:
-    def __init__(self, text: str, filename: str, aliases: dict[str, str]):
+    def __init__(
+        self, text: str, filename: str, aliases: dict[str, str], limits: Limits = DEFAULT_LIMITS
+    ):
         self.text = text
         self.filename = filename
+        self.limits = limits
         self.locs = Locations(aliases)
         self.module = Module()
         self.sharding_cache: dict[str, NamedMapping] = {}
@@ -166,6 +170,7 @@ class ModuleBuilder:
             mesh = DeviceMesh(name, tuple((unescape(str(t)), n) for t, n, _ in m.axes),
                               tuple(m.device_ids) if m.device_ids is not None else None)
             self.module.add_mesh(mesh, self.where(m.tok))
+            check_mesh(mesh, self.where(m.tok), self.limits)
         except ShardcError as e:
             raise self.fail(e.message, m.name, type(e)) from None
         if m.attrs is not None and m.attrs.entries:

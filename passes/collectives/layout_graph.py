@@ -144,6 +144,8 @@ class LayoutGraph:
 def slice_count(free: int, rank: int) -> int:
     """How many all_slice edges leave a layout with `free` unused atoms and `rank` dims (the
     empty slice included): k chosen atoms in k! orders, cut into `rank` runs."""
+    if rank == 0:
+        return 1
     return sum(
         math.comb(free, k) * math.factorial(k) * math.comb(k + rank - 1, rank - 1)
         for k in range(free + 1)
