@@ -172,6 +172,7 @@ def run(args: argparse.Namespace) -> dict:
                 peak_mb[kind] = max(peak_mb[kind], outcome.peak_rss_mb)
                 seconds[kind].append(outcome.seconds)
                 if outcome.bad:
+                    print(f"{kind} #{i}: {outcome.kind}: {outcome.message[:160]}", flush=True)
                     failures.append(
                         {
                             "kind": kind,
@@ -212,7 +213,7 @@ def _write_failures(out: Path, failures: list[dict], timeout: float, shrink: boo
         text = f.get("text", "")
         if not text:
             continue
-        if shrink:
+        if shrink and f["outcome"] != "hang":  # a hang costs `timeout` per try: kept whole
             judge = _judge(f["argv"], timeout)
             want = Outcome(f["outcome"], f["message"], 0.0)
             text = minimise(text, lambda t, judge=judge, want=want: same_failure(judge(t), want))

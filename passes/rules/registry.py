@@ -26,6 +26,7 @@ from shardc.ir.attributes import OpaqueAttr
 from shardc.ir.core import Operation
 from shardc.ir.diagnostics import ShardcError, VerifyError
 from shardc.ir.ops import attr
+from shardc.ir.ops.registry import register_attribute_verifier
 from shardc.ir.ops.elementwise import BINARY, UNARY
 from shardc.passes.rules import contraction, elementwise, indexing, per_device, shape, window
 from shardc.passes.rules.builder import pointwise_rule
@@ -252,6 +253,44 @@ def _existing_rule(op: Operation, value: Any) -> OpShardingRule:
         raise VerifyError(
             f"'{op.name}' op attribute '{SHARDING_RULE_ATTR}': {e.message}", op.loc
         ) from None
+
+
+def verify_written_rule(op: Operation, value: Any) -> None:
+    """An `sdy.sharding_rule` attribute as written: a rule (parsed and checked, see rule_parser)
+    whose mappings fit the op's operands and results in number and rank (Shardy's
+    `verifyOpShardingRuleAttr`). Registered with the op verifier, so it runs on every read."""
+    rule = _existing_rule(op, value)
+    operand_types = [v.type for v in op.operands]
+    result_types = [v.type for v in op.results]
+    for where, types, mappings in (
+        ("operand", operand_types, rule.operands),
+        ("result", result_types, rule.results),
+    ):
+        if len(types) != len(mappings):
+            raise VerifyError(
+                f"'{op.name}' op attribute '{SHARDING_RULE_ATTR}': {len(mappings)} {where} "
+                f"mapping{'s' if len(mappings) != 1 else ''} for {len(types)} {where}s"
+            )
+        if not mappings:
+            raise VerifyError(
+                f"'{op.name}' op attribute '{SHARDING_RULE_ATTR}': an op with no {where}s "
+                "cannot have a sharding rule"
+            )
+        for i, (t, m) in enumerate(zip(types, mappings, strict=True)):
+            shape = getattr(t, "shape", None)
+            if shape is None or any(not isinstance(d, int) or d < 0 for d in shape):
+                raise VerifyError(
+                    f"'{op.name}' op attribute '{SHARDING_RULE_ATTR}': {where} {i} is not a "
+                    "tensor of static shape"
+                )
+            if len(m) != len(shape):
+                raise VerifyError(
+                    f"'{op.name}' op attribute '{SHARDING_RULE_ATTR}': {where} {i} maps "
+                    f"{len(m)} dim{'s' if len(m) != 1 else ''}, but its rank is {len(shape)}"
+                )
+
+
+register_attribute_verifier(SHARDING_RULE_ATTR, verify_written_rule)
 
 
 @functools.lru_cache(maxsize=1 << 12)

@@ -27,6 +27,10 @@ class _RuleParser:
         self.file = file
         self.pos = 0
 
+    def error_at(self, pos: int, message: str) -> ParseError:
+        self.pos = pos
+        return self.error(message)
+
     def error(self, message: str) -> ParseError:
         return ParseError(
             f"op sharding rule: {message}", Location(self.file, 1, self.pos + 1), source=self.text
@@ -151,7 +155,13 @@ class _RuleParser:
                 break
             self.accept(matched)
             self.expect("=")
-            for f in self.symbol_set():
+            at = self.pos
+            members = self.symbol_set()
+            if members != sorted(members):
+                raise self.error_at(at, f"{matched}: indices of special factors must be sorted")
+            if len(set(members)) != len(members):
+                raise self.error_at(at, f"{matched}: indices of special factors must be unique")
+            for f in members:
                 if f >= len(sizes):
                     raise self.error(f"factor '{factor_symbol(f)}' has no size")
                 if matched == "blocked_propagation":
@@ -168,13 +178,38 @@ class _RuleParser:
         if not self.at_end():
             raise self.error(f"unexpected text '{self.text[self.pos : self.pos + 12]}'")
         try:
-            return OpShardingRule(
+            rule = OpShardingRule(
                 tuple(sizes), operands, results, tuple(kinds), tuple(blocked), is_custom
             )
+            _check_written(rule)
         except VerifyError as e:
             raise ParseError(
                 f"op sharding rule: {e.message}", Location(self.file, 1, 1), source=self.text
             ) from None
+        return rule
+
+
+def _check_written(rule: OpShardingRule) -> None:
+    """What Shardy's verifier requires of a written rule beyond what `OpShardingRule` checks
+    (rules shardc builds itself satisfy these by construction)."""
+    used = {f for m in rule.mappings for dim in m for f in dim}
+    for f, size in enumerate(rule.factor_sizes):
+        if f not in used:
+            raise VerifyError(
+                f"factor {factor_symbol(f)}={size} is not used in any operand or result mapping"
+            )
+    for where, mappings in (("operand", rule.operands), ("result", rule.results)):
+        for t, mapping in enumerate(mappings):
+            for d, dim in enumerate(mapping):
+                if len(dim) > 1 and any(rule.factor_sizes[f] == 1 for f in dim):
+                    raise VerifyError(
+                        f"{where} {t} dim {d}: a dim of several factors cannot have a factor of "
+                        "size 1"
+                    )
+    in_results = {f for m in rule.results for dim in m for f in dim}
+    for f in rule.factors_of_kind(FactorKind.REDUCTION):
+        if f in in_results:
+            raise VerifyError(f"reduction factor {factor_symbol(f)} is in a result mapping")
 
 
 def parse_rule(text: str, *, file: str = "<rule>") -> OpShardingRule:
