@@ -26,8 +26,8 @@ from shardc.ir.attributes import OpaqueAttr
 from shardc.ir.core import Operation
 from shardc.ir.diagnostics import ShardcError, VerifyError
 from shardc.ir.ops import attr
-from shardc.ir.ops.registry import register_attribute_verifier
 from shardc.ir.ops.elementwise import BINARY, UNARY
+from shardc.ir.ops.registry import register_attribute_verifier
 from shardc.passes.rules import contraction, elementwise, indexing, per_device, shape, window
 from shardc.passes.rules.builder import pointwise_rule
 from shardc.passes.rules.einsum import rule_from_einsum
