@@ -22,8 +22,8 @@ from __future__ import annotations
 from shardc.ir.core import Module
 from shardc.ir.diagnostics import ShardcError
 from shardc.ir.limits import DEFAULT_LIMITS, Limits, check_module, check_source
-from shardc.stablehlo import propagation_edges as _edges  # noqa: F401 - registers verifiers
 from shardc.stablehlo.builder import ModuleBuilder
+from shardc.stablehlo.propagation_edges import ON_OP as _EDGES  # noqa: F401 - registers verifiers
 from shardc.stablehlo.reader import read
 
 

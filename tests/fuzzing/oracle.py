@@ -9,7 +9,7 @@ output captured. What counts:
 - ok: exit 0; error: exit 1 or 2 with a located or usage message (bad input is fine);
 - crash: an internal compiler error, a Python traceback, or any other exit code;
 - memory: a crash that is a `MemoryError` (the worker runs under an address-space limit);
-- hang: still running after `timeout` seconds (SIGALRM interrupts it);
+- hang: still running after `timeout` seconds of CPU time (SIGPROF interrupts it);
 - wrong: `run --check` found outputs that differ from the unsharded reference.
 
 `check_program(text)` is the generator's oracle: compile, run on the simulated devices and
@@ -30,7 +30,7 @@ KINDS = ("ok", "error", "crash", "memory", "hang", "wrong")
 
 
 class FuzzTimeout(BaseException):
-    """Raised by SIGALRM: a BaseException, so no `except Exception` in shardc swallows it."""
+    """Raised by SIGPROF: a BaseException, so no `except Exception` in shardc swallows it."""
 
 
 @dataclass(frozen=True)
@@ -47,18 +47,23 @@ class Outcome:
 
 @contextlib.contextmanager
 def deadline(seconds: float) -> Iterator[None]:
-    """Raise `FuzzTimeout` in this thread after `seconds` (main thread only; Unix)."""
+    """Raise `FuzzTimeout` in this thread after `seconds` of the process's CPU time (main
+    thread only; Unix). CPU time, not wall-clock: an endless loop spends it, while a worker
+    starved on a loaded machine does not time out for the load."""
 
     def fire(signum, frame):  # noqa: ARG001
+        # Python ignores an exception raised inside a gc callback (hypothesis installs one):
+        # fire again soon, until one lands in ordinary code.
+        signal.setitimer(signal.ITIMER_PROF, 0.2)
         raise FuzzTimeout
 
-    old = signal.signal(signal.SIGALRM, fire)
-    signal.setitimer(signal.ITIMER_REAL, seconds)
+    old = signal.signal(signal.SIGPROF, fire)
+    signal.setitimer(signal.ITIMER_PROF, seconds)
     try:
         yield
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, old)
 
 
 def peak_rss_mb() -> float:
@@ -75,7 +80,7 @@ def run_command(argv: Sequence[str], timeout: float = 10.0) -> Outcome:
         with deadline(timeout), contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             code = main(list(argv))
     except FuzzTimeout:
-        return Outcome("hang", f"no answer within {timeout} s", timeout, peak_rss_mb())
+        return Outcome("hang", f"no answer within {timeout} CPU s", timeout, peak_rss_mb())
     except SystemExit as e:  # argparse
         code = e.code if isinstance(e.code, int) else 2
     except BaseException as e:  # noqa: BLE001 - anything escaping main is a crash
@@ -126,7 +131,7 @@ def check_program(
             expected = run_reference(module, inputs)
             got = compile(module).run(inputs)
     except FuzzTimeout:
-        return Outcome("hang", f"no answer within {timeout} s", timeout, peak_rss_mb())
+        return Outcome("hang", f"no answer within {timeout} CPU s", timeout, peak_rss_mb())
     except ShardcError as e:
         return Outcome(
             "crash",
