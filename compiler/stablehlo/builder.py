@@ -307,6 +307,12 @@ class FunctionBuilder:
                 raise b.fail(f"'{rec.name}' carries its sharding inline; drop 'sdy.sharding'",
                              rec.attrs.tokens["sdy.sharding"])
             mappings = b.per_value(sharding, rec.attrs.tokens["sdy.sharding"], n_results)
+        if mappings is not None and len(mappings) != len(result_toks):
+            raise b.fail(
+                f"'{rec.name}' has {len(mappings)} result sharding"
+                f"{'s' if len(mappings) != 1 else ''} for {len(result_toks)} results",
+                rec.tok,
+            )
         types = [
             b.tensor(t, mappings[i] if mappings else None) for i, t in enumerate(result_toks)
         ]
