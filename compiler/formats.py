@@ -6,10 +6,12 @@ import re
 
 from shardc.ir.core import Module
 from shardc.ir.diagnostics import ShardcError
+from shardc.ir.limits import DEFAULT_LIMITS, Limits
 from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
+from shardc.passes.rules import registry as _rules  # noqa: F401 - registers the rule verifier
 
-_SDY_MARKERS = re.compile(r"^\s*(module\b|func\.func\b|sdy\.mesh\b)|\bstablehlo\.|\bsdy\.", re.M)
+_SDY_MARKERS = re.compile(r"^[ \t]*(module\b|func\.func\b|sdy\.mesh\b)|\bstablehlo\.|\bsdy\.", re.M)
 # Native text starts its top-level items with `mesh @`, `func @`/`func private @`.
 _NATIVE_MARKERS = re.compile(r"^(mesh @|func (private )?@|module_attributes )", re.M)
 _COMMENT = re.compile(r"//[^\n]*")
@@ -25,12 +27,12 @@ def detect(text: str, explicit: str | None = None) -> str:
     return "sdy" if _SDY_MARKERS.search(code) else "native"
 
 
-def parse(text: str, filename: str, fmt: str) -> Module:
+def parse(text: str, filename: str, fmt: str, limits: Limits = DEFAULT_LIMITS) -> Module:
     if fmt == "native":
-        return parse_module(text, filename)
+        return parse_module(text, filename, limits=limits)
     from shardc.stablehlo import import_stablehlo
 
-    return import_stablehlo(text, filename)
+    return import_stablehlo(text, filename, limits=limits)
 
 
 def emit(module: Module, fmt: str) -> str:

@@ -4,9 +4,11 @@ Keys may be added, never renamed (scripts rely on them): `mesh`, `collectives`,
 `total_comm_bytes`, `total_ring_bytes`, `by_kind`, `by_axis`, `peak_memory_bytes_per_device`,
 `values`, `warnings`, `timings_s`. Added here: `meshes` (every mesh, for multi-mesh modules),
 `propagation` (op visits and priority rounds), `fallbacks` (ops without a sharding rule),
-`reshard_plans` (every lowered reshard's collectives and bytes under both reshard algorithms:
-shardc's cheapest plan and Shardy's, with their totals in `reshard_plan_totals`) and, with
-`--auto-shard`, `auto_shard` (the solver's status, objective, gap and time; docs/cost.md).
+`planner_fallbacks` (reshards whose plan search the budget cut: value, location, from, to, cost,
+greedy_cost, edges_searched, budget), `reshard_plans` (every lowered reshard's collectives and
+bytes under both reshard algorithms: shardc's cheapest plan and Shardy's, with their totals in
+`reshard_plan_totals`) and, with `--auto-shard`, `auto_shard` (the solver's status, objective,
+gap and time; docs/cost.md).
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ def build_report(
     report["values"] = _values(module, context)
     report["warnings"] = [w.render() for w in context.warnings]
     report["fallbacks"] = sorted(set(context.data.get("fallbacks", [])))
+    report["planner_fallbacks"] = context.data.get("planner_fallbacks", [])
     report["propagation"] = context.data.get("propagation", {})
     plans = context.data.get("reshard_plans", [])
     report["reshard_plans"] = plans

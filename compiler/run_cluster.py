@@ -96,6 +96,8 @@ def process_argv(args: argparse.Namespace) -> list[str]:
         value = getattr(args, name, None)
         if value is not None:
             argv += [flag, str(value)]
+    for item in getattr(args, "limit", None) or []:  # --limit KEY=N, repeatable
+        argv += ["--limit", item]
     return argv + [flag for flag, name in _FLAG_OPTIONS if getattr(args, name, False)]
 
 

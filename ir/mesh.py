@@ -125,7 +125,7 @@ class DeviceMesh:
                 )
         elif self.device_ids is not None:
             n = self.num_devices
-            if sorted(self.device_ids) != list(range(n)):
+            if len(self.device_ids) != n or sorted(self.device_ids) != list(range(n)):
                 raise ShardingError(
                     f"mesh @{self.name} device_ids must be a permutation of 0..{n - 1} "
                     f"(got {list(self.device_ids)})"

@@ -26,13 +26,13 @@ from shardc.ir.attributes import (
 )
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.diagnostics import Location, ParseError, ShardcError
+from shardc.ir.limits import DEFAULT_LIMITS, Limits, check_module, check_source
 from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.ops import coerce_attributes, get_op_def
 from shardc.ir.placements import ReduceOp
 from shardc.ir.types import DistributedTensorType
 
-MAX_INPUT_BYTES = 256 * 1024 * 1024
 _DIMS = re.compile(r"(\d+x)*")
 
 
@@ -430,10 +430,11 @@ def _describe_expected(expected: set[str]) -> str:
     return ", ".join(shown)
 
 
-def parse_module(text: str, filename: str = "<input>", *, verify: bool = True) -> Module:
-    """Parse native IR text into a verified `Module`."""
-    if len(text) > MAX_INPUT_BYTES:
-        raise ParseError(f"input is larger than {MAX_INPUT_BYTES} bytes")
+def parse_module(
+    text: str, filename: str = "<input>", *, verify: bool = True, limits: Limits = DEFAULT_LIMITS
+) -> Module:
+    """Parse native IR text into a verified `Module` (within `limits`: ir/limits.py)."""
+    check_source(text, filename, limits)
     builder = _Builder(filename)
     try:
         tree = _parser().parse(text)
@@ -465,6 +466,10 @@ def parse_module(text: str, filename: str = "<input>", *, verify: bool = True) -
         raise
     except RecursionError:
         raise ParseError("input nests too deeply", Location(filename, 1, 1), source=text) from None
+    except ShardcError as e:
+        raise e.with_location(None, text) from None
+    try:
+        check_module(module, limits)
     except ShardcError as e:
         raise e.with_location(None, text) from None
     if verify:

@@ -4,18 +4,22 @@
     shardc opt model.mlir -p 'lower-collectives{cost=bytes}'        # plan by buffer bytes
     shardc opt model.mlir -p 'lower-collectives{planner=greedy}'    # the obvious plan
     shardc opt model.mlir -p 'lower-collectives{planner=shardy}'    # Shardy's algorithm
+    shardc opt model.mlir -p 'lower-collectives{budget=500000}'     # search longer
 
     %1 = reshard %0 : tensor<16x64xf32, <@m, [{}, {"x"}]>>          # %0: [{"x"}, {}]
   becomes
     %1 = all_to_all %0 {params = [{"x"}: 0->1]} : tensor<16x64xf32, <@m, [{}, {"x"}]>>
 
 The plan comes from `shardc.passes.collectives.plan_reshard` (A* over layouts, ring-model bytes per
-device; SEMANTICS.md §5), or with `planner=shardy` from Shardy's reshard algorithm
-(`collectives/shardy_plan.py`, after an `all_reduce` of the unreduced axes the target drops).
-Each reshard's plan under the other algorithm is costed too (`ctx.data["reshard_plans"]`, the
-report's `reshard_plans`). Every emitted collective carries the sharding it produces in its result
-type, so the op verifiers check each step. A reshard whose operand is unreduced plans the
-reduction too (`all_reduce`, or `reduce_scatter` when the target shards a dim on those axes).
+device; SEMANTICS.md §5) within `budget` edges (about 0.3 s: when the budget cuts the search the
+plan is the cheapest found, never worse than the greedy one, the pass warns, and the reshard is
+listed under `planner_fallbacks` in the compile report), or with `planner=shardy` from Shardy's
+reshard algorithm (`collectives/shardy_plan.py`, after an `all_reduce` of the unreduced axes the
+target drops). Each reshard's plan under the other algorithm is costed too
+(`ctx.data["reshard_plans"]`, the report's `reshard_plans`). Every emitted collective carries the
+sharding it produces in its result type, so the op verifiers check each step. A reshard whose
+operand is unreduced plans the reduction too (`all_reduce`, or `reduce_scatter` when the target
+shards a dim on those axes).
 
 A reshard the planner cannot express (different meshes, sub-axes without a common
 decomposition, or steps the IR's collective ops cannot spell) stays a `reshard` and is reported
@@ -51,7 +55,7 @@ from shardc.passes.collectives import (
     greedy_plan,
     plan_reshard,
 )
-from shardc.passes.collectives.planner import COST_MODELS
+from shardc.passes.collectives.planner import COST_MODELS, DEFAULT_BUDGET
 from shardc.passes.collectives.shardy_plan import plan_costs, shardy_plan
 from shardc.passes.collectives.sub_axes import set_difference
 from shardc.passes.manager import Pass, PassContext, register_pass
@@ -162,12 +166,15 @@ class LowerCollectives(Pass):
 
     cost: str = "ring"
     planner: str = "optimal"
+    budget: int = DEFAULT_BUDGET
 
     def run(self, module: Module, ctx: PassContext) -> None:
         if self.cost not in COST_MODELS:
             raise PassError(f"lower-collectives: cost must be one of {', '.join(COST_MODELS)}")
         if self.planner not in PLANNERS:
             raise PassError(f"lower-collectives: planner must be one of {', '.join(PLANNERS)}")
+        if self.budget < 1:
+            raise PassError(f"lower-collectives: budget must be at least 1, not {self.budget}")
         stats = ctx.data.setdefault(
             "lower_collectives", {"reshards": 0, "collectives": 0, "kept": 0, "ring_bytes": 0}
         )
@@ -205,11 +212,15 @@ class LowerCollectives(Pass):
                 "does not have; a reshard cannot create partial values",
                 op.loc,
             )
-        planners = {"optimal": plan_reshard, "greedy": greedy_plan, "shardy": shardy_reshard}
         try:
-            plan = planners[self.planner](v.type.shape, v.type.dtype, src, dst, cost=self.cost)
+            if self.planner == "optimal":
+                plan = plan_reshard(
+                    v.type.shape, v.type.dtype, src, dst, cost=self.cost, budget=self.budget
+                )
+            else:
+                chosen = greedy_plan if self.planner == "greedy" else shardy_reshard
+                plan = chosen(v.type.shape, v.type.dtype, src, dst, cost=self.cost)
             record_plans(ctx, v, src, dst, plan, self.planner, self.cost)
-            return plan
         except ShardcError as e:
             ctx.warn(
                 f"'reshard' of {v.label} from {src} to {dst} is kept: the planner cannot "
@@ -217,6 +228,31 @@ class LowerCollectives(Pass):
                 op.loc,
             )
             return None
+        if plan.search == "bounded":
+            self.report_cut(op, plan, ctx)
+        return plan
+
+    def report_cut(self, op: Operation, plan: Plan, ctx: PassContext) -> None:
+        """Warn and record (report key `planner_fallbacks`) a plan the budget kept from being
+        proven cheapest."""
+        v = op.operand(0)
+        ctx.warn(
+            f"'reshard' of {v.label} from {plan.src} to {plan.dst}: the search for the cheapest "
+            f"plan stopped at its budget of {self.budget} edges; using the cheapest plan found "
+            f"({plan.cost} bytes per device, greedy {plan.greedy_cost}); "
+            "lower-collectives{budget=N} searches further",
+            op.loc,
+        )
+        ctx.data.setdefault("planner_fallbacks", []).append({
+            "value": v.label,
+            "location": str(op.loc) if op.loc is not None else "",
+            "from": plan.src.text(),
+            "to": plan.dst.text(),
+            "cost": plan.cost,
+            "greedy_cost": plan.greedy_cost,
+            "edges_searched": plan.searched,
+            "budget": self.budget,
+        })
 
     def rewrite(self, op: Operation, plan: Plan, ctx: PassContext) -> bool:
         """Replace `op` by the plan's collectives; False (and a warning) if the IR's collective

@@ -10,6 +10,7 @@ from shardc.ir.core import Module
 from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.ops.manual import manual_computations
 from shardc.ir.types import DistributedTensorType
+from shardc.passes.collectives.axes import merge_refs
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 
 
@@ -23,7 +24,8 @@ def without_size_one_axes(m: NamedMapping) -> NamedMapping:
 
     dims = []
     for d in m.dims:
-        axes = keep(d.axes)
+        # dropping "x" from `"y":(1)2, "x", "y":(2)2` leaves two sub-axes to merge
+        axes = merge_refs(keep(d.axes), mesh)
         prio = d.priority if (axes or not d.is_closed) else None
         dims.append(DimSharding(axes, d.is_closed, prio))
     return NamedMapping(

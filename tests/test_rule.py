@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -9,6 +11,7 @@ from hypothesis import strategies as st
 from shardc.ir.diagnostics import ParseError, VerifyError
 from shardc.passes.rules.einsum import rule_from_einsum
 from shardc.passes.rules.rule import FactorKind, OpShardingRule, factor_symbol
+from shardc.passes.rules.rule_check import check_rule_on
 from shardc.passes.rules.rule_parser import parse_rule
 
 MATMUL = "#sdy.op_sharding_rule<([i, k], [k, j])->([i, j]) {i=8, j=16, k=32} reduction={k}>"
@@ -296,11 +299,47 @@ def rules(draw) -> OpShardingRule:
     operands = tuple(mapping() for _ in range(draw(st.integers(0, 3))))
     results = tuple(mapping() for _ in range(draw(st.integers(1, 2))))
     kinds = tuple(draw(st.lists(st.sampled_from(FactorKind), min_size=n, max_size=n)))
+    if draw(st.integers(0, 3)):  # mostly a rule Shardy's verifier accepts
+        used = {f for m in (*operands, *results) for dim in m for f in dim}
+        unused = tuple((f,) for f in range(n) if f not in used)
+        results = (results[0] + unused, *results[1:])
+        in_results = {f for m in results for dim in m for f in dim}
+        kinds = tuple(
+            FactorKind.PASS_THROUGH if k is FactorKind.REDUCTION and f in in_results else k
+            for f, k in enumerate(kinds)
+        )
+        multi = {f for m in (*operands, *results) for dim in m if len(dim) > 1 for f in dim}
+        sizes = tuple(max(size, 2) if f in multi else size for f, size in enumerate(sizes))
     blocked = tuple(draw(st.sets(st.integers(0, n - 1))) if n else ())
     return OpShardingRule(sizes, operands, results, kinds, blocked, draw(st.booleans()))
 
 
+def _shardy_accepts(rule: OpShardingRule) -> bool:
+    """Shardy's verifier on a written rule: every factor used, no size-1 factor in a dim of
+    several, no reduction factor in a result."""
+    used = {f for m in rule.mappings for dim in m for f in dim}
+    in_results = {f for m in rule.results for dim in m for f in dim}
+    return (
+        used == set(range(rule.num_factors))
+        and not any(
+            len(dim) > 1 and any(rule.factor_sizes[f] == 1 for f in dim)
+            for m in rule.mappings
+            for dim in m
+        )
+        and not in_results & set(rule.factors_of_kind(FactorKind.REDUCTION))
+    )
+
+
 @given(rules())
 def test_property_parse_print_round_trip(rule: OpShardingRule):
-    assert parse_rule(rule.text()) == rule
+    parsed = parse_rule(rule.text())  # what the rule alone must satisfy holds by construction
+    if not _shardy_accepts(rule):  # on an op of its shapes, an invalid rule: a VerifyError
+        def shapes(mappings):
+            return [tuple(math.prod(rule.factor_sizes[f] for f in dim) for dim in m)
+                    for m in mappings]
+
+        with pytest.raises(VerifyError):
+            check_rule_on(parsed, shapes(rule.operands), shapes(rule.results))
+        return
+    assert parsed == rule
     assert parse_rule(rule.body_text()) == rule

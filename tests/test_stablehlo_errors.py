@@ -21,6 +21,15 @@ def _func(body: str, sig: str = "%arg0: tensor<8x16xf32>", res: str = "tensor<8x
 
 # (name, text, line, col, message fragment)
 CASES = [
+    ("manual_computation with fewer out_shardings than results", _func(
+        "  %0:2 = sdy.manual_computation(%arg0) in_shardings=[<@mesh, [{\"dp\"}, {}]>] "
+        "out_shardings=[<@mesh, [{\"dp\"}, {}]>] manual_axes={\"dp\"} "
+        "(%a: tensor<4x16xf32>) {\n"
+        "    %1 = stablehlo.negate %a : tensor<4x16xf32>\n"
+        "    sdy.return %1, %1 : tensor<4x16xf32>, tensor<4x16xf32>\n"
+        "  } : (tensor<8x16xf32>) -> (tensor<8x16xf32>, tensor<8x16xf32>)\n"
+        "  return %0#0 : tensor<8x16xf32>\n"),
+     3, 10, "has 1 result sharding for 2 results"),
     ("while with empty regions", _func(
         "  %0:1 = stablehlo.while(%iterArg = %arg0) : tensor<8x16xf32>\n"
         "  cond {\n  } do {\n  }\n  return %0 : tensor<8x16xf32>\n"),

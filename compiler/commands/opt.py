@@ -9,7 +9,9 @@ from shardc import formats
 from shardc.commands.text_io import (
     SPLIT_MARKER,
     UsageError,
+    add_limit_option,
     display_name,
+    limits_of,
     read_input,
     split_input,
     write_output,
@@ -37,7 +39,7 @@ def parse_pipeline_or_usage(text: str):
 
 def cmd_opt(args: argparse.Namespace) -> int:
     load_all_passes()
-    text = read_input(args.input)
+    text = read_input(args.input, limits_of(args))
     name = display_name(args.input)
     pipeline = parse_pipeline_or_usage(args.pipeline)
     outputs: list[str] = []
@@ -60,7 +62,7 @@ def cmd_opt(args: argparse.Namespace) -> int:
 
 def _opt_one(text: str, name: str, pipeline, args: argparse.Namespace) -> str:
     fmt = formats.detect(text, args.input_format)
-    module = formats.parse(text, name, fmt)
+    module = formats.parse(text, name, fmt, limits_of(args))
     emit = args.emit or fmt
 
     def print_after(p, m) -> None:
@@ -142,6 +144,7 @@ def add_opt(sub: argparse._SubParsersAction) -> None:
         "--strict", action="store_true", help="turn fallbacks (e.g. missing rules) into errors"
     )
     _add_format_options(p)
+    add_limit_option(p)
     p.set_defaults(func=cmd_opt)
 
 

@@ -12,7 +12,13 @@ from __future__ import annotations
 import argparse
 
 from shardc import formats
-from shardc.commands.text_io import UsageError, display_name, read_input
+from shardc.commands.text_io import (
+    UsageError,
+    add_limit_option,
+    display_name,
+    limits_of,
+    read_input,
+)
 
 
 def _parse_mesh(text: str | None) -> dict[str, int] | None:
@@ -52,10 +58,11 @@ def load(args: argparse.Namespace):
         return spec.build(args.preset, mesh=mesh, **params), "native"
     if args.input is None:
         raise UsageError("give an input file (or - for standard input), or --model NAME")
-    text = read_input(args.input)
+    limits = limits_of(args)
+    text = read_input(args.input, limits)
     name = display_name(args.input)
     fmt = formats.detect(text, args.input_format)
-    module = formats.parse(text, name, fmt)
+    module = formats.parse(text, name, fmt, limits)
     if mesh:
         module = with_mesh(formats.emit(module, "native"), mesh, name)
     return module, fmt
@@ -131,3 +138,4 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
         metavar="BYTES",
         help="with --auto-shard: bytes each device may hold (131072, 128KiB, 1.5MiB)",
     )
+    add_limit_option(p)

@@ -10,11 +10,13 @@ import argparse
 import sys
 
 from shardc.commands.program import add_input_options, compile_input, load
-from shardc.commands.text_io import UsageError, read_input
+from shardc.commands.text_io import UsageError, limits_of, read_input
+from shardc.ir.limits import check_run
 from shardc.run_cluster import add_cluster_options
 
 
-def _random_inputs(module, seed: int) -> list:
+def random_inputs(module, seed: int) -> list:
+    """Random arguments for `module.main` (floats normal, integers in 0..7), from `seed`."""
     import numpy as np
 
     from shardc.ir.types import is_float, numpy_dtype
@@ -117,7 +119,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif args.backend == "jax":
         _simulate_cpu_devices(result.module)
     source = result.module
-    inputs = _read_inputs(args.inputs, source) if args.inputs else _random_inputs(source, args.seed)
+    check_run(source, limits_of(args))
+    inputs = _read_inputs(args.inputs, source) if args.inputs else random_inputs(source, args.seed)
     if cluster is not None:
         expected = run_reference(source, inputs) if args.check else None
 

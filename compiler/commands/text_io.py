@@ -1,7 +1,7 @@
 """What every subcommand reads and writes: input text (a file or `-` for stdin, split at
 `// -----` lines with `--split-input-file`), output text (a file or stdout), and bad usage.
 
-    text = read_input(args.input)                 # a located ShardcError if unreadable
+    text = read_input(args.input, limits_of(args))  # a located ShardcError if unreadable
     for chunk in split_input(text, split=True):   # chunk.text, chunk.first_line (0-based)
         ...
     write_output(text, args.output)               # None or "-": stdout
@@ -9,10 +9,13 @@
 
 from __future__ import annotations
 
+import argparse
+import os
 import sys
 from dataclasses import dataclass
 
-from shardc.ir.diagnostics import ShardcError
+from shardc.ir.diagnostics import Location, ShardcError
+from shardc.ir.limits import DEFAULT_LIMITS, Limits
 
 SPLIT_MARKER = "// -----"
 
@@ -27,11 +30,35 @@ class Chunk:
     first_line: int  # 0-based line offset of the chunk in the file
 
 
-def read_input(path: str) -> str:
+def add_limit_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--limit", action="append", default=[], metavar="KEY=N",
+        help="raise a bound on the input (devices, depth, file-mb, run-mb; docs/cli.md)",
+    )
+
+
+def limits_of(args: argparse.Namespace) -> Limits:
+    items = getattr(args, "limit", None) or []
+    if not items:
+        return DEFAULT_LIMITS
+    try:
+        return Limits.parse(items)
+    except ShardcError as e:
+        raise UsageError(e.message) from None
+
+
+def read_input(path: str, limits: Limits = DEFAULT_LIMITS) -> str:
+    """The text of `path` (`-`: stdin); a file over `limits.file_mb` is refused before reading."""
+    budget = limits.file_mb << 20
     if path == "-":
-        return sys.stdin.read()
+        text = sys.stdin.read(budget + 1)
+        if len(text) > budget:
+            raise _too_large("<stdin>", limits)
+        return text
     try:
         with open(path, encoding="utf-8") as f:
+            if os.fstat(f.fileno()).st_size > budget:
+                raise _too_large(path, limits)
             return f.read()
     except FileNotFoundError:
         raise ShardcError(f"cannot open '{path}': no such file") from None
@@ -41,6 +68,13 @@ def read_input(path: str) -> str:
         raise ShardcError(f"'{path}' is not UTF-8 text ({e.reason} at byte {e.start})") from None
     except OSError as e:
         raise ShardcError(f"cannot open '{path}': {e.strerror}") from None
+
+
+def _too_large(path: str, limits: Limits) -> ShardcError:
+    return ShardcError(
+        f"the input is larger than the limit of {limits.file_mb} MiB (raise it with --limit "
+        "file-mb=N)", Location(path, 1, 1)
+    )
 
 
 def split_input(text: str, split: bool) -> list[Chunk]:

@@ -20,6 +20,7 @@ from lark import Token
 from shardc.ir.attributes import OpaqueAttr
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.diagnostics import Location, ParseError, ShardcError, VerifyError
+from shardc.ir.limits import DEFAULT_LIMITS, Limits, check_mesh
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import DeviceMesh
 from shardc.ir.placements import ReduceOp
@@ -44,9 +45,12 @@ from shardc.stablehlo.records import AttrRec, DictRec, FuncRec, MeshRec, ModuleR
 
 
 class ModuleBuilder:
-    def __init__(self, text: str, filename: str, aliases: dict[str, str]):
+    def __init__(
+        self, text: str, filename: str, aliases: dict[str, str], limits: Limits = DEFAULT_LIMITS
+    ):
         self.text = text
         self.filename = filename
+        self.limits = limits
         self.locs = Locations(aliases)
         self.module = Module()
         self.sharding_cache: dict[str, NamedMapping] = {}
@@ -205,6 +209,7 @@ class ModuleBuilder:
             mesh = DeviceMesh(name, tuple((unescape(str(t)), n) for t, n, _ in m.axes),
                               tuple(m.device_ids) if m.device_ids is not None else None)
             self.module.add_mesh(mesh, self.where(m.tok))
+            check_mesh(mesh, self.where(m.tok), self.limits)
         except ShardcError as e:
             raise self.fail(e.message, m.name, type(e)) from None
         if m.attrs is not None and m.attrs.entries:
@@ -345,6 +350,12 @@ class FunctionBuilder:
                                                             rec.attrs.tokens["sdy.sharding"])
             else:
                 mappings = b.per_value(sharding, rec.attrs.tokens["sdy.sharding"], n_results)
+        if mappings is not None and len(mappings) != len(result_toks):
+            raise b.fail(
+                f"'{rec.name}' has {len(mappings)} result sharding"
+                f"{'s' if len(mappings) != 1 else ''} for {len(result_toks)} results",
+                rec.tok,
+            )
         types = [
             b.tensor(t, mappings[i] if mappings else None) for i, t in enumerate(result_toks)
         ]

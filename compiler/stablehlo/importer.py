@@ -20,21 +20,24 @@ What imports and what is normalised: docs/interop.md.
 from __future__ import annotations
 
 from shardc.ir.core import Module
-from shardc.ir.diagnostics import ParseError, ShardcError
+from shardc.ir.diagnostics import ShardcError
+from shardc.ir.limits import DEFAULT_LIMITS, Limits, check_module, check_source
 from shardc.stablehlo.builder import ModuleBuilder
+from shardc.stablehlo.propagation_edges import ON_OP as _EDGES  # noqa: F401 - registers verifiers
 from shardc.stablehlo.reader import read
 
-MAX_INPUT_BYTES = 256 * 1024 * 1024
 
-
-def import_stablehlo(text: str, filename: str = "<input>") -> Module:
-    """Parse StableHLO + sdy MLIR text (what JAX prints) into a verified native `Module`."""
-    if len(text) > MAX_INPUT_BYTES:
-        raise ParseError(f"input is larger than {MAX_INPUT_BYTES} bytes")
+def import_stablehlo(
+    text: str, filename: str = "<input>", *, limits: Limits = DEFAULT_LIMITS
+) -> Module:
+    """Parse StableHLO + sdy MLIR text (what JAX prints) into a verified native `Module`
+    (within `limits`: shardc.ir.limits)."""
+    check_source(text, filename, limits)
     aliases, module_rec = read(text, filename)
-    builder = ModuleBuilder(text, filename, aliases)
+    builder = ModuleBuilder(text, filename, aliases, limits)
     try:
         module = builder.build(module_rec)
+        check_module(module, limits)
         from shardc.ir.ops.manual import fill_all
         from shardc.ir.verifier import verify_module
 

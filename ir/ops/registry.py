@@ -206,6 +206,17 @@ def attr(op: Operation, key: str) -> Any:
     return op_def.attrs[key].default
 
 
+# Verifiers of foreign (dialect-prefixed) attributes, keyed by attribute name and registered by
+# the layer that understands them (shardc.passes.rules registers `sdy.sharding_rule`). They run
+# wherever an op is verified, so a bad attribute is an error at its op's line whether or not a
+# pass would read it.
+ATTRIBUTE_VERIFIERS: dict[str, Callable[[Operation, Any], None]] = {}
+
+
+def register_attribute_verifier(key: str, verify: Callable[[Operation, Any], None]) -> None:
+    ATTRIBUTE_VERIFIERS[key] = verify
+
+
 def verify_operation(op: Operation) -> None:
     """Check one op against its definition; raises VerifyError located at the op."""
     op_def = OPS.get(op.name)
@@ -236,6 +247,10 @@ def verify_operation(op: Operation) -> None:
                     )
         if op_def.verify is not None:
             op_def.verify(op)
+        for key, value in op.attributes.items():
+            check = ATTRIBUTE_VERIFIERS.get(key)
+            if check is not None:
+                check(op, value)
     except ShardcError as e:
         if e.loc is None:
             e.loc = op.loc

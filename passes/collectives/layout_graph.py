@@ -11,14 +11,16 @@ and an edge is one collective, with its parameters in atom indices::
     ("all_to_all", ((0,), 0, 1))      move atom 0 from the end of dim 0 to the end of dim 1
     ("collective_permute", state)     same shard counts, different layout
 
-Edges here carry no cost and no shape: the same structure serves every tensor of a rank on a mesh,
-so it is built lazily once per (mesh, atoms, rank, kept unreduced atoms) and cached.
+Edges here carry no cost and no shape: the same structure serves every tensor of a rank on a mesh.
+They are generated lazily and never stored: a layout of a large mesh has more all_slice and
+collective_permute neighbours than fit in memory, so the search (search.py) takes them one at a
+time under its budget, and `slice_count` says up front when even one layout's slices exceed it.
 """
 
 from __future__ import annotations
 
-import functools
 import itertools
+import math
 from collections.abc import Iterator
 
 from shardc.ir.mesh import AxisRef, DeviceMesh
@@ -34,7 +36,8 @@ _RANK = {kind: i for i, kind in enumerate(KIND_ORDER)}
 
 
 class LayoutGraph:
-    """Lazily built structural edges between the layouts over `atoms` for tensors of `rank`.
+    """The structural edges between the layouts over `atoms` for tensors of `rank`, generated
+    on demand.
 
     `keep` is the bitmask of unreduced atoms the target keeps: they are never reduced.
     """
@@ -45,16 +48,19 @@ class LayoutGraph:
         self.sizes = tuple(a.axis_size(mesh) for a in atoms)
         self.rank = rank
         self.keep = keep
-        self._edges: dict[State, list[GraphEdge]] = {}
-        self._same_counts: dict[tuple[tuple[int, ...], int], list[Dims]] = {}
+        self._counts: dict[tuple[int, ...], int] = {}
 
     def counts(self, dims: Dims) -> tuple[int, ...]:
-        sizes = self.sizes
+        """Shards per dim (memoised per dim: the search asks for the same runs again and again)."""
+        cache = self._counts
         out = []
         for d in dims:
-            k = 1
-            for a in d:
-                k *= sizes[a]
+            k = cache.get(d)
+            if k is None:
+                k = 1
+                for a in d:
+                    k *= self.sizes[a]
+                cache[d] = k
             out.append(k)
         return tuple(out)
 
@@ -64,37 +70,33 @@ class LayoutGraph:
             n *= self.sizes[a]
         return n
 
-    def edges(self, state: State) -> list[GraphEdge]:
-        """Every single collective from `state`, sorted by tie-break key."""
-        out = self._edges.get(state)
-        if out is None:
-            out = sorted(self._generate(state), key=lambda e: e[0])
-            self._edges[state] = out
-        return out
-
-    # ----- generation -------------------------------------------------------------------------
-
-    def _generate(self, state: State) -> Iterator[GraphEdge]:
-        dims, unreduced = state
-        used = unreduced
+    def free(self, state: State) -> list[int]:
+        """The atoms `state` uses in no dim and not as unreduced."""
+        dims, used = state
         for d in dims:
             for a in d:
                 used |= 1 << a
+        return [i for i in range(len(self.atoms)) if not used >> i & 1]
+
+    def edges(self, state: State, after_slice: bool = False) -> Iterator[GraphEdge]:
+        """Every single collective from `state`, lazily, in a fixed order (all_slice first;
+        none when `after_slice`: a slice after a slice is one slice of both)."""
+        dims, unreduced = state
         n = len(self.atoms)
-        free = [i for i in range(n) if not used >> i & 1]
-        for added in _distributions(free, self.rank, require_all=False):
-            if any(added):
-                new = tuple(d + a for d, a in zip(dims, added, strict=True))
-                yield self._edge("all_slice", added, (new, unreduced), 1)
+        if not after_slice:
+            for added in _distributions(self.free(state), self.rank, require_all=False):
+                if any(added):
+                    new = tuple(d + a for d, a in zip(dims, added, strict=True))
+                    yield self.make_edge("all_slice", added, (new, unreduced), 1)
         yield from self._gathers(dims, unreduced)
-        yield from self._all_to_alls(dims, unreduced)
+        yield from self.all_to_alls(dims, unreduced)
         yield from self._permutes(dims, unreduced)
         reducible = [i for i in range(n) if unreduced >> i & 1 and not self.keep >> i & 1]
         if reducible:
             yield from self._reductions(dims, unreduced, reducible)
 
     @staticmethod
-    def _edge(kind: str, params: tuple, nxt: State, group: int, tgt: int = -1) -> GraphEdge:
+    def make_edge(kind: str, params: tuple, nxt: State, group: int, tgt: int = -1) -> GraphEdge:
         return ((_RANK[kind], params), (kind, params), nxt, group, tgt)
 
     def _gathers(self, dims: Dims, unreduced: int) -> Iterator[GraphEdge]:
@@ -103,9 +105,9 @@ class LayoutGraph:
                 gathered = tuple(d[len(d) - c:] for d, c in zip(dims, cut, strict=True))
                 new = tuple(d[: len(d) - c] for d, c in zip(dims, cut, strict=True))
                 group = self.group(a for g in gathered for a in g)
-                yield self._edge("all_gather", gathered, (new, unreduced), group)
+                yield self.make_edge("all_gather", gathered, (new, unreduced), group)
 
-    def _all_to_alls(self, dims: Dims, unreduced: int) -> Iterator[GraphEdge]:
+    def all_to_alls(self, dims: Dims, unreduced: int) -> Iterator[GraphEdge]:
         for src, d in enumerate(dims):
             for c in range(1, len(d) + 1):
                 moved = d[len(d) - c:]
@@ -115,22 +117,16 @@ class LayoutGraph:
                         new[src] = d[: len(d) - c]
                         new[tgt] = dims[tgt] + moved
                         params = (moved, src, tgt)
-                        yield self._edge(
+                        yield self.make_edge(
                             "all_to_all", params, (tuple(new), unreduced), self.group(moved), tgt
                         )
 
     def _permutes(self, dims: Dims, unreduced: int) -> Iterator[GraphEdge]:
-        counts = self.counts(dims)
-        key = (counts, unreduced)
-        targets = self._same_counts.get(key)
-        if targets is None:
-            available = [i for i in range(len(self.atoms)) if not unreduced >> i & 1]
-            targets = list(_with_counts(available, counts, self.sizes))
-            self._same_counts[key] = targets
-        for target in targets:
+        available = [i for i in range(len(self.atoms)) if not unreduced >> i & 1]
+        for target in _with_counts(available, self.counts(dims), self.sizes):
             if target != dims:
                 nxt = (target, unreduced)
-                yield self._edge("collective_permute", nxt, nxt, 2)
+                yield self.make_edge("collective_permute", nxt, nxt, 2)
 
     def _reductions(self, dims: Dims, unreduced: int, reducible: list[int]):
         for r in range(1, len(reducible) + 1):
@@ -139,16 +135,21 @@ class LayoutGraph:
                 for a in subset:
                     mask &= ~(1 << a)
                 group = self.group(subset)
-                yield self._edge("all_reduce", subset, (dims, mask), group)
+                yield self.make_edge("all_reduce", subset, (dims, mask), group)
                 for added in _distributions(list(subset), self.rank, require_all=True):
                     new = tuple(d + a for d, a in zip(dims, added, strict=True))
-                    yield self._edge("reduce_scatter", added, (new, mask), group)
+                    yield self.make_edge("reduce_scatter", added, (new, mask), group)
 
 
-@functools.lru_cache(maxsize=64)
-def layout_graph(mesh: DeviceMesh, atoms: tuple[AxisRef, ...], rank: int, keep: int) -> LayoutGraph:
-    """The shared graph for one universe (NOTE: a pure cache; graphs never change once built)."""
-    return LayoutGraph(mesh, atoms, rank, keep)
+def slice_count(free: int, rank: int) -> int:
+    """How many all_slice edges leave a layout with `free` unused atoms and `rank` dims (the
+    empty slice included): k chosen atoms in k! orders, cut into `rank` runs."""
+    if rank == 0:
+        return 1
+    return sum(
+        math.comb(free, k) * math.factorial(k) * math.comb(k + rank - 1, rank - 1)
+        for k in range(free + 1)
+    )
 
 
 def edge_target(state: State, edge: Edge) -> State:

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.mesh import AxisRef
 from shardc.ir.ops import ELEMENTWISE, get_op_def
 from shardc.ir.types import DistributedTensorType
 from shardc.passes.propagation.data_flow import live_uses
@@ -167,12 +168,23 @@ def _initial(m: NamedMapping) -> NamedMapping:
 
 def _restore(current: NamedMapping, original: NamedMapping, priority: int) -> NamedMapping:
     dims = list(current.dims)
-    released = set()
+    released: list[AxisRef] = []
+    withheld: list[AxisRef] = []
     for i, d in enumerate(original.dims):
         if (d.priority or 0) == priority:
             dims[i] = DimSharding(d.axes, d.is_closed)
-            released.update(d.axes)
-    replicated = tuple(a for a in current.replicated if a not in released)
+            released.extend(d.axes)
+        elif (d.priority or 0) > priority:
+            withheld.extend(d.axes)
+    # `replicated` is canonical: withheld sub-axes may have merged ("z":(2)2 and "z":(1)2 of
+    # one dim or two became "z"), so drop whatever overlaps a released axis and re-add what stays
+    # withheld.
+    mesh = current.mesh
+    kept = [a for a in current.replicated if not any(a.overlaps(r, mesh) for r in released)]
+    for w in [*withheld, *original.replicated]:
+        if not any(w.overlaps(k, mesh) for k in kept):
+            kept.append(w)
+    replicated = tuple(kept)
     return NamedMapping(
         current.mesh,
         tuple(dims),

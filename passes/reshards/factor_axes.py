@@ -218,7 +218,10 @@ def _unary(
 def _legalize(rule: OpShardingRule, axes: AxesPerFactor, mesh: DeviceMesh) -> AxesPerFactor:
     """Unshard what cannot be computed locally: permutation and need-replication factors, and any
     factor some tensor cannot hold exactly (overflow or a strided view)."""
-    axes = [() if rule.kind(f) in UNSHARDABLE else a for f, a in enumerate(axes)]
+    dropped = dropped_unit_factors(rule)
+    axes = [
+        () if rule.kind(f) in UNSHARDABLE or f in dropped else a for f, a in enumerate(axes)
+    ]
     changed = True
     while changed:
         changed = False
@@ -233,6 +236,26 @@ def _legalize(rule: OpShardingRule, axes: AxesPerFactor, mesh: DeviceMesh) -> Ax
                 axes[f] = ()
                 changed = True
     return axes
+
+
+def dropped_unit_factors(rule: OpShardingRule) -> set[int]:
+    """Size-1 factors that no result has (a reshape's `2x1 -> 2`). Sharding one pads it: only
+    the first device along its axes holds the data, so it cannot be dropped locally."""
+    in_results = {f for m in rule.results for dim in m for f in dim}
+    return {
+        f for f in range(rule.num_factors) if rule.factor_sizes[f] == 1 and f not in in_results
+    }
+
+
+def unshard_one_sided(rule: OpShardingRule, axes: AxesPerFactor) -> None:
+    """A reshape between shapes that do not factor alike (`5x4 -> 2x10`) has factors only one
+    side holds; a device cannot reshape its block into a block of such a factor, so they stay
+    unsharded (size-1 factors excepted: a padded unit dim holds no data to move)."""
+    operand = {f for m in rule.operands for dim in m for f in dim}
+    result = {f for m in rule.results for dim in m for f in dim}
+    for f in operand ^ result:
+        if rule.factor_sizes[f] > 1:
+            axes[f] = ()
 
 
 def uneven_in_merged_dims(
@@ -272,8 +295,10 @@ def choose_factor_axes(
     projection = ShardingProjection.build(operands, results, rule, mesh)
     tensors = projection.tensors
     axes = _compatible(rule, tensors)
-    if axes is not None and not any(
-        uneven_in_merged_dims(tm, axes, rule, mesh) for tm in rule.mappings
+    if (
+        axes is not None
+        and not any(uneven_in_merged_dims(tm, axes, rule, mesh) for tm in rule.mappings)
+        and not any(axes[f] for f in dropped_unit_factors(rule))
     ):
         return axes
     non_scalar = [m for m in rule.mappings if m]

@@ -15,7 +15,11 @@ from shardc.ir.ops.control import region_signatures
 from shardc.passes.collectives.steps import same_layout
 from shardc.passes.manager import PassContext
 from shardc.passes.reshards import scalar_bodies
-from shardc.passes.reshards.factor_axes import choose_factor_axes, mapping_from_factors
+from shardc.passes.reshards.factor_axes import (
+    choose_factor_axes,
+    mapping_from_factors,
+    unshard_one_sided,
+)
 from shardc.passes.reshards.layouts import reduce_op_of, replicated
 from shardc.passes.reshards.op_kinds import (
     LOCALLY_SHARDABLE_SOURCES,
@@ -166,6 +170,8 @@ class FunctionRewriter:
         axes = choose_factor_axes(rule, decided[:n], decided[n:], sizes, mesh)
         if op.name == "sort":
             scalar_bodies.unshard_sort_dim(op, rule, axes)
+        if op.name == "reshape":
+            unshard_one_sided(rule, axes)
         if scalar_bodies.is_body_reduce(op):
             sharded = scalar_bodies.sharded_reduced_dims(op, rule, axes, mesh)
             if sharded:

@@ -27,6 +27,7 @@ from shardc.ir.core import Operation
 from shardc.ir.diagnostics import ShardcError, VerifyError
 from shardc.ir.ops import attr
 from shardc.ir.ops.elementwise import BINARY, UNARY
+from shardc.ir.ops.registry import register_attribute_verifier
 from shardc.ir.ops.scalar_bodies import scatter_reduction
 from shardc.passes.rules import (
     contraction,
@@ -42,6 +43,7 @@ from shardc.passes.rules.custom_calls import custom_call_rule
 from shardc.passes.rules.einsum import rule_from_einsum
 from shardc.passes.rules.query import RuleQuery
 from shardc.passes.rules.rule import OpShardingRule
+from shardc.passes.rules.rule_check import check_rule_on
 from shardc.passes.rules.rule_parser import parse_rule
 
 # The attribute an imported op keeps Shardy's rule in.
@@ -280,6 +282,30 @@ def _existing_rule(op: Operation, value: Any) -> OpShardingRule:
         raise VerifyError(
             f"'{op.name}' op attribute '{SHARDING_RULE_ATTR}': {e.message}", op.loc
         ) from None
+
+
+def _static_shape(t: Any) -> tuple[int, ...] | None:
+    shape = getattr(t, "shape", None)
+    if getattr(t, "dtype", None) == "token" or shape is None:
+        return None
+    return None if any(not isinstance(d, int) or d < 0 for d in shape) else tuple(shape)
+
+
+def verify_written_rule(op: Operation, value: Any) -> None:
+    """An `sdy.sharding_rule` attribute as written: a rule (parsed and checked, see rule_parser)
+    that fits the op's operands and results (rule_check.py, Shardy's `verifyOpShardingRuleAttr`).
+    Registered with the op verifier, so it runs on every read."""
+    rule = _existing_rule(op, value)
+    try:
+        check_rule_on(rule, [_static_shape(v.type) for v in op.operands],
+                      [_static_shape(v.type) for v in op.results])
+    except VerifyError as e:
+        raise VerifyError(
+            f"'{op.name}' op attribute '{SHARDING_RULE_ATTR}': {e.message}"
+        ) from None
+
+
+register_attribute_verifier(SHARDING_RULE_ATTR, verify_written_rule)
 
 
 @functools.lru_cache(maxsize=1 << 12)

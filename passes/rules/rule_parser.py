@@ -29,6 +29,10 @@ class _RuleParser:
         self.file = file
         self.pos = 0
 
+    def error_at(self, pos: int, message: str) -> ParseError:
+        self.pos = pos
+        return self.error(message)
+
     def error(self, message: str) -> ParseError:
         return ParseError(
             f"op sharding rule: {message}", Location(self.file, 1, self.pos + 1), source=self.text
@@ -168,7 +172,13 @@ class _RuleParser:
             if not self.keyword(matched):
                 continue
             self.expect("=")
-            for f in self.symbol_set():
+            at = self.pos
+            members = self.symbol_set()
+            if members != sorted(members):
+                raise self.error_at(at, f"{matched}: indices of special factors must be sorted")
+            if len(set(members)) != len(members):
+                raise self.error_at(at, f"{matched}: indices of special factors must be unique")
+            for f in members:
                 if f >= len(sizes):
                     raise self.error(f"index must be less than {len(sizes)}, got: {f} "
                                      f"(factor '{factor_symbol(f)}' has no size)")
@@ -191,13 +201,14 @@ class _RuleParser:
         if not self.at_end():
             raise self.error(f"unexpected text '{self.text[self.pos : self.pos + 12]}'")
         try:
-            return OpShardingRule(
+            rule = OpShardingRule(
                 tuple(sizes), operands, results, tuple(kinds), tuple(blocked), is_custom
             )
         except VerifyError as e:
             raise ParseError(
                 f"op sharding rule: {e.message}", Location(self.file, 1, 1), source=self.text
             ) from None
+        return rule
 
 
 def parse_rule(text: str, *, file: str = "<rule>") -> OpShardingRule:

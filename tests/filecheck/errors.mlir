@@ -37,7 +37,7 @@ func @syntax( %a %b) {
 
 // An all_reduce may reduce axes its operand is not unreduced on (Shardy's implicit partials),
 // but not axes that shard a dim of it.
-// CHECK: errors.mlir:[[# @LINE + 4]]:3: error: 'all_reduce' op reduction axes {"x"} overlap the operand's dim shardings
+// CHECK: errors.mlir:[[# @LINE + 4]]:3: error: 'all_reduce' op reduction axes overlap the operand's dim shardings
 mesh @m = <["x"=2, "y"=2]>
 
 func @all_reduce_sharded_axis(%a: tensor<4x4xf32, <@m, [{"x"}, {}]>>) -> tensor<4x4xf32> {

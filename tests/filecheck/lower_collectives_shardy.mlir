@@ -24,12 +24,12 @@ func @reduce_then_slice(%u: tensor<16x64xf32, <@m, [{}, {}], unreduced={"x"}>>) 
 // one all_to_all; the cheapest plan is three all_to_alls of smaller buffers.
 // CHECK-LABEL: func @swap
 // CHECK-NEXT: %[[CP:.*]] = collective_permute %a : tensor<16x64xf32, <@m, [{"y":(1)2}, {"x", "y":(2)2}]>>
-// CHECK-NEXT: %[[A2A:.*]] = all_to_all %[[CP]] {axes = ["y":(2)2], src_dim = 1, tgt_dim = 0} : tensor<16x64xf32, <@m, [{"y"}, {"x"}]>>
+// CHECK-NEXT: %[[A2A:.*]] = all_to_all %[[CP]] {params = [{"y":(2)2}: 1->0]} : tensor<16x64xf32, <@m, [{"y"}, {"x"}]>>
 // CHECK-NEXT: return %[[A2A]]
 // CHEAP-LABEL: func @swap
-// CHEAP-NEXT: %[[T0:.*]] = all_to_all %a {axes = ["x"], src_dim = 0, tgt_dim = 1}
-// CHEAP-NEXT: %[[T1:.*]] = all_to_all %[[T0]] {axes = ["y", "x"], src_dim = 1, tgt_dim = 0}
-// CHEAP-NEXT: %[[T2:.*]] = all_to_all %[[T1]] {axes = ["x"], src_dim = 0, tgt_dim = 1} : tensor<16x64xf32, <@m, [{"y"}, {"x"}]>>
+// CHEAP-NEXT: %[[T0:.*]] = all_to_all %a {params = [{"x"}: 0->1]}
+// CHEAP-NEXT: %[[T1:.*]] = all_to_all %[[T0]] {params = [{"y", "x"}: 1->0]}
+// CHEAP-NEXT: %[[T2:.*]] = all_to_all %[[T1]] {params = [{"x"}: 0->1]} : tensor<16x64xf32, <@m, [{"y"}, {"x"}]>>
 // CHEAP-NEXT: return %[[T2]]
 func @swap(%a: tensor<16x64xf32, <@m, [{"x"}, {"y"}]>>) -> tensor<16x64xf32, <@m, [{"y"}, {"x"}]>> {
   %0 = reshard %a : tensor<16x64xf32, <@m, [{"y"}, {"x"}]>>
@@ -40,11 +40,11 @@ func @swap(%a: tensor<16x64xf32, <@m, [{"x"}, {"y"}]>>) -> tensor<16x64xf32, <@m
 // collective_permute), then moves them in one all_to_all; the cheapest plan moves them one by one.
 // CHECK-LABEL: func @move_reordered
 // CHECK-NEXT: %[[CP:.*]] = collective_permute %a : tensor<16x64xf32, <@m, [{"y", "x"}, {}]>>
-// CHECK-NEXT: %[[A2A:.*]] = all_to_all %[[CP]] {axes = ["y", "x"], src_dim = 0, tgt_dim = 1} : tensor<16x64xf32, <@m, [{}, {"y", "x"}]>>
+// CHECK-NEXT: %[[A2A:.*]] = all_to_all %[[CP]] {params = [{"y", "x"}: 0->1]} : tensor<16x64xf32, <@m, [{}, {"y", "x"}]>>
 // CHECK-NEXT: return %[[A2A]]
 // CHEAP-LABEL: func @move_reordered
-// CHEAP-NEXT: %[[T0:.*]] = all_to_all %a {axes = ["y"], src_dim = 0, tgt_dim = 1} : tensor<16x64xf32, <@m, [{"x"}, {"y"}]>>
-// CHEAP-NEXT: %[[T1:.*]] = all_to_all %[[T0]] {axes = ["x"], src_dim = 0, tgt_dim = 1} : tensor<16x64xf32, <@m, [{}, {"y", "x"}]>>
+// CHEAP-NEXT: %[[T0:.*]] = all_to_all %a {params = [{"y"}: 0->1]} : tensor<16x64xf32, <@m, [{"x"}, {"y"}]>>
+// CHEAP-NEXT: %[[T1:.*]] = all_to_all %[[T0]] {params = [{"x"}: 0->1]} : tensor<16x64xf32, <@m, [{}, {"y", "x"}]>>
 // CHEAP-NEXT: return %[[T1]]
 func @move_reordered(%a: tensor<16x64xf32, <@m, [{"x", "y"}, {}]>>) -> tensor<16x64xf32, <@m, [{}, {"y", "x"}]>> {
   %0 = reshard %a : tensor<16x64xf32, <@m, [{}, {"y", "x"}]>>
