@@ -22,6 +22,7 @@ from shardc.passes.reshards.op_kinds import (
     is_global_collective,
     needs_whole_operands,
 )
+from shardc.passes.reshards.unlowerable import unshard_unlowerable
 from shardc.passes.rules.registry import rule_for
 from shardc.passes.rules.rule import FactorKind, OpShardingRule
 
@@ -166,6 +167,7 @@ class FunctionRewriter:
         axes = choose_factor_axes(rule, decided[:n], decided[n:], sizes, mesh)
         if op.name == "sort":
             scalar_bodies.unshard_sort_dim(op, rule, axes)
+        unshard_unlowerable(op, rule, axes)
         if scalar_bodies.is_body_reduce(op):
             sharded = scalar_bodies.sharded_reduced_dims(op, rule, axes, mesh)
             if sharded:
