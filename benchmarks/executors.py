@@ -65,6 +65,7 @@ class Config:
     model: str
     preset: str
     params: dict[str, Any]
+    train: str | None = None  # the model's training step with this optimizer
 
 
 STEP_CONFIGS = [
@@ -75,6 +76,14 @@ STEP_CONFIGS = [
            dict(batch=8, seq=128, d_model=256, heads=4, d_head=64, d_ff=1024, layers=2)),
     Config("transformer M", "transformer", "dp_tp",
            dict(batch=8, seq=256, d_model=512, heads=8, d_head=64, d_ff=2048, layers=2)),
+    # training steps (forward, loss, backward, update: docs/guide.md "Training steps")
+    Config("mlp M train sgd", "mlp", "dp_tp",
+           dict(batch=512, d_model=1024, d_ff=4096, layers=2), "sgd"),
+    Config("transformer S train adam", "transformer", "dp_tp",
+           dict(batch=8, seq=128, d_model=256, heads=4, d_head=64, d_ff=1024, layers=2), "adam"),
+    Config("gpt S train adam", "gpt", "dp_tp",
+           dict(batch=8, seq=128, vocab=4096, d_model=256, heads=4, d_head=64, d_ff=1024,
+                layers=2), "adam"),
 ]
 
 
@@ -85,10 +94,17 @@ def describe(params: dict[str, Any]) -> str:
 
 
 def random_inputs(module: Module, seed: int = 0) -> list[np.ndarray]:
-    """Seeded float inputs N(0, 0.05^2) (small, so that deep stacks stay finite)."""
+    """Seeded float inputs N(0, 0.05^2) (small, so that deep stacks stay finite); integers
+    (token ids, labels, Adam's step count) in [0, 16)."""
     rng = np.random.default_rng(seed)
-    return [(0.05 * rng.standard_normal(a.type.shape)).astype(numpy_dtype(a.type.dtype))
-            for a in module.main.args]
+    out = []
+    for a in module.main.args:
+        dtype = numpy_dtype(a.type.dtype)
+        if dtype.kind in "iu":
+            out.append(rng.integers(0, 16, a.type.shape).astype(dtype))
+        else:
+            out.append((0.05 * rng.standard_normal(a.type.shape)).astype(dtype))
+    return out
 
 
 def max_rel_err(got: Sequence[Any], want: Sequence[Any]) -> float:
@@ -178,7 +194,7 @@ def step_row(config: Config, repeat: int) -> StepRow:
     from shardc.executors.numpy_exec import NumpyExecutor
     from shardc.executors.reference import run_reference
 
-    module = MODELS[config.model].build(config.preset, **config.params)
+    module = MODELS[config.model].build(config.preset, train=config.train, **config.params)
     result = compile(module)
     inputs = random_inputs(module)
     numpy_exec = NumpyExecutor(result.spmd)

@@ -1,6 +1,6 @@
 """The input program of `compile`, `run` and `explain`: a file (IN) or a model of the zoo
-(`--model NAME --preset P --layers N`), with `--mesh dp=2,tp=4` applied; their shared options;
-and compiling it with the default pipeline.
+(`--model NAME --preset P --layers N --train sgd|adam`), with `--mesh dp=2,tp=4` applied; their
+shared options; and compiling it with the default pipeline.
 
     module, fmt = load(args)              # fmt: the input's format (native for --model)
     result, fmt = compile_input(args)     # the pipeline's CompileResult
@@ -41,7 +41,8 @@ def load(args: argparse.Namespace):
                 "see `shardc models`)"
             )
         params = {"layers": args.layers} if args.layers is not None else {}
-        return spec.build(args.preset, mesh=mesh, **params), "native"
+        train = getattr(args, "train", None)
+        return spec.build(args.preset, mesh=mesh, train=train, **params), "native"
     if args.input is None:
         raise UsageError("give an input file (or - for standard input), or --model NAME")
     text = read_input(args.input)
@@ -67,6 +68,12 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, help="compile a model-zoo program instead of IN")
     p.add_argument("--preset", default=None, help="the model's annotation preset (dp, tp, ...)")
     p.add_argument("--layers", type=int, default=None, help="the model's depth")
+    p.add_argument(
+        "--train",
+        choices=["sgd", "adam"],
+        default=None,
+        help="the model's training step (forward, loss, backward, this optimizer's update)",
+    )
     p.add_argument("--strategy", choices=["aggressive", "basic"], default="aggressive")
     p.add_argument("--strict", action="store_true", help="ops without a sharding rule are errors")
     p.add_argument("--input-format", choices=["native", "sdy"], default=None)

@@ -1,7 +1,8 @@
 """`shardc run IN`: compile, run on every device of the mesh (numpy or JAX), and with `--check`
 compare with the unsharded reference interpreter (tolerance relative to the output's scale).
 
-Inputs are random (`--seed`) or an `.npz` with one array per argument (`--inputs`).
+Inputs are random (`--seed`; floats normal with deviation `--scale`, integers in [0, 8)) or an
+`.npz` with one array per argument (`--inputs`).
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from shardc.commands.text_io import UsageError, read_input
 from shardc.run_cluster import add_cluster_options
 
 
-def _random_inputs(module, seed: int) -> list:
+def _random_inputs(module, seed: int, scale: float = 1.0) -> list:
     import numpy as np
 
     from shardc.ir.types import is_float, numpy_dtype
@@ -24,7 +25,7 @@ def _random_inputs(module, seed: int) -> list:
     for a in module.main.args:
         shape, dtype = a.type.shape, a.type.dtype
         if is_float(dtype):
-            out.append(rng.standard_normal(shape).astype(numpy_dtype(dtype)))
+            out.append((scale * rng.standard_normal(shape)).astype(numpy_dtype(dtype)))
         elif dtype == "i1":
             out.append(rng.integers(0, 2, shape).astype(bool))
         else:
@@ -117,7 +118,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif args.backend == "jax":
         _simulate_cpu_devices(result.module)
     source = result.module
-    inputs = _read_inputs(args.inputs, source) if args.inputs else _random_inputs(source, args.seed)
+    if args.inputs:
+        inputs = _read_inputs(args.inputs, source)
+    else:
+        inputs = _random_inputs(source, args.seed, args.scale)
     if cluster is not None:
         expected = run_reference(source, inputs) if args.check else None
 
@@ -163,6 +167,12 @@ def add_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", choices=["numpy", "jax"], default="numpy")
     p.add_argument("--inputs", default=None, help=".npz with one array per argument")
     p.add_argument("--seed", type=int, default=0, help="seed for random inputs (no --inputs)")
+    p.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        help="random float inputs are normal with this standard deviation (default 1)",
+    )
     p.add_argument(
         "--check",
         action="store_true",

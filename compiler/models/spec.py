@@ -56,10 +56,12 @@ class Annotations:
         self.preset = preset
         self.mesh = mesh
         self.used: set[str] = set()
+        self.order: list[str] = []  # the role of each argument asked for, in order
 
     def __call__(self, role: str, rank: int) -> NamedMapping | None:
         """The mapping for an argument playing `role` (None when the preset leaves it open)."""
         self.used.add(role)
+        self.order.append(role)
         a = self.preset.roles.get(role)
         if a is None:
             return None
@@ -106,6 +108,7 @@ class ModelSpec:
     body: ModelBody
     presets: Mapping[str, Preset]
     default_preset: str = field(default="")
+    data: tuple[str, ...] = ("x",)  # roles of the data arguments; the others are parameters
 
     def parameters(self) -> dict[str, Any]:
         """Size and depth parameters with their defaults (`{"batch": 16, "layers": 1, ...}`)."""
@@ -117,10 +120,16 @@ class ModelSpec:
         }
 
     def build(
-        self, preset: str | None = None, *, mesh: Mapping[str, int] | None = None, **params: Any
+        self,
+        preset: str | None = None,
+        *,
+        mesh: Mapping[str, int] | None = None,
+        train: str | None = None,
+        **params: Any,
     ) -> Module:
         """The verified module for `preset` (default: the first) on `mesh` (default: the
-        preset's), with `params` overriding the size/depth defaults."""
+        preset's), with `params` overriding the size/depth defaults; with `train` ("sgd" or
+        "adam") one training step of the model instead of its forward pass (training.py)."""
         name = preset or self.default_preset or next(iter(self.presets))
         chosen = self.presets.get(name)
         if chosen is None:
@@ -147,4 +156,8 @@ class ModelSpec:
         annotations = Annotations(self.name, name, chosen, handle)
         self.body(b, annotations, **params)
         annotations.check_all_used()
+        if train is not None:
+            from shardc.models.training import append_training_step
+
+            append_training_step(b, annotations, self.data, train)
         return b.module
