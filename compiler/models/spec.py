@@ -136,6 +136,26 @@ class ModelSpec:
             raise ShardcError(
                 f"model '{self.name}' has no preset '{name}' (presets: {', '.join(self.presets)})"
             )
+        return self._build(
+            name, chosen, mesh if mesh is not None else chosen.mesh, params, train
+        )
+
+    def unannotated(
+        self, mesh: Mapping[str, int], *, train: str | None = None, **params: Any
+    ) -> Module:
+        """The model on `mesh` with no sharding written at all (what `auto-shard` starts from;
+        `shardc compile --model NAME --mesh ...` without `--preset`)."""
+        preset = Preset("no annotations", mesh, {})
+        return self._build("unannotated", preset, mesh, params, train)
+
+    def _build(
+        self,
+        name: str,
+        chosen: Preset,
+        mesh: Mapping[str, int],
+        params: dict[str, Any],
+        train: str | None = None,
+    ) -> Module:
         known = self.parameters()
         unknown = sorted(set(params) - set(known))
         if unknown:
@@ -143,7 +163,7 @@ class ModelSpec:
                 f"model '{self.name}' has no parameter {', '.join(map(repr, unknown))} "
                 f"(parameters: {', '.join(known)})"
             )
-        axes = dict(mesh if mesh is not None else chosen.mesh)
+        axes = dict(mesh)
         needed = {n for a in chosen.roles.values() for n in _axis_names(a)}
         missing = sorted(needed - set(axes))
         if missing:
