@@ -202,6 +202,27 @@ func @main(%x: tensor<6x12xf32{s0}>) -> tensor<6x12xf32> {
 """,
     ),
     OpKind(
+        "reverse_cummax_with_init",
+        """{mesh}
+func @main(%x: tensor<6x12xf32{s0}>) -> tensor<6x12xf32> {
+  %init = constant {value = dense<0.25>} : tensor<f32>
+  %0 = reduce_window %x, %init {window_dimensions = [1, 12], padding = [[0, 0], [0, 11]], kind = maximum} : tensor<6x12xf32>
+  return %0
+}
+""",
+    ),
+    OpKind(
+        "cumprod_leading_dim",
+        """{mesh}
+func @main(%x: tensor<8x5xf32{s0}>) -> tensor<8x5xf32> {
+  %one = constant {value = dense<1.0>} : tensor<f32>
+  %0 = reduce_window %x, %one {window_dimensions = [8, 1], padding = [[7, 0], [0, 0]], kind = multiply} : tensor<8x5xf32>
+  return %0
+}
+""",
+        positive=True,
+    ),
+    OpKind(
         "max_pool",
         """{mesh}
 func @main(%x: tensor<4x12x6xf32{s0}>) -> tensor<4x6x6xf32> {

@@ -143,3 +143,23 @@ def test_every_sharding_propagation_accepts_lowers_and_runs(kind: OpKind) -> Non
         check_kind(kind, text)
 
     run()
+
+
+def _fixed(kind: OpKind) -> str:
+    """Each argument: first dim on "a", last dim on "b" (rank >= 2), closed."""
+    fill = {"mesh": _mesh_line({"a": 2, "b": 4})}
+    for i, rank in enumerate(_arg_ranks(kind)):
+        dims = [[] for _ in range(rank)]
+        if rank:
+            dims[0].append('"a"')
+        if rank >= 2:
+            dims[-1].append('"b"')
+        body = ", ".join("{" + ", ".join(d) + "}" for d in dims)
+        fill[f"s{i}"] = f", <@mesh, [{body}]>"
+    return fill_in(kind, fill)
+
+
+@pytest.mark.parametrize("kind", CATALOGUE, ids=lambda k: k.name)
+def test_every_kind_runs_on_the_jax_executor(kind: OpKind) -> None:
+    pytest.importorskip("jax")
+    check_kind(kind, _fixed(kind), backend="jax")

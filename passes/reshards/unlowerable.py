@@ -2,8 +2,9 @@
 unshards them (the operands are gathered before the op), so `compile` never stops at `spmd` on a
 program propagation accepted.
 
-- `scatter` with `kind = replace`: its batch dims (reduction factors) would leave partial
-  results that no collective combines (which update wins is not a reduction).
+- `scatter` with `kind = replace` (or a body function rather than a `kind`): its batch dims
+  (reduction factors) would leave partial results that no collective combines (which update
+  wins is not a reduction).
 - `scatter`: an operand dim an update window covers only in part (a pass-through factor of the
   operand and result alone): a window may straddle two devices' blocks, and a window that does
   not fit a block is dropped whole.
@@ -42,7 +43,8 @@ def unshard_unlowerable(op: Operation, rule: OpShardingRule, axes: AxesPerFactor
 
 
 def _scatter(op: Operation, rule: OpShardingRule, axes: AxesPerFactor) -> None:
-    if attr(op, "kind").word == "replace":
+    kind = op.attributes.get("kind")
+    if kind is None or kind.word == "replace":  # a body function: no collective combines it
         for f in rule.factors_of_kind(FactorKind.REDUCTION):
             axes[f] = ()
     operand, updates = op.operand(0).type.shape, op.operand(2).type.shape

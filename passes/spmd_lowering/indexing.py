@@ -212,11 +212,12 @@ def fix_scatter(low: FunctionLowering, op: Operation, rule: OpShardingRule) -> N
     result = low.mapping(op.results[0])
     if result is None or not result.unreduced:
         return
-    kind = attr(op, "kind").word
+    kind_attr = op.attributes.get("kind")
+    kind = kind_attr.word if kind_attr is not None else "replace"
     if kind == "replace":
         raise PassError(
-            "'scatter' op with kind = replace cannot leave partial results (its batch dims are "
-            "sharded); run insert-reshards before spmd",
+            "'scatter' op without an add/maximum/minimum/multiply kind cannot leave partial "
+            "results (its batch dims are sharded); run insert-reshards before spmd",
             op.loc,
         )
     dtype = operand.type.dtype

@@ -231,3 +231,43 @@ func @main(%x: tensor<16x32xf32, <@mesh, [{"dp"}, {"tp"}]>>, %i: tensor<i32, <@m
   %1, %2 = top_k %x {k = 2} : tensor<16x2xf32, <@mesh, [{}, {}]>>, tensor<16x2xi32, <@mesh, [{}, {}]>>
   return %0, %1
 }
+
+// -----
+
+// A cumulative sum along a dim sharded on tp (jnp.cumsum's reduce_window): a scan per block,
+// each block's total, an all_gather of the 4 totals (not of the 16 elements), the totals of the
+// blocks before each one, added back.
+// CHECK: func @main(%[[X:.*]]: tensor<4x16xf32, <@m, [{}, {"tp"}]>>)
+// CHECK: %[[X2:.*]] = reshape %[[X]] : tensor<4x4x4xf32, <@m, [{}, {"tp"}, {}]>>
+// CHECK-NEXT: %[[SCAN:.*]] = reduce_window %[[X2]], %{{.*}} {window_dimensions = [1, 1, 4], padding = {{\[}}[0, 0], [0, 0], [3, 0]], kind = add} : tensor<4x4x4xf32, <@m, [{}, {"tp"}, {}]>>
+// CHECK: %[[TOT:.*]] = reduce %[[X2]], %{{.*}} {dimensions = [2], kind = add} : tensor<4x4xf32, <@m, [{}, {"tp"}]>>
+// CHECK-NEXT: %[[ALL:.*]] = reshard %[[TOT]] : tensor<4x4xf32, <@m, [{}, {}]>>
+// CHECK-NEXT: %[[EX:.*]] = reduce_window %[[ALL]], %{{.*}} {window_dimensions = [1, 4], padding = {{\[}}[0, 0], [4, 0]], kind = add} : tensor<4x5xf32, <@m, [{}, {}]>>
+// CHECK-NEXT: %[[BEFORE:.*]] = slice %[[EX]] {start_indices = [0, 0], limit_indices = [4, 4]}
+// CHECK-NEXT: %[[MINE:.*]] = reshard %[[BEFORE]] : tensor<4x4xf32, <@m, [{}, {"tp"}]>>
+// CHECK-NEXT: %[[B:.*]] = broadcast_in_dim %[[MINE]] {broadcast_dimensions = [0, 1]} : tensor<4x4x4xf32, <@m, [{}, {"tp"}, {}]>>
+// CHECK-NEXT: %[[SUM:.*]] = add %[[SCAN]], %[[B]]
+// CHECK-NEXT: %[[Y:.*]] = reshape %[[SUM]] : tensor<4x16xf32, <@m, [{}, {"tp"}]>>
+// CHECK-NEXT: return %[[Y]]
+mesh @m = <["tp"=4]>
+
+func @main(%x: tensor<4x16xf32, <@m, [{}, {"tp"}]>>) -> tensor<4x16xf32, <@m, [{}, {"tp"}]>> {
+  %zero = constant {value = dense<0.0>} : tensor<f32, <@m, []>>
+  %0 = reduce_window %x, %zero {window_dimensions = [1, 16], padding = [[0, 0], [15, 0]], kind = add} : tensor<4x16xf32, <@m, [{}, {"tp"}]>>
+  return %0
+}
+
+// -----
+
+// Partial sums two consumers want in two layouts are reduced once: the second consumer reshards
+// from the first's (reduced) layout instead of reducing again.
+// CHECK: %[[P:.*]] = dot_general {{.*}} unreduced={"x"}>>
+// CHECK-NEXT: %[[R1:.*]] = reshard %[[P]] : tensor<8x8xf32, <@m, [{"y"}, {}]>>
+// CHECK-NEXT: %[[R2:.*]] = reshard %[[R1]] : tensor<8x8xf32, <@m, [{}, {"y"}]>>
+// CHECK-NEXT: return %[[R1]], %[[R2]]
+mesh @m = <["x"=2, "y"=2]>
+
+func @main(%a: tensor<8x16xf32, <@m, [{}, {"x"}]>>, %b: tensor<16x8xf32, <@m, [{"x"}, {}]>>) -> (tensor<8x8xf32, <@m, [{"y"}, {}]>>, tensor<8x8xf32, <@m, [{}, {"y"}]>>) {
+  %0 = dot_general %a, %b {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<8x8xf32, <@m, [{}, {}]>>
+  return %0, %0
+}
