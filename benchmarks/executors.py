@@ -4,6 +4,7 @@
     python benchmarks/executors.py --max-layers 128   # first step for deeper stacks (XLA ~30 s)
     python benchmarks/executors.py --repeat 9         # more runs per step-time median
     python benchmarks/executors.py --write-docs       # update docs/benchmarks.md
+    python benchmarks/executors.py --train --write-docs   # training steps (own docs section)
 
 Three measurements, on zoo models (`shardc.models.catalogue.MODELS`) with their `dp_tp` preset
 (mesh dp=2, tp=4: 8 devices) and the FSDP preset where noted:
@@ -76,7 +77,9 @@ STEP_CONFIGS = [
            dict(batch=8, seq=128, d_model=256, heads=4, d_head=64, d_ff=1024, layers=2)),
     Config("transformer M", "transformer", "dp_tp",
            dict(batch=8, seq=256, d_model=512, heads=8, d_head=64, d_ff=2048, layers=2)),
-    # training steps (forward, loss, backward, update: docs/guide.md "Training steps")
+]
+# Training steps (forward, loss, backward, update: docs/guide.md "Training steps"): `--train`.
+TRAIN_CONFIGS = [
     Config("mlp M train sgd", "mlp", "dp_tp",
            dict(batch=512, d_model=1024, d_ff=4096, layers=2), "sgd"),
     Config("transformer S train adam", "transformer", "dp_tp",
@@ -376,10 +379,10 @@ def write_docs(body: str) -> None:
     write_section("executors", body)
 
 
-def existing_notes() -> str | None:
-    """The notes after the tables in the executors section of the docs (analysis written by a
+def existing_notes(section: str = "executors") -> str | None:
+    """The notes after the tables in an executors section of the docs (analysis written by a
     person, kept when the numbers are regenerated): everything from `### Notes` on."""
-    m = re.search(r"(### Notes\n.*)", read_section("executors") or "", re.S)
+    m = re.search(r"(### Notes\n.*)", read_section(section) or "", re.S)
     return m.group(1).rstrip("\n") if m else None
 
 
@@ -397,10 +400,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cases", default=",".join(c.label for c in STEP_CONFIGS),
                         help="comma-separated step-time cases (empty: none)")
     parser.add_argument("--write-docs", action="store_true", help="update docs/benchmarks.md")
+    parser.add_argument(
+        "--train", action="store_true",
+        help="the training-step rows only (their own docs section; no time to first step)",
+    )
     parser.add_argument("--notes", type=Path, default=None,
                         help="markdown notes for the docs (default: keep the ones there)")
     args = parser.parse_args(argv)
 
+    if args.train:
+        train_main(args, argv)
+        return
     wanted = [c for c in args.cases.split(",") if c]
     step_rows = []
     for config in STEP_CONFIGS:
@@ -424,6 +434,41 @@ def main(argv: list[str] | None = None) -> None:
                  if not a.startswith("--notes") and (args.notes is None or a != str(args.notes))]
         command = "python " + " ".join(["benchmarks/executors.py", *shown])
         write_docs(docs_section(step_table, first_table, command, notes))
+
+
+def train_main(args: argparse.Namespace, argv: list[str] | None) -> None:
+    """`--train`: the training-step rows, in the `executors-train` docs section."""
+    rows = []
+    for config in TRAIN_CONFIGS:
+        row = step_row(config, args.repeat)
+        rows.append(row)
+        print("| " + " | ".join(row.cells()) + " |", file=sys.stderr, flush=True)
+    step_table = table(STEP_HEADER, [r.cells() for r in rows])
+    print(step_table)
+    if args.write_docs:
+        notes = args.notes.read_text() if args.notes else (
+            existing_notes("executors-train") or "### Notes\n"
+        )
+        shown = [a for a in (argv or sys.argv[1:])
+                 if not a.startswith("--notes") and (args.notes is None or a != str(args.notes))]
+        command = "python " + " ".join(["benchmarks/executors.py", *shown])
+        import jax
+
+        write_section("executors-train", "\n".join([
+            "## Executors: training steps",
+            "",
+            f"`benchmarks/executors.py --train`, JAX {jax.__version__} on CPU with 8 simulated "
+            f"devices ({os.cpu_count()} cores):",
+            "one training step (docs/guide.md, \"Training steps\") of zoo models under `dp_tp`,"
+            " measured",
+            "as (a) and (b) of the section above.",
+            "",
+            f"Command: `{command}`",
+            "",
+            step_table,
+            "",
+            notes.rstrip(),
+        ]))
 
 
 if __name__ == "__main__":

@@ -4,6 +4,7 @@
     python benchmarks/quality.py --models mlp,moe     # a subset
     python benchmarks/quality.py --details            # also list every collective, both sides
     python benchmarks/quality.py --write-docs         # update docs/benchmarks.md
+    python benchmarks/quality.py --train sgd          # training steps, plus the JAX GPT steps
 
 For every model of the zoo (`shardc.models.catalogue.MODELS`) and every annotation preset, at the
 model's default sizes (stacked models with `--layers` layers, default 2):
@@ -17,6 +18,11 @@ model's default sizes (stacked models with `--layers` layers, default 2):
   with shardc's definitions: `bytes_per_device` is the larger of a collective's local input and
   output buffers, the ring model is docs/cost.md's. Memory is `compiled.memory_analysis()`:
   argument + output + temp - alias bytes of the per-device program.
+
+With `--train sgd|adam` each model's training step (docs/guide.md, "Training steps") replaces
+its forward pass, and rows for the JAX-written GPT training steps of examples/gpt_jax.py follow
+(benchmarks/jax_programs.py): there XLA compiles the JAX function with only its in_shardings, as
+a JAX user runs it. `--write-docs` then writes the `quality-train` section.
 
 Before the numbers count, each case is run: shardc's SPMD program on the numpy executor and on
 the JAX executor, and XLA's partitioned program, on the same random inputs; the largest

@@ -34,7 +34,7 @@ from shardc.ir.core import Function, Value
 from shardc.ir.diagnostics import ShardcError
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.types import DistributedTensorType
-from shardc.models.spec import Annotations
+from shardc.models.annotations import Annotations
 
 OPTIMIZERS = ("sgd", "adam")
 

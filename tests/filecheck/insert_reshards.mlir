@@ -218,12 +218,28 @@ func @caller(%a: tensor<16xf32, <@m, [{"x"}]>>) -> tensor<16xf32, <@m, [{"x"}]>>
 // -----
 
 // A dynamic_slice's sliced dim must be replicated: its operand is gathered along "dp" first.
-// top_k has no rule, so it runs on a replicated operand.
+// top_k along its tp-sharded last dim is a tree: each device's top 2 of its 8 columns (rows
+// kept on dp), the 4 local winners gathered along tp, the top 2 of those 8; the winners'
+// indices are their column in the block plus 8 times the block.
 // CHECK: func @main(%[[X:.*]]: tensor<16x32xf32, <@mesh, [{"dp"}, {"tp"}]>>, %[[I:.*]]: tensor<i32, <@mesh, []>>)
 // CHECK-NEXT: %[[R:.*]] = reshard %[[X]] : tensor<16x32xf32, <@mesh, [{}, {"tp"}]>>
 // CHECK-NEXT: %[[S:.*]] = dynamic_slice %[[R]], %[[I]], %[[I]] {slice_sizes = [4, 32]} : tensor<4x32xf32, <@mesh, [{}, {"tp"}]>>
-// CHECK-NEXT: %[[R2:.*]] = reshard %[[X]] : tensor<16x32xf32, <@mesh, [{}, {}]>>
-// CHECK-NEXT: %[[V:.*]], %[[IX:.*]] = top_k %[[R2]] {k = 2} : tensor<16x2xf32, <@mesh, [{}, {}]>>, tensor<16x2xi32, <@mesh, [{}, {}]>>
+// CHECK-NEXT: %[[B:.*]] = reshape %[[X]] : tensor<16x4x8xf32, <@mesh, [{"dp"}, {"tp"}, {}]>>
+// CHECK-NEXT: %[[LV:.*]], %[[LI:.*]] = top_k %[[B]] {k = 2} : tensor<16x4x2xf32, <@mesh, [{"dp"}, {"tp"}, {}]>>, tensor<16x4x2xi32, <@mesh, [{"dp"}, {"tp"}, {}]>>
+// CHECK-NEXT: %[[BLK:.*]] = iota {iota_dimension = 1} : tensor<16x4x2xi32
+// CHECK-NEXT: %[[EIGHT:.*]] = constant {value = dense<8>} : tensor<i32>
+// CHECK-NEXT: %[[EIGHTS:.*]] = broadcast_in_dim %[[EIGHT]]
+// CHECK-NEXT: %[[OFF:.*]] = multiply %[[BLK]], %[[EIGHTS]]
+// CHECK-NEXT: %[[GI:.*]] = add %[[LI]], %[[OFF]]
+// CHECK-NEXT: %[[CV:.*]] = reshape %[[LV]] : tensor<16x8xf32, <@mesh, [{"dp"}, {"tp"}]>>
+// CHECK-NEXT: %[[AV:.*]] = reshard %[[CV]] : tensor<16x8xf32, <@mesh, [{"dp"}, {}]>>
+// CHECK-NEXT: %[[CI:.*]] = reshape %[[GI]] : tensor<16x8xi32, <@mesh, [{"dp"}, {"tp"}]>>
+// CHECK-NEXT: %[[AI:.*]] = reshard %[[CI]] : tensor<16x8xi32, <@mesh, [{"dp"}, {}]>>
+// CHECK-NEXT: %[[V:.*]], %[[W:.*]] = top_k %[[AV]] {k = 2} : tensor<16x2xf32, <@mesh, [{"dp"}, {}]>>, tensor<16x2xi32, <@mesh, [{"dp"}, {}]>>
+// CHECK-NEXT: %[[W3:.*]] = reshape %[[W]] : tensor<16x2x1xi32
+// CHECK-NEXT: %[[IX:.*]] = gather %[[AI]], %[[W3]]
+// CHECK-NEXT: %[[OUT:.*]] = reshard %[[V]] : tensor<16x2xf32, <@mesh, [{}, {}]>>
+// CHECK-NEXT: return %[[S]], %[[OUT]]
 mesh @mesh = <["dp"=2, "tp"=4]>
 
 func @main(%x: tensor<16x32xf32, <@mesh, [{"dp"}, {"tp"}]>>, %i: tensor<i32, <@mesh, []>>) -> (tensor<4x32xf32, <@mesh, [{}, {"tp"}]>>, tensor<16x2xf32, <@mesh, [{}, {}]>>) {
