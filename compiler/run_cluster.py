@@ -27,7 +27,7 @@ _VALUE_OPTIONS = (
     ("--mesh", "mesh"), ("--model", "model"), ("--preset", "preset"), ("--layers", "layers"),
     ("--strategy", "strategy"), ("--input-format", "input_format"), ("--inputs", "inputs"),
     ("--seed", "seed"), ("--rtol", "rtol"), ("--atol", "atol"), ("-o", "output"),
-    ("--memory-budget", "memory_budget"),
+    ("--memory-budget", "memory_budget"), ("--train", "train"), ("--scale", "scale"),
 )
 _FLAG_OPTIONS = (("--strict", "strict"), ("--check", "check"), ("--auto-shard", "auto_shard"))
 
