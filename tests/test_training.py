@@ -89,9 +89,15 @@ def test_every_jax_gpt_sharding_is_shipped() -> None:
     ]
 
 
+# Bytes per device XLA's partitioner moves for the same `jax.jit` step (docs/benchmarks.md,
+# "Quality: training steps"; benchmarks/quality.py --train sgd measures it).
+XLA_BYTES = {"dp": 526_852, "tp": 460_800, "dp_tp": 364_036, "fsdp": 1_136_644}
+
+
 @pytest.mark.parametrize("path", JAX_EXAMPLES, ids=lambda p: p.stem)
 def test_jax_gpt_training_steps_run_like_the_reference(path: Path) -> None:
-    """`shardc run examples/jax/gpt_train_*.mlir --check` on numpy and on JAX."""
+    """`shardc run examples/jax/gpt_train_*.mlir --check` on numpy and on JAX, moving no more
+    bytes per device than XLA."""
     pytest.importorskip("jax")
     from shardc.stablehlo import import_stablehlo
 
@@ -99,6 +105,7 @@ def test_jax_gpt_training_steps_run_like_the_reference(path: Path) -> None:
     inputs = _inputs(module, scale=1.0)
     want = run_reference(module, inputs)
     result = compile(module)
+    assert result.report["total_comm_bytes"] <= XLA_BYTES[path.stem.removeprefix("gpt_train_")]
     _close(result.run(inputs, backend="numpy"), want)
     _close(result.run(inputs, backend="jax"), want)
 
