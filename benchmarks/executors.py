@@ -4,6 +4,7 @@
     python benchmarks/executors.py --max-layers 128   # first step for deeper stacks (XLA ~30 s)
     python benchmarks/executors.py --repeat 9         # more runs per step-time median
     python benchmarks/executors.py --write-docs       # update docs/benchmarks.md
+    python benchmarks/executors.py --train --write-docs   # training steps (own docs section)
 
 Three measurements, on zoo models (`shardc.models.catalogue.MODELS`) with their `dp_tp` preset
 (mesh dp=2, tp=4: 8 devices) and the FSDP preset where noted:
@@ -65,6 +66,7 @@ class Config:
     model: str
     preset: str
     params: dict[str, Any]
+    train: str | None = None  # the model's training step with this optimizer
 
 
 STEP_CONFIGS = [
@@ -76,6 +78,16 @@ STEP_CONFIGS = [
     Config("transformer M", "transformer", "dp_tp",
            dict(batch=8, seq=256, d_model=512, heads=8, d_head=64, d_ff=2048, layers=2)),
 ]
+# Training steps (forward, loss, backward, update: docs/guide.md "Training steps"): `--train`.
+TRAIN_CONFIGS = [
+    Config("mlp M train sgd", "mlp", "dp_tp",
+           dict(batch=512, d_model=1024, d_ff=4096, layers=2), "sgd"),
+    Config("transformer S train adam", "transformer", "dp_tp",
+           dict(batch=8, seq=128, d_model=256, heads=4, d_head=64, d_ff=1024, layers=2), "adam"),
+    Config("gpt S train adam", "gpt", "dp_tp",
+           dict(batch=8, seq=128, vocab=4096, d_model=256, heads=4, d_head=64, d_ff=1024,
+                layers=2), "adam"),
+]
 
 
 def describe(params: dict[str, Any]) -> str:
@@ -85,10 +97,17 @@ def describe(params: dict[str, Any]) -> str:
 
 
 def random_inputs(module: Module, seed: int = 0) -> list[np.ndarray]:
-    """Seeded float inputs N(0, 0.05^2) (small, so that deep stacks stay finite)."""
+    """Seeded float inputs N(0, 0.05^2) (small, so that deep stacks stay finite); integers
+    (token ids, labels, Adam's step count) in [0, 16)."""
     rng = np.random.default_rng(seed)
-    return [(0.05 * rng.standard_normal(a.type.shape)).astype(numpy_dtype(a.type.dtype))
-            for a in module.main.args]
+    out = []
+    for a in module.main.args:
+        dtype = numpy_dtype(a.type.dtype)
+        if dtype.kind in "iu":
+            out.append(rng.integers(0, 16, a.type.shape).astype(dtype))
+        else:
+            out.append((0.05 * rng.standard_normal(a.type.shape)).astype(dtype))
+    return out
 
 
 def max_rel_err(got: Sequence[Any], want: Sequence[Any]) -> float:
@@ -178,7 +197,7 @@ def step_row(config: Config, repeat: int) -> StepRow:
     from shardc.executors.numpy_exec import NumpyExecutor
     from shardc.executors.reference import run_reference
 
-    module = MODELS[config.model].build(config.preset, **config.params)
+    module = MODELS[config.model].build(config.preset, train=config.train, **config.params)
     result = compile(module)
     inputs = random_inputs(module)
     numpy_exec = NumpyExecutor(result.spmd)
@@ -360,10 +379,10 @@ def write_docs(body: str) -> None:
     write_section("executors", body)
 
 
-def existing_notes() -> str | None:
-    """The notes after the tables in the executors section of the docs (analysis written by a
+def existing_notes(section: str = "executors") -> str | None:
+    """The notes after the tables in an executors section of the docs (analysis written by a
     person, kept when the numbers are regenerated): everything from `### Notes` on."""
-    m = re.search(r"(### Notes\n.*)", read_section("executors") or "", re.S)
+    m = re.search(r"(### Notes\n.*)", read_section(section) or "", re.S)
     return m.group(1).rstrip("\n") if m else None
 
 
@@ -381,10 +400,17 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cases", default=",".join(c.label for c in STEP_CONFIGS),
                         help="comma-separated step-time cases (empty: none)")
     parser.add_argument("--write-docs", action="store_true", help="update docs/benchmarks.md")
+    parser.add_argument(
+        "--train", action="store_true",
+        help="the training-step rows only (their own docs section; no time to first step)",
+    )
     parser.add_argument("--notes", type=Path, default=None,
                         help="markdown notes for the docs (default: keep the ones there)")
     args = parser.parse_args(argv)
 
+    if args.train:
+        train_main(args, argv)
+        return
     wanted = [c for c in args.cases.split(",") if c]
     step_rows = []
     for config in STEP_CONFIGS:
@@ -408,6 +434,41 @@ def main(argv: list[str] | None = None) -> None:
                  if not a.startswith("--notes") and (args.notes is None or a != str(args.notes))]
         command = "python " + " ".join(["benchmarks/executors.py", *shown])
         write_docs(docs_section(step_table, first_table, command, notes))
+
+
+def train_main(args: argparse.Namespace, argv: list[str] | None) -> None:
+    """`--train`: the training-step rows, in the `executors-train` docs section."""
+    rows = []
+    for config in TRAIN_CONFIGS:
+        row = step_row(config, args.repeat)
+        rows.append(row)
+        print("| " + " | ".join(row.cells()) + " |", file=sys.stderr, flush=True)
+    step_table = table(STEP_HEADER, [r.cells() for r in rows])
+    print(step_table)
+    if args.write_docs:
+        notes = args.notes.read_text() if args.notes else (
+            existing_notes("executors-train") or "### Notes\n"
+        )
+        shown = [a for a in (argv or sys.argv[1:])
+                 if not a.startswith("--notes") and (args.notes is None or a != str(args.notes))]
+        command = "python " + " ".join(["benchmarks/executors.py", *shown])
+        import jax
+
+        write_section("executors-train", "\n".join([
+            "## Executors: training steps",
+            "",
+            f"`benchmarks/executors.py --train`, JAX {jax.__version__} on CPU with 8 simulated "
+            f"devices ({os.cpu_count()} cores):",
+            "one training step (docs/guide.md, \"Training steps\") of zoo models under `dp_tp`,"
+            " measured",
+            "as (a) and (b) of the section above.",
+            "",
+            f"Command: `{command}`",
+            "",
+            step_table,
+            "",
+            notes.rstrip(),
+        ]))
 
 
 if __name__ == "__main__":

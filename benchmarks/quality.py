@@ -4,6 +4,7 @@
     python benchmarks/quality.py --models mlp,moe     # a subset
     python benchmarks/quality.py --details            # also list every collective, both sides
     python benchmarks/quality.py --write-docs         # update docs/benchmarks.md
+    python benchmarks/quality.py --train sgd          # training steps, plus the JAX GPT steps
 
 For every model of the zoo (`shardc.models.catalogue.MODELS`) and every annotation preset, at the
 model's default sizes (stacked models with `--layers` layers, default 2):
@@ -17,6 +18,11 @@ model's default sizes (stacked models with `--layers` layers, default 2):
   with shardc's definitions: `bytes_per_device` is the larger of a collective's local input and
   output buffers, the ring model is docs/cost.md's. Memory is `compiled.memory_analysis()`:
   argument + output + temp - alias bytes of the per-device program.
+
+With `--train sgd|adam` each model's training step (docs/guide.md, "Training steps") replaces
+its forward pass, and rows for the JAX-written GPT training steps of examples/gpt_jax.py follow
+(benchmarks/jax_programs.py): there XLA compiles the JAX function with only its in_shardings, as
+a JAX user runs it. `--write-docs` then writes the `quality-train` section.
 
 Before the numbers count, each case is run: shardc's SPMD program on the numpy executor and on
 the JAX executor, and XLA's partitioned program, on the same random inputs; the largest
@@ -33,6 +39,7 @@ import argparse  # noqa: E402
 import math  # noqa: E402
 import re  # noqa: E402
 import sys  # noqa: E402
+from collections.abc import Callable  # noqa: E402
 from dataclasses import dataclass, field  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
@@ -325,16 +332,34 @@ def shardc_global(module: Module, cost: str = "ring") -> tuple[Module, Any, str]
 
 
 def run_case(
-    model: str, preset: str, params: dict[str, Any], check: bool, cost: str = "ring"
+    model: str,
+    preset: str,
+    params: dict[str, Any],
+    check: bool,
+    cost: str = "ring",
+    train: str | None = None,
 ) -> Case:
+    """A zoo model (its training step with `train`): XLA gets shardc's argument and result
+    shardings."""
     import jax
 
-    from shardc.executors.jax_exec import JaxExecutor
     from shardc.executors.jax_global import jit_global
 
     spec = MODELS[model]
-    module = spec.build(preset, **params)
+    module = spec.build(preset, train=train, **params)
     case = Case(model, preset, dict(spec.presets[preset].mesh), params)
+    compiled_module, result = measure_shardc(case, module, cost)
+    jitted, mesh, _, _ = jit_global(compiled_module)
+    args = [jax.ShapeDtypeStruct(a.type.shape, numpy_dtype(a.type.dtype))
+            for a in module.main.args]
+    measure_xla(case, jitted.lower(*args).compile(), mesh.size)
+    if check:
+        check_case(case, module, result, jitted)
+    return case
+
+
+def measure_shardc(case: Case, module: Module, cost: str = "ring") -> tuple[Module, Any]:
+    """Fill in shardc's figures; (the compiled global module, the CompileResult or None)."""
     compiled_module, result, case.shardc_note = shardc_global(module, cost)
     report = result.report if result is not None else collective_report(compiled_module)
     moving = [c for c in report["collectives"] if c["kind"] != "all_slice"]
@@ -349,16 +374,16 @@ def run_case(
         f"ring={c['ring_bytes_per_device']}"
         for c in report["collectives"]
     ]
+    return compiled_module, result
 
-    jitted, mesh, _, _ = jit_global(compiled_module)
-    args = [jax.ShapeDtypeStruct(a.type.shape, numpy_dtype(a.type.dtype))
-            for a in module.main.args]
-    executable = jitted.lower(*args).compile()
-    collectives = parse_hlo_collectives(executable.as_text(), mesh.size)
+
+def measure_xla(case: Case, executable: Any, num_devices: int) -> None:
+    """Fill in XLA's figures from its compiled (partitioned) executable."""
+    collectives = parse_hlo_collectives(executable.as_text(), num_devices)
     for c in collectives:
         if c.groups is not None:
             flat = sorted(d for g in c.groups for d in g)
-            assert c.kind == "collective_permute" or flat == list(range(mesh.size)), c
+            assert c.kind == "collective_permute" or flat == list(range(num_devices)), c
     case.xla_bytes = sum(c.bytes_per_device for c in collectives)
     case.xla_ring = sum(c.ring_bytes_per_device for c in collectives)
     case.xla_count = len(collectives)
@@ -371,30 +396,37 @@ def run_case(
     case.xla_memory_parts = parts
     case.xla_memory = parts["argument"] + parts["output"] + parts["temp"] - parts["alias"]
 
-    if check:
-        inputs = random_inputs(module)
-        want = [np.asarray(o) for o in jitted(*inputs)]
-        runs = []
-        if result is not None:
-            runs.append(("numpy", result.run(inputs, backend="numpy")))
-            try:
-                runs.append(("jax", JaxExecutor(result.spmd).run(inputs)))
-            except ShardcError as e:  # a translation the JAX executor lacks: say so, go on
-                message = str(e).split("error: ", 1)[-1]
-                print(f"  check {model}/{preset} shardc[jax]: cannot run: {message}",
-                      file=sys.stderr)
-                case.shardc_note += " (numpy executor only: the JAX executor failed)"
-        abs_err, rel_err = 0.0, 0.0
-        for backend, got in runs:
-            for g, w in zip(got, want, strict=True):
-                err = float(np.max(np.abs(g.astype(np.float64) - w))) if w.size else 0.0
-                scale = max(float(np.max(np.abs(w))), 1e-30) if w.size else 1.0
-                abs_err, rel_err = max(abs_err, err), max(rel_err, err / scale)
-                print(f"  check {model}/{preset} shardc[{backend}] vs XLA: max abs err {err:.2e}"
-                      f", relative {err / scale:.2e}", file=sys.stderr)
-        if runs:
-            case.max_abs_err, case.max_rel_err = abs_err, rel_err
-    return case
+
+def check_case(
+    case: Case, module: Module, result: Any, xla: Callable[..., Any],
+    inputs: list[np.ndarray] | None = None,
+) -> None:
+    """Run shardc's program on both executors and `xla(*inputs)` (flat outputs) on the same
+    inputs; record the largest difference."""
+    from shardc.executors.jax_exec import JaxExecutor
+
+    inputs = random_inputs(module) if inputs is None else inputs
+    want = [np.asarray(o) for o in xla(*inputs)]
+    runs = []
+    label = f"{case.model}/{case.preset}"
+    if result is not None:
+        runs.append(("numpy", result.run(inputs, backend="numpy")))
+        try:
+            runs.append(("jax", JaxExecutor(result.spmd).run(inputs)))
+        except ShardcError as e:  # a translation the JAX executor lacks: say so, go on
+            message = str(e).split("error: ", 1)[-1]
+            print(f"  check {label} shardc[jax]: cannot run: {message}", file=sys.stderr)
+            case.shardc_note += " (numpy executor only: the JAX executor failed)"
+    abs_err, rel_err = 0.0, 0.0
+    for backend, got in runs:
+        for g, w in zip(got, want, strict=True):
+            err = float(np.max(np.abs(g.astype(np.float64) - w))) if w.size else 0.0
+            scale = max(float(np.max(np.abs(w))), 1e-30) if w.size else 1.0
+            abs_err, rel_err = max(abs_err, err), max(rel_err, err / scale)
+            print(f"  check {label} shardc[{backend}] vs XLA: max abs err {err:.2e}"
+                  f", relative {err / scale:.2e}", file=sys.stderr)
+    if runs:
+        case.max_abs_err, case.max_rel_err = abs_err, rel_err
 
 
 # ----- the table and the docs ---------------------------------------------------------------------
@@ -406,9 +438,9 @@ def markdown(cases: list[Case]) -> str:
     return "\n".join(lines)
 
 
-def write_docs(section_body: str) -> None:
-    """Replace (or add) the quality section of docs/benchmarks.md; other sections untouched."""
-    write_section("quality", section_body)
+def write_docs(section_body: str, section: str = "quality") -> None:
+    """Replace (or add) a quality section of docs/benchmarks.md; other sections untouched."""
+    write_section(section, section_body)
 
 
 def docs_section(table: str, command: str, findings: str) -> str:
@@ -445,6 +477,31 @@ def docs_section(table: str, command: str, findings: str) -> str:
     ])
 
 
+def training_docs_section(table: str, command: str, findings: str) -> str:
+    import jax
+
+    return "\n".join([
+        "## Quality: training steps",
+        "",
+        "One training step (forward, loss, backward, optimizer update; docs/guide.md, \"Training",
+        "steps\") of every zoo model × preset, measured as in the section above: XLA gets the",
+        "argument and result shardings of shardc's compiled module (the updated parameters are",
+        "declared sharded as the parameters are). The `gpt (JAX)` rows are the JAX-written GPT",
+        "training steps of `examples/gpt_jax.py`: shardc compiles the shipped StableHLO",
+        "(`examples/jax/gpt_train_*.mlir`), XLA compiles the same function under `jax.jit` with",
+        "only the user's `in_shardings` (XLA decides the results' shardings and everything",
+        f"else), as a JAX user would run it. 8 CPU devices, JAX {jax.__version__}.",
+        "",
+        f"Command: `{command}`",
+        "",
+        table,
+        "",
+        "### Findings",
+        "",
+        findings.rstrip(),
+    ])
+
+
 def default_findings(cases: list[Case]) -> str:
     worse = [c for c in cases if c.ratio is None or c.ratio > 1.0]
     if not worse:
@@ -453,11 +510,27 @@ def default_findings(cases: list[Case]) -> str:
                      f"({c.shardc_bytes:,} vs {c.xla_bytes:,})." for c in worse)
 
 
-def existing_findings() -> str | None:
+def existing_findings(section: str = "quality") -> str | None:
     """The Findings list of the quality section already in docs/benchmarks.md (kept when the
     table is regenerated, since it is analysis written by a person)."""
-    m = re.search(r"### Findings\n\n(.*)", read_section("quality") or "", re.S)
+    m = re.search(r"### Findings\n\n(.*)", read_section(section) or "", re.S)
     return m.group(1).rstrip("\n") if m else None
+
+
+def jax_rows(check: bool, cost: str) -> list[Case]:
+    """The JAX-written GPT training steps (benchmarks/jax_programs.py), one row per sharding."""
+    from jax_programs import gpt_programs
+
+    cases = []
+    for program in gpt_programs():
+        case = Case("gpt (JAX)", program.name, program.mesh, {})
+        _, result = measure_shardc(case, program.module, cost)
+        measure_xla(case, program.executable, math.prod(program.mesh.values()))
+        if check:
+            check_case(case, program.module, result, program.run)
+        cases.append(case)
+        print("| " + " | ".join(case.cells()) + " |", file=sys.stderr, flush=True)
+    return cases
 
 
 # Larger sizes for the presets whose best plan depends on the ratio of activations to weights.
@@ -484,6 +557,10 @@ def main(argv: list[str] | None = None) -> None:
         "--cost", choices=("ring", "bytes"), default="ring",
         help="shardc's lower-collectives cost model (its default: ring)",
     )
+    parser.add_argument(
+        "--train", choices=("sgd", "adam"), default=None,
+        help="each model's training step with this optimizer instead of its forward pass",
+    )
     args = parser.parse_args(argv)
 
     cases: list[Case] = []
@@ -491,7 +568,7 @@ def main(argv: list[str] | None = None) -> None:
         spec = MODELS[name]
         params = {"layers": args.layers} if "layers" in spec.parameters() else {}
         for preset in spec.presets:
-            case = run_case(name, preset, params, not args.no_check, args.cost)
+            case = run_case(name, preset, params, not args.no_check, args.cost, args.train)
             cases.append(case)
             print("| " + " | ".join(case.cells()) + " |", file=sys.stderr, flush=True)
             if args.details:
@@ -506,24 +583,30 @@ def main(argv: list[str] | None = None) -> None:
             if name not in args.models.split(","):
                 continue
             params = {**sizes, "layers": args.layers}
-            case = run_case(name, preset, params, not args.no_check, args.cost)
+            case = run_case(name, preset, params, not args.no_check, args.cost, args.train)
             case.model = f"{name} ({describe(sizes)})"
             cases.append(case)
             print("| " + " | ".join(case.cells()) + " |", file=sys.stderr, flush=True)
+    if args.train:
+        cases += jax_rows(not args.no_check, args.cost)
     table = markdown(cases)
     print(table)
     worse = [c for c in cases if c.ratio is None or c.ratio > 1.0]
     print(f"\nshardc <= XLA on {len(cases) - len(worse)}/{len(cases)} cases")
     if args.write_docs:
+        section = "quality-train" if args.train else "quality"
         if args.findings is not None:
             findings = args.findings.read_text()
         else:
-            findings = existing_findings() or default_findings(cases)
+            findings = existing_findings(section) or default_findings(cases)
         shown = [a for a in (argv or sys.argv[1:]) if not a.startswith("--findings")]
         if args.findings is not None and str(args.findings) in shown:
             shown.remove(str(args.findings))
         command = "python " + " ".join(["benchmarks/quality.py", *shown])
-        write_docs(docs_section(table, command, findings))
+        if args.train:
+            write_docs(training_docs_section(table, command, findings), section)
+        else:
+            write_docs(docs_section(table, command, findings))
 
 
 if __name__ == "__main__":

@@ -16,15 +16,18 @@ A sharded reduction factor leaves the result `unreduced` on its axes. The reduct
 inserted after the op (Shardy inserts an `all_reduce` there) but where a consumer needs a reduced
 value: each consumer reshards the unreduced value straight to the layout it wants, so the reshard
 planner picks `all_reduce`, `reduce_scatter` or anything cheaper (NOTE: differs from Shardy, which
-would emit `all_reduce` then a second reshard). Likewise, when an op's result must differ from the
-value's decided sharding, each consumer reshards from what the op produced to what it needs.
+would emit `all_reduce` then a second reshard). When several consumers want different layouts and
+one shared reduction is cheaper, they reshard from it instead (shared_reductions.py). Likewise,
+when an op's result must differ from the value's decided sharding, each consumer reshards from
+what the op produced to what it needs.
 
 The invariant this pass guarantees (checked by `check_locally_computable`, relied on by `spmd`):
 see that function's docstring (reshards/invariant.py).
 
 The parts, in `passes/reshards/`: the factor shardings an op computes under (factor_axes.py), the
 function signatures and region values fixed first (signatures.py), the walk that rewrites each
-op (rewriter.py), `sort` and `reduce` with a body (scalar_bodies.py), and the invariant
+op (rewriter.py), `sort` and `reduce` with a body (scalar_bodies.py), what spmd cannot lower
+(unlowerable.py), one reduction for several consumers (shared_reductions.py), and the invariant
 (invariant.py).
 """
 
@@ -36,6 +39,7 @@ from shardc.ir.core import Module
 from shardc.ir.diagnostics import PassError
 from shardc.passes.manager import Pass, PassContext, register_pass
 from shardc.passes.reshards.rewriter import FunctionRewriter
+from shardc.passes.reshards.shared_reductions import share_reductions
 from shardc.passes.reshards.signatures import close_regions, close_signatures
 
 
@@ -60,7 +64,7 @@ class InsertReshards(Pass):
         for func in list(module.functions.values()):
             rewriter = FunctionRewriter(module, func, ctx)
             rewriter.run()
-            inserted += rewriter.inserted
+            inserted += rewriter.inserted + share_reductions(func, rewriter.builder)
         stats = ctx.data.setdefault("insert_reshards", {"reshards": 0})
         stats["reshards"] += inserted
 

@@ -86,9 +86,14 @@ def _run(module: Module, ctx: PassContext, strategy, options: PropagationOptions
     for name, op in sorted(state.no_rule.items()):
         if op.num_operands == 0:
             continue  # constants and iotas: nothing flows through them
+        computes = (
+            "its operand as it is sharded (each row, a sharded last dim as a tree)"
+            if name == "top_k"
+            else "replicated operands"
+        )
         message = (
             f"'{name}' has no sharding rule: propagation does not pass through it and it "
-            "computes on replicated operands"
+            f"computes on {computes}"
         )
         if ctx.strict:
             raise PassError(message + " (--strict)", op.loc)

@@ -35,7 +35,7 @@ from shardc.ir.ops.registry import attr
 from shardc.ir.types import DistributedTensorType
 from shardc.passes.collectives.steps import same_layout
 from shardc.passes.manager import Pass, PassContext, register_pass
-from shardc.passes.spmd_lowering import collectives, regions, sharding_ops, sources
+from shardc.passes.spmd_lowering import collectives, regions, shape, sharding_ops, sources
 from shardc.passes.spmd_lowering.function_lowering import (
     FunctionLowering,
     closed_layout,
@@ -122,8 +122,8 @@ def _record_signature(low: FunctionLowering) -> None:
     ]
     values = list(func.args) + [r for op in func.body for r in op.results]
     local = [low.local_shape(v) for v in values]
-    for v, shape in zip(values, local):
-        v.type = DistributedTensorType(shape, v.type.dtype)
+    for v, local_shape in zip(values, local):
+        v.type = DistributedTensorType(local_shape, v.type.dtype)
 
 
 # op name -> its lowering; every other op computes locally (local.py).
@@ -145,4 +145,5 @@ _HANDLERS: dict[str, Callable[[FunctionLowering, Operation], None]] = {
     "manual_computation": _lower_manual,
     "constant": sources.lower_constant,
     "iota": sources.lower_iota,
+    "top_k": shape.check_top_k,
 }

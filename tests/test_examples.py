@@ -158,7 +158,7 @@ def test_bad_model_requests_are_user_errors():
 
 
 def test_registry_describes_every_model():
-    assert set(MODELS) == {"mlp", "transformer", "embedding", "moe", "mixer"}
+    assert set(MODELS) == {"mlp", "transformer", "embedding", "moe", "mixer", "gpt"}
     for spec in MODELS.values():
         assert spec.description and spec.presets
         assert all(p.description and p.mesh for p in spec.presets.values())

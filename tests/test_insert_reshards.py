@@ -107,6 +107,31 @@ def test_check_finds_violations() -> None:
     assert check_locally_computable(module) == []
 
 
+@pytest.mark.parametrize(
+    ("x", "out", "problem"),
+    [
+        ('[{"x"}, {"y"}]', '[{"x"}, {}]', "last dim sharded"),
+        ('[{"x"}, {}]', '[{"y"}, {}]', "rows sharded differently"),
+        ('[{"x", "y"}, {}]', '[{"x", "y"}, {}]', None),
+    ],
+)
+def test_top_k_runs_per_device_on_whole_rows(x: str, out: str, problem: str | None) -> None:
+    module = parse_module(
+        'mesh @m = <["x"=4, "y"=2]>\n'
+        f"func @main(%a: tensor<8x32xf32, <@m, {x}>>) -> tensor<8x2xf32, <@m, {out}>> {{\n"
+        f"  %0, %1 = top_k %a {{k = 2}} : tensor<8x2xf32, <@m, {out}>>, "
+        f"tensor<8x2xi32, <@m, {out}>>\n"
+        "  return %0\n}\n"
+    )
+    problems = check_locally_computable(module)
+    if problem is None:
+        assert problems == []
+        return
+    assert any("top_k" in p and problem in p for p in problems), problems
+    run(module, "insert-reshards")
+    assert check_locally_computable(module) == []
+
+
 def test_unreduced_operands_are_reduced_before_use() -> None:
     module = parse_module(
         'mesh @m = <["x"=4]>\n'

@@ -20,6 +20,8 @@ def cmd_models(args: argparse.Namespace) -> int:
         for preset_name, preset in spec.presets.items():
             mesh = ",".join(f"{a}={n}" for a, n in preset.mesh.items())
             print(f"{'':12}   --preset {preset_name:<8} ({mesh}) {preset.description}")
+    print("\nEvery model and preset also has a training step: --train sgd|adam (forward, loss,")
+    print("backward, optimizer update; docs/guide.md, \"Training steps\").")
     return 0
 
 

@@ -1,7 +1,7 @@
 """The input program of `compile`, `run` and `explain`: a file (IN) or a model of the zoo
-(`--model NAME --preset P --layers N`; without `--preset` the unannotated model), with `--mesh
-dp=2,tp=4` applied; their shared options (`--auto-shard`, `--memory-budget`); and compiling it
-with the default pipeline.
+(`--model NAME --preset P --layers N --train sgd|adam`; without `--preset` the unannotated
+model), with `--mesh dp=2,tp=4` applied; their shared options (`--auto-shard`,
+`--memory-budget`); and compiling it with the default pipeline.
 
     module, fmt = load(args)              # fmt: the input's format (native for --model)
     result, fmt = compile_input(args)     # the pipeline's CompileResult
@@ -48,14 +48,15 @@ def load(args: argparse.Namespace):
                 "see `shardc models`)"
             )
         params = {"layers": args.layers} if args.layers is not None else {}
+        train = getattr(args, "train", None)
         if args.preset is None:
             if mesh is None:
                 raise UsageError(
                     f"--model {args.model} without --preset is the unannotated model: give its "
                     "mesh with --mesh (e.g. --mesh dp=2,tp=4), or a --preset (see `shardc models`)"
                 )
-            return spec.unannotated(mesh, **params), "native"
-        return spec.build(args.preset, mesh=mesh, **params), "native"
+            return spec.unannotated(mesh, train=train, **params), "native"
+        return spec.build(args.preset, mesh=mesh, train=train, **params), "native"
     if args.input is None:
         raise UsageError("give an input file (or - for standard input), or --model NAME")
     limits = limits_of(args)
@@ -117,6 +118,12 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--model", default=None, help="compile a model-zoo program instead of IN")
     p.add_argument("--preset", default=None, help="the model's annotation preset (dp, tp, ...)")
     p.add_argument("--layers", type=int, default=None, help="the model's depth")
+    p.add_argument(
+        "--train",
+        choices=["sgd", "adam"],
+        default=None,
+        help="the model's training step (forward, loss, backward, this optimizer's update)",
+    )
     p.add_argument("--strategy", choices=["aggressive", "basic"], default="aggressive")
     p.add_argument(
         "--reshard-algorithm",

@@ -1,7 +1,8 @@
 """`shardc run IN`: compile, run on every device of the mesh (numpy or JAX), and with `--check`
 compare with the unsharded reference interpreter (tolerance relative to the output's scale).
 
-Inputs are random (`--seed`) or an `.npz` with one array per argument (`--inputs`).
+Inputs are random (`--seed`; floats normal with deviation `--scale`, integers in [0, 8)) or an
+`.npz` with one array per argument (`--inputs`).
 """
 
 from __future__ import annotations
@@ -15,8 +16,9 @@ from shardc.ir.limits import check_run
 from shardc.run_cluster import add_cluster_options
 
 
-def random_inputs(module, seed: int) -> list:
-    """Random arguments for `module.main` (floats normal, integers in 0..7), from `seed`."""
+def random_inputs(module, seed: int, scale: float = 1.0) -> list:
+    """Random arguments for `module.main` (floats normal times `scale`, integers in 0..7), from
+    `seed`."""
     import numpy as np
 
     from shardc.ir.types import is_float, numpy_dtype
@@ -26,7 +28,7 @@ def random_inputs(module, seed: int) -> list:
     for a in module.main.args:
         shape, dtype = a.type.shape, a.type.dtype
         if is_float(dtype):
-            out.append(rng.standard_normal(shape).astype(numpy_dtype(dtype)))
+            out.append((scale * rng.standard_normal(shape)).astype(numpy_dtype(dtype)))
         elif dtype == "i1":
             out.append(rng.integers(0, 2, shape).astype(bool))
         else:
@@ -120,7 +122,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         _simulate_cpu_devices(result.module)
     source = result.module
     check_run(source, limits_of(args))
-    inputs = _read_inputs(args.inputs, source) if args.inputs else random_inputs(source, args.seed)
+    if args.inputs:
+        inputs = _read_inputs(args.inputs, source)
+    else:
+        inputs = random_inputs(source, args.seed, args.scale)
     if cluster is not None:
         expected = run_reference(source, inputs) if args.check else None
 
@@ -166,6 +171,12 @@ def add_run(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--backend", choices=["numpy", "jax"], default="numpy")
     p.add_argument("--inputs", default=None, help=".npz with one array per argument")
     p.add_argument("--seed", type=int, default=0, help="seed for random inputs (no --inputs)")
+    p.add_argument(
+        "--scale",
+        type=float,
+        default=1.0,
+        help="random float inputs are normal with this standard deviation (default 1)",
+    )
     p.add_argument(
         "--check",
         action="store_true",

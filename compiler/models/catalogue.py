@@ -9,12 +9,13 @@ A new model is a module defining `MODEL` (a `ModelSpec`, see spec.py) and one li
 from __future__ import annotations
 
 from shardc.models.embedding import MODEL as EMBEDDING
+from shardc.models.gpt import MODEL as GPT
 from shardc.models.mixer import MODEL as MIXER
 from shardc.models.mlp import MODEL as MLP
 from shardc.models.moe import MODEL as MOE
 from shardc.models.spec import ModelSpec
 from shardc.models.transformer import MODEL as TRANSFORMER
 
-MODELS: dict[str, ModelSpec] = {m.name: m for m in (MLP, TRANSFORMER, EMBEDDING, MOE, MIXER)}
+MODELS: dict[str, ModelSpec] = {m.name: m for m in (MLP, TRANSFORMER, EMBEDDING, MOE, MIXER, GPT)}
 
 __all__ = ["MODELS"]

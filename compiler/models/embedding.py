@@ -105,4 +105,5 @@ MODEL = ModelSpec(
     "embedding lookup (gather), logits against the table, softmax cross-entropy loss",
     build,
     PRESETS,
+    data=("tokens", "labels"),
 )

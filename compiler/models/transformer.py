@@ -97,6 +97,32 @@ def attention(b: Builder, h: Value, w: dict[str, Value], d_head: int, causal: bo
     return L.named(b.dot_general(o, w["wo"], ((1, 3), (0, 1))), f"attn_out_{i}")  # [b, q, d]
 
 
+def block(b: Builder, x: Value, w: dict[str, Value], d_head: int, causal: bool, i: int) -> Value:
+    """One pre-norm block (attention, then the ReLU MLP, each with a residual) on `x: [b, s, d]`
+    with the weights of `BLOCK_SHAPES`."""
+    h = L.layer_norm(b, x, w["ln1_g"], w["ln1_b"])
+    x = L.named(b.add(x, attention(b, h, w, d_head, causal, i)), f"res1_{i}")
+    h = L.layer_norm(b, x, w["ln2_g"], w["ln2_b"])
+    ff = L.named(L.relu(b, L.dense(b, h, w["w1"])), f"ff_{i}")
+    return L.named(b.add(x, L.dense(b, ff, w["w2"])), f"res2_{i}")
+
+
+def block_shapes(d_model: int, heads: int, d_head: int, d_ff: int) -> dict[str, tuple[int, ...]]:
+    """The weights of one block, by role, in argument order."""
+    return {
+        "ln1_g": (d_model,),
+        "ln1_b": (d_model,),
+        "wq": (d_model, heads, d_head),
+        "wk": (d_model, heads, d_head),
+        "wv": (d_model, heads, d_head),
+        "wo": (heads, d_head, d_model),
+        "ln2_g": (d_model,),
+        "ln2_b": (d_model,),
+        "w1": (d_model, d_ff),
+        "w2": (d_ff, d_model),
+    }
+
+
 def build(
     b: Builder,
     a: Annotations,
@@ -112,18 +138,7 @@ def build(
 ) -> None:
     """Arguments `%x: [batch, seq, d_model]`, then per layer its weights (`%wq_0`, ...);
     returns the block stack's output `[batch, seq, d_model]`."""
-    shapes = {
-        "ln1_g": (d_model,),
-        "ln1_b": (d_model,),
-        "wq": (d_model, heads, d_head),
-        "wk": (d_model, heads, d_head),
-        "wv": (d_model, heads, d_head),
-        "wo": (heads, d_head, d_model),
-        "ln2_g": (d_model,),
-        "ln2_b": (d_model,),
-        "w1": (d_model, d_ff),
-        "w2": (d_ff, d_model),
-    }
+    shapes = block_shapes(d_model, heads, d_head, d_ff)
     with b.function("main") as f:
         x = f.arg((batch, seq, d_model), "f32", a("x", 3), name="x")
         params = [
@@ -131,11 +146,7 @@ def build(
             for i in range(layers)
         ]
         for i, w in enumerate(params):
-            h = L.layer_norm(b, x, w["ln1_g"], w["ln1_b"])
-            x = L.named(b.add(x, attention(b, h, w, d_head, causal, i)), f"res1_{i}")
-            h = L.layer_norm(b, x, w["ln2_g"], w["ln2_b"])
-            ff = L.named(L.relu(b, L.dense(b, h, w["w1"])), f"ff_{i}")
-            x = L.named(b.add(x, L.dense(b, ff, w["w2"])), f"res2_{i}")
+            x = block(b, x, w, d_head, causal, i)
         f.returns(x)
 
 

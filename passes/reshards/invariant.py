@@ -37,7 +37,8 @@ def check_locally_computable(module: Module) -> list[str]:
       `sort`'s sort dimension); no axis serves two factors; no tensor has overflow axes; every
       result is unreduced on exactly the axes of the sharded reduction factors (and nothing
       else);
-    - an op without a rule: operands and results fully replicated;
+    - an op without a rule: operands and results fully replicated (`top_k`: its last dim
+      unsharded, its other dims sharded alike on its operand and results);
     - `call`: operands laid out as the callee's arguments, results as the callee's results;
     - `manual_computation`: operands laid out as its in_shardings;
     - `return`: operands laid out as the function's declared result shardings.
@@ -53,6 +54,21 @@ def check_locally_computable(module: Module) -> list[str]:
                 where = f"{op.loc}: {where}"
             problems.extend(f"{where} {p}" for p in _op_problems(module, func, op))
     return problems
+
+
+def _top_k_problems(op: Operation) -> list[str]:
+    x = op.operand(0)
+    last = x.type.rank - 1
+    mesh = next((v.mapping.mesh for v in (x, *op.results) if v.mapping is not None), None)
+    if mesh is None:
+        return []
+    layouts = [v.mapping or replicated(mesh, v.type.rank) for v in (x, *op.results)]
+    if any(m.num_shards(last) > 1 for m in layouts):
+        return ["has its last dim sharded"]
+    if any(tuple(d.axes for d in m.dims[:last]) != tuple(d.axes for d in layouts[0].dims[:last])
+           for m in layouts):
+        return ["has its operand's and results' rows sharded differently"]
+    return []
 
 
 def _layout_matches(v: Value, want: NamedMapping | None) -> bool:
@@ -99,6 +115,8 @@ def _op_problems(module: Module, func: Function, op: Operation) -> list[str]:
         return out
     rule = rule_for(op)
     values = [*op.operands, *op.results]
+    if rule is None and name == "top_k":
+        return out + _top_k_problems(op)
     if rule is None:
         if op.name in LOCALLY_SHARDABLE_SOURCES:
             return [

@@ -22,6 +22,7 @@ def replicated(mesh: DeviceMesh, rank: int) -> NamedMapping:
 
 def reduce_op_of(op: Operation) -> ReduceOp:
     """How the partial results of `op`'s sharded reduction factors combine."""
-    if op.name == "reduce" and "kind" in op.attributes:
-        return ReduceOp.parse(op.attr("kind").word)
+    kind = op.attributes.get("kind") if op.name in ("reduce", "scatter") else None
+    if kind is not None and kind.word != "replace":  # a replace scatter leaves none
+        return ReduceOp.parse(kind.word)
     return ReduceOp.SUM

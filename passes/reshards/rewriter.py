@@ -15,6 +15,7 @@ from shardc.ir.ops.control import region_signatures
 from shardc.passes.collectives.steps import same_layout
 from shardc.passes.manager import PassContext
 from shardc.passes.reshards import scalar_bodies
+from shardc.passes.reshards.cumulative import cumulative_dim, split_cumulative
 from shardc.passes.reshards.factor_axes import (
     choose_factor_axes,
     mapping_from_factors,
@@ -26,6 +27,8 @@ from shardc.passes.reshards.op_kinds import (
     is_global_collective,
     needs_whole_operands,
 )
+from shardc.passes.reshards.top_k import shard_top_k
+from shardc.passes.reshards.unlowerable import unshard_unlowerable
 from shardc.passes.rules.registry import rule_for
 from shardc.passes.rules.rule import FactorKind, OpShardingRule
 
@@ -79,6 +82,12 @@ class FunctionRewriter:
             # Operands are resharded to in_shardings; results are out_shardings already.
             for i, target in enumerate(attr(op, "in_shardings")):
                 self.reshard_operand(op, i, target)
+        elif name == "top_k":
+            v = op.operand(0)
+            mesh = self.mesh_of([v])
+            if mesh is not None:
+                layout = self.as_mesh(self.decided.get(v, v.mapping), v, mesh, op)
+                shard_top_k(self, op, layout, mesh)
         elif is_global_collective(name):
             # A collective was written against its operand's decided sharding.
             v = op.operand(0)
@@ -172,6 +181,10 @@ class FunctionRewriter:
             scalar_bodies.unshard_sort_dim(op, rule, axes)
         if op.name == "reshape":
             unshard_one_sided(rule, axes)
+        unshard_unlowerable(op, rule, axes)
+        scan = cumulative_dim(op)
+        if scan is not None and split_cumulative(self, op, decided[0], mesh, *scan):
+            return
         if scalar_bodies.is_body_reduce(op):
             sharded = scalar_bodies.sharded_reduced_dims(op, rule, axes, mesh)
             if sharded:

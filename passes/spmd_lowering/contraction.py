@@ -9,7 +9,6 @@ from typing import Any
 
 import numpy as np
 
-from shardc.ir.attributes import Keyword
 from shardc.ir.core import Operation, Value
 from shardc.ir.ops.compute import dot_general_dims
 from shardc.ir.ops.registry import attr
@@ -76,13 +75,7 @@ def fix_reduce(low: FunctionLowering, op: Operation, rule: OpShardingRule) -> No
     if padded:
         op.set_operand(0, mask(low, x, padded, identity))
     if axes and not _is_constant(init, identity):
-        first = low.emit(
-            "compare",
-            [low.axis_index(tuple(axes)), low.const(0, "i32")],
-            {"comparison_direction": Keyword("EQ")},
-            (),
-            "i1",
-        )
+        first = low.is_first(tuple(axes))
         dtype = init.type.dtype
         op.set_operand(
             1, low.emit("select", [first, init, low.const(identity, dtype)], {}, (), dtype)

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from shardc.ir.attributes import DenseElements
+from shardc.ir.attributes import DenseElements, Keyword
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.diagnostics import PassError
 from shardc.ir.mapping import DimSharding, NamedMapping
@@ -144,6 +144,20 @@ class FunctionLowering:
         if key not in self.cache:
             self.cache[key] = self.emit(
                 "multiply", [self.axis_index(axes), self.const(size, "i32")], {}, (), "i32"
+            )
+        return self.cache[key]
+
+    def is_first(self, axes: tuple[AxisRef, ...]) -> Value:
+        """i1 scalar: is this device the first of its group over `axes` (shard index 0)? An op
+        whose partial results are summed applies its `init` (or its operand) only there."""
+        key = ("is_first", axes)
+        if key not in self.cache:
+            self.cache[key] = self.emit(
+                "compare",
+                [self.axis_index(axes), self.const(0, "i32")],
+                {"comparison_direction": Keyword("EQ")},
+                (),
+                "i1",
             )
         return self.cache[key]
 

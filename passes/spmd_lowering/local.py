@@ -10,7 +10,7 @@ from shardc.ir.diagnostics import PassError
 from shardc.passes.rules.rule import OpShardingRule
 from shardc.passes.spmd_lowering import contraction, indexing, random, shape, window
 from shardc.passes.spmd_lowering.function_lowering import FunctionLowering
-from shardc.passes.spmd_lowering.locality import check_local, global_rule, no_sharded_reduction
+from shardc.passes.spmd_lowering.locality import check_local, global_rule
 
 LocalFix = Callable[[FunctionLowering, Operation, OpShardingRule], None]
 
@@ -21,7 +21,7 @@ LOCAL_FIXES: dict[str, LocalFix] = {
     "reduce": contraction.fix_reduce,
     "slice": shape.fix_slice,
     "gather": indexing.fix_gather,
-    "scatter": no_sharded_reduction,
+    "scatter": indexing.fix_scatter,
     "sort": shape.check_sort,
     "dynamic_slice": window.fix_dynamic_slice,
     "dynamic_update_slice": window.fix_dynamic_update_slice,

@@ -1,5 +1,7 @@
-"""slice and sort per device (the ops of rules/shape.py): a slice takes whole local blocks of
-its sharded dims; a sort's sort dimension is never sharded."""
+"""slice, sort and top_k per device (the ops of rules/shape.py, and top_k, which has no rule): a
+slice takes whole local blocks of its sharded dims; a sort's sort dimension and a top_k's last
+dim are never sharded, and top_k's other dims are sharded alike on its operand and results
+(insert-reshards' reshards/top_k.py)."""
 
 from __future__ import annotations
 
@@ -26,3 +28,18 @@ def check_sort(low: FunctionLowering, op: Operation, rule: OpShardingRule) -> No
                 f"{v.label}; run insert-reshards before spmd",
                 op.loc,
             )
+
+
+def check_top_k(low: FunctionLowering, op: Operation) -> None:
+    """top_k computes on local rows: its last dim unsharded, its other dims sharded alike."""
+    x = op.operand(0)
+    last = x.type.rank - 1
+    layouts = [low.layout(v) for v in (x, *op.results)]
+    if any(m.num_shards(last) > 1 for m in layouts) or any(
+        m.dims[:last] != layouts[0].dims[:last] or m.unreduced for m in layouts
+    ):
+        raise PassError(
+            f"'top_k' op does not compute locally: its operand and results are laid out as "
+            f"{', '.join(map(str, layouts))}; run insert-reshards before spmd",
+            op.loc,
+        )

@@ -217,16 +217,72 @@ func @caller(%a: tensor<16xf32, <@m, [{"x"}]>>) -> tensor<16xf32, <@m, [{"x"}]>>
 // -----
 
 // A dynamic_slice's sliced dim must be replicated: its operand is gathered along "dp" first.
-// top_k has no rule, so it runs on a replicated operand.
+// top_k along its tp-sharded last dim is a tree: each device's top 2 of its 8 columns (rows
+// kept on dp), the 4 local winners gathered along tp, the top 2 of those 8; the winners'
+// indices are their column in the block plus 8 times the block.
 // CHECK: func @main(%[[X:.*]]: tensor<16x32xf32, <@mesh, [{"dp"}, {"tp"}]>>, %[[I:.*]]: tensor<i32, <@mesh, []>>)
 // CHECK-NEXT: %[[R:.*]] = reshard %[[X]] : tensor<16x32xf32, <@mesh, [{}, {"tp"}]>>
 // CHECK-NEXT: %[[S:.*]] = dynamic_slice %[[R]], %[[I]], %[[I]] {slice_sizes = [4, 32]} : tensor<4x32xf32, <@mesh, [{}, {"tp"}]>>
-// CHECK-NEXT: %[[R2:.*]] = reshard %[[X]] : tensor<16x32xf32, <@mesh, [{}, {}]>>
-// CHECK-NEXT: %[[V:.*]], %[[IX:.*]] = top_k %[[R2]] {k = 2} : tensor<16x2xf32, <@mesh, [{}, {}]>>, tensor<16x2xi32, <@mesh, [{}, {}]>>
+// CHECK-NEXT: %[[B:.*]] = reshape %[[X]] : tensor<16x4x8xf32, <@mesh, [{"dp"}, {"tp"}, {}]>>
+// CHECK-NEXT: %[[LV:.*]], %[[LI:.*]] = top_k %[[B]] {k = 2} : tensor<16x4x2xf32, <@mesh, [{"dp"}, {"tp"}, {}]>>, tensor<16x4x2xi32, <@mesh, [{"dp"}, {"tp"}, {}]>>
+// CHECK-NEXT: %[[BLK:.*]] = iota {iota_dimension = 1} : tensor<16x4x2xi32
+// CHECK-NEXT: %[[EIGHT:.*]] = constant {value = dense<8>} : tensor<i32>
+// CHECK-NEXT: %[[EIGHTS:.*]] = broadcast_in_dim %[[EIGHT]]
+// CHECK-NEXT: %[[OFF:.*]] = multiply %[[BLK]], %[[EIGHTS]]
+// CHECK-NEXT: %[[GI:.*]] = add %[[LI]], %[[OFF]]
+// CHECK-NEXT: %[[CV:.*]] = reshape %[[LV]] : tensor<16x8xf32, <@mesh, [{"dp"}, {"tp"}]>>
+// CHECK-NEXT: %[[AV:.*]] = reshard %[[CV]] : tensor<16x8xf32, <@mesh, [{"dp"}, {}]>>
+// CHECK-NEXT: %[[CI:.*]] = reshape %[[GI]] : tensor<16x8xi32, <@mesh, [{"dp"}, {"tp"}]>>
+// CHECK-NEXT: %[[AI:.*]] = reshard %[[CI]] : tensor<16x8xi32, <@mesh, [{"dp"}, {}]>>
+// CHECK-NEXT: %[[V:.*]], %[[W:.*]] = top_k %[[AV]] {k = 2} : tensor<16x2xf32, <@mesh, [{"dp"}, {}]>>, tensor<16x2xi32, <@mesh, [{"dp"}, {}]>>
+// CHECK-NEXT: %[[W3:.*]] = reshape %[[W]] : tensor<16x2x1xi32
+// CHECK-NEXT: %[[IX:.*]] = gather %[[AI]], %[[W3]]
+// CHECK-NEXT: %[[OUT:.*]] = reshard %[[V]] : tensor<16x2xf32, <@mesh, [{}, {}]>>
+// CHECK-NEXT: return %[[S]], %[[OUT]]
 mesh @mesh = <["dp"=2, "tp"=4]>
 
 func @main(%x: tensor<16x32xf32, <@mesh, [{"dp"}, {"tp"}]>>, %i: tensor<i32, <@mesh, []>>) -> (tensor<4x32xf32, <@mesh, [{}, {"tp"}]>>, tensor<16x2xf32, <@mesh, [{}, {}]>>) {
   %0 = dynamic_slice %x, %i, %i {slice_sizes = [4, 32]} : tensor<4x32xf32, <@mesh, [{}, {"tp"}]>>
   %1, %2 = top_k %x {k = 2} : tensor<16x2xf32, <@mesh, [{}, {}]>>, tensor<16x2xi32, <@mesh, [{}, {}]>>
   return %0, %1
+}
+
+// -----
+
+// A cumulative sum along a dim sharded on tp (jnp.cumsum's reduce_window): a scan per block,
+// each block's total, an all_gather of the 4 totals (not of the 16 elements), the totals of the
+// blocks before each one, added back.
+// CHECK: func @main(%[[X:.*]]: tensor<4x16xf32, <@m, [{}, {"tp"}]>>)
+// CHECK: %[[X2:.*]] = reshape %[[X]] : tensor<4x4x4xf32, <@m, [{}, {"tp"}, {}]>>
+// CHECK-NEXT: %[[SCAN:.*]] = reduce_window %[[X2]], %{{.*}} {window_dimensions = [1, 1, 4], padding = {{\[}}[0, 0], [0, 0], [3, 0]], kind = add} : tensor<4x4x4xf32, <@m, [{}, {"tp"}, {}]>>
+// CHECK: %[[TOT:.*]] = reduce %[[X2]], %{{.*}} {dimensions = [2], kind = add} : tensor<4x4xf32, <@m, [{}, {"tp"}]>>
+// CHECK-NEXT: %[[ALL:.*]] = reshard %[[TOT]] : tensor<4x4xf32, <@m, [{}, {}]>>
+// CHECK-NEXT: %[[EX:.*]] = reduce_window %[[ALL]], %{{.*}} {window_dimensions = [1, 4], padding = {{\[}}[0, 0], [4, 0]], kind = add} : tensor<4x5xf32, <@m, [{}, {}]>>
+// CHECK-NEXT: %[[BEFORE:.*]] = slice %[[EX]] {start_indices = [0, 0], limit_indices = [4, 4]}
+// CHECK-NEXT: %[[MINE:.*]] = reshard %[[BEFORE]] : tensor<4x4xf32, <@m, [{}, {"tp"}]>>
+// CHECK-NEXT: %[[B:.*]] = broadcast_in_dim %[[MINE]] {broadcast_dimensions = [0, 1]} : tensor<4x4x4xf32, <@m, [{}, {"tp"}, {}]>>
+// CHECK-NEXT: %[[SUM:.*]] = add %[[SCAN]], %[[B]]
+// CHECK-NEXT: %[[Y:.*]] = reshape %[[SUM]] : tensor<4x16xf32, <@m, [{}, {"tp"}]>>
+// CHECK-NEXT: return %[[Y]]
+mesh @m = <["tp"=4]>
+
+func @main(%x: tensor<4x16xf32, <@m, [{}, {"tp"}]>>) -> tensor<4x16xf32, <@m, [{}, {"tp"}]>> {
+  %zero = constant {value = dense<0.0>} : tensor<f32, <@m, []>>
+  %0 = reduce_window %x, %zero {window_dimensions = [1, 16], padding = [[0, 0], [15, 0]], kind = add} : tensor<4x16xf32, <@m, [{}, {"tp"}]>>
+  return %0
+}
+
+// -----
+
+// Partial sums two consumers want in two layouts are reduced once: the second consumer reshards
+// from the first's (reduced) layout instead of reducing again.
+// CHECK: %[[P:.*]] = dot_general {{.*}} unreduced={"x"}>>
+// CHECK-NEXT: %[[R1:.*]] = reshard %[[P]] : tensor<8x8xf32, <@m, [{"y"}, {}]>>
+// CHECK-NEXT: %[[R2:.*]] = reshard %[[R1]] : tensor<8x8xf32, <@m, [{}, {"y"}]>>
+// CHECK-NEXT: return %[[R1]], %[[R2]]
+mesh @m = <["x"=2, "y"=2]>
+
+func @main(%a: tensor<8x16xf32, <@m, [{}, {"x"}]>>, %b: tensor<16x8xf32, <@m, [{"x"}, {}]>>) -> (tensor<8x8xf32, <@m, [{"y"}, {}]>>, tensor<8x8xf32, <@m, [{}, {"y"}]>>) {
+  %0 = dot_general %a, %b {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<8x8xf32, <@m, [{}, {}]>>
+  return %0, %0
 }

@@ -137,3 +137,48 @@ func @main(%x: tensor<16x32xf32, <@mesh, [{"dp"}, {"tp"}]>>, %u: tensor<4x32xf32
   %0 = dynamic_update_slice %x, %u, %i, %i : tensor<16x32xf32, <@mesh, [{"dp"}, {"tp"}]>>
   return %0
 }
+
+// -----
+
+// The gradient of an embedding lookup: a scatter-add of dp-sharded updates into a table whose
+// vocab is on tp. The indices are shifted to this device's rows (others' land outside the block
+// and are dropped); only the first device of each dp group adds into the operand, so the dp
+// partial results (unreduced) sum to one copy of it.
+// CHECK: func @main(
+// CHECK-SAME: %[[IDS:.*]]: tensor<4x16xi32>, %[[G:.*]]: tensor<4x16x64xf32>) -> tensor<64x64xf32>
+// CHECK: %[[T:.*]] = spmd.axis_index {axes = ["tp"]}
+// CHECK: %[[FIRST:.*]] = multiply %[[T]], %{{.*}} : tensor<i32>
+// CHECK: %[[B:.*]] = broadcast_in_dim %[[FIRST]] {{.*}} : tensor<4x16xi32>
+// CHECK: %[[LOCAL:.*]] = subtract %[[IDS]], %[[B]] : tensor<4x16xi32>
+// CHECK: %[[D:.*]] = spmd.axis_index {axes = ["dp"]}
+// CHECK: %[[IS0:.*]] = compare %[[D]], %{{.*}} {comparison_direction = EQ}
+// CHECK: %[[BASE:.*]] = select %[[IS0]], %[[ZERO:.*]], %{{.*}} : tensor<64x64xf32>
+// CHECK: %[[S:.*]] = scatter %[[BASE]], %[[LOCAL]], %[[G]] {{.*}} kind = add} : tensor<64x64xf32>
+// CHECK: return %[[S]]
+mesh @m = <["dp"=2, "tp"=4]>
+
+func @main(%ids: tensor<8x16xi32, <@m, [{"dp"}, {}]>>, %g: tensor<8x16x64xf32, <@m, [{"dp"}, {}, {}]>>) -> tensor<256x64xf32, <@m, [{"tp"}, {}], unreduced={"dp"}>> {
+  %zero = constant {value = dense<0.0>} : tensor<256x64xf32, <@m, [{"tp"}, {}]>>
+  %0 = scatter %zero, %ids, %g {update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2, kind = add} : tensor<256x64xf32, <@m, [{"tp"}, {}], unreduced={"dp"}>>
+  return %0
+}
+
+// -----
+
+// A vocab-parallel lookup: the index is clamped globally, shifted to this device's rows, and the
+// rows another device owns are zeroed after the gather (a partial sum over tp).
+// CHECK: func @main(
+// CHECK-SAME: %[[T:.*]]: tensor<64x8xf32>, %[[IDS:.*]]: tensor<4x5xi32>) -> tensor<4x5x8xf32>
+// CHECK: %[[C:.*]] = clamp %{{.*}}, %[[IDS]], %{{.*}} : tensor<4x5xi32>
+// CHECK: %[[L:.*]] = subtract %[[C]], %{{.*}} : tensor<4x5xi32>
+// CHECK: %[[OK:.*]] = and %{{.*}}, %{{.*}} : tensor<4x5xi1>
+// CHECK: %[[GA:.*]] = gather %[[T]], %[[L]] {{.*}} : tensor<4x5x8xf32>
+// CHECK: %[[M:.*]] = broadcast_in_dim %[[OK]] {broadcast_dimensions = [0, 1]} : tensor<4x5x8xi1>
+// CHECK: %[[R:.*]] = select %[[M]], %[[GA]], %{{.*}} : tensor<4x5x8xf32>
+// CHECK: return %[[R]]
+mesh @m = <["tp"=4]>
+
+func @main(%t: tensor<256x8xf32, <@m, [{"tp"}, {}]>>, %ids: tensor<4x5xi32, <@m, [{}, {}]>>) -> tensor<4x5x8xf32, <@m, [{}, {}, {}], unreduced={"tp"}>> {
+  %0 = gather %t, %ids {offset_dims = [2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2, slice_sizes = [1, 8]} : tensor<4x5x8xf32, <@m, [{}, {}, {}], unreduced={"tp"}>>
+  return %0
+}
