@@ -69,6 +69,9 @@ class TensorType:
 
     shape: tuple[int, ...]
     dtype: str
+    # A plain tensor has no sharding; `DistributedTensorType` has a `mapping` field (a slot,
+    # which shadows this). So `t.mapping` reads any tensor type's sharding without a test.
+    mapping = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.shape, tuple):

@@ -39,7 +39,6 @@ from collections.abc import Sequence
 from shardc.ir.core import Function, Operation, Value
 from shardc.ir.diagnostics import PassError, ShardcError
 from shardc.ir.mapping import NamedMapping
-from shardc.ir.ops import attr
 from shardc.ir.ops.manual import sync_all as sync_manual
 from shardc.passes.propagation.direction import DirectionFn, PropagationDirection
 from shardc.passes.propagation.edges import (
@@ -52,11 +51,28 @@ from shardc.passes.propagation.factor_propagation import propagate_shardings
 from shardc.passes.propagation.liveness import all_uses_erased, can_be_dead
 from shardc.passes.propagation.manual_edges import ManualEdge
 from shardc.passes.propagation.regions import REGION_OPS, RegionEdge
-from shardc.passes.propagation.state import OpInfo, Outcome, PropagationState, mapping_of
+from shardc.passes.propagation.state import (
+    CALL,
+    NO_RULE,
+    RULE,
+    OpInfo,
+    Outcome,
+    PropagationState,
+    mapping_of,
+)
 from shardc.passes.propagation.walk_order import walk_order
 
 NONE = PropagationDirection.NONE
 MAX_SWEEPS = 10
+_MISSING = object()
+_NONES: dict[int, tuple[PropagationDirection, ...]] = {}
+
+
+def _uniform_none(n: int) -> tuple[PropagationDirection, ...]:
+    out = _NONES.get(n)
+    if out is None:
+        out = _NONES[n] = (NONE,) * n
+    return out
 
 
 class Driver:
@@ -78,15 +94,17 @@ class Driver:
         sync_func_results(self)
         ops = walk_order(module, self._erased, self.state.regions, self.state.manual)
         for sweep in range(MAX_SWEEPS):
-            self._stack = list(reversed(ops))
+            stack = self._stack = list(reversed(ops))
             self._queued = {id(op) for op in ops}
+            pop, discard = stack.pop, self._queued.discard
+            erase_if_dead, visit = self._erase_if_dead, self._visit
             changed = False
-            while self._stack:
-                op = self._stack.pop()
-                self._queued.discard(id(op))
-                if self._erase_if_dead(op):
+            while stack:
+                op = pop()
+                discard(id(op))
+                if erase_if_dead(op):
                     continue
-                if self._visit(op):
+                if visit(op):
                     changed = True
             if not changed:
                 break
@@ -103,11 +121,16 @@ class Driver:
     def _erase_if_dead(self, op: Operation | RegionEdge | ManualEdge) -> bool:
         """MLIR's driver erases an op nothing uses any more, then revisits its operands'
         defining ops that are left with at most one other user."""
-        if isinstance(op, (RegionEdge, ManualEdge)):
-            return False
-        if id(op) in self._erased:
+        if op.__class__ is not Operation:
+            return False  # a RegionEdge or ManualEdge
+        erased = self._erased
+        if id(op) in erased:
             return True
-        if not can_be_dead(op) or not all_uses_erased(op, self._erased):
+        for r in op.results:
+            for u in r.uses:
+                if id(u.op) not in erased:
+                    return False  # used: alive (the common case, decided first)
+        if not can_be_dead(op) or not all_uses_erased(op, erased):
             return False
         self._erased.add(id(op))
         for v in op.operands:
@@ -197,33 +220,35 @@ class Driver:
     # ----- one op ------------------------------------------------------------------------------
 
     def _visit(self, op: Operation | RegionEdge) -> bool:
-        self.state.visits += 1
+        state = self.state
+        state.visits += 1
         self._current = op
         try:
-            if isinstance(op, RegionEdge):
-                return visit_region_edge(self, op)
-            if isinstance(op, ManualEdge):
+            if op.__class__ is not Operation:
+                if isinstance(op, RegionEdge):
+                    return visit_region_edge(self, op)
                 return visit_manual_edge(self, op)
-            name = op.name
-            if name in ("return", "sharding_group", "manual_computation"):
+            site = state.sites.get(id(op))
+            if site is None:
+                site = state.site(op)
+            kind = site.kind
+            if kind is not RULE:
+                if kind is CALL:
+                    return visit_call(self, op)
+                if kind is NO_RULE:
+                    state.no_rule.setdefault(op.name, op)
                 return False
-            if name == "call":
-                return visit_call(self, op)
-            info = self.state.info(op)
-            rule = info.rule
-            if rule is None:
-                self.state.no_rule.setdefault(name, op)
-                return False
-            if all(r.mapping is None for r in op.results) and all(
-                v.mapping is None for v in op.operands
-            ):
+            in_ops = tuple([v.type.mapping for v in site.operands])
+            in_res = tuple([v.type.mapping for v in site.results])
+            if in_ops == site.unsharded_operands and in_res == site.unsharded_results:
                 return False  # nothing sharded yet: nothing to propagate
-            if name == "propagation_barrier":
-                allowed = PropagationDirection[attr(op, "allowed_direction").word]
-                directions: Sequence[PropagationDirection] = (allowed,) * rule.num_factors
+            info = site.info
+            if site.barrier is not None:
+                directions: Sequence[PropagationDirection] = site.barrier
             else:
-                directions = self.direction(op, rule)
-            return self.propagate(op, op.operands, op.results, info, directions)
+                directions = self.direction(op, info.rule)  # type: ignore[arg-type]
+            return self._propagate(op, site.operands, site.results, info, directions,
+                                   in_ops, in_res)
         finally:
             self._current = None
 
@@ -235,17 +260,31 @@ class Driver:
         info: OpInfo,
         directions: Sequence[PropagationDirection],
     ) -> bool:
-        if all(d is NONE for d in directions):
-            return False  # nothing may drive propagation through this op in this stage
         in_ops = tuple(mapping_of(v) for v in operands)
         in_res = tuple(mapping_of(v) for v in results)
-        key = (info, tuple(directions), in_ops, in_res)
-        outcome = self.state.outcomes.get(key)
+        return self._propagate(op, operands, results, info, directions, in_ops, in_res)
+
+    def _propagate(
+        self,
+        op: Operation,
+        operands: Sequence[Value],
+        results: Sequence[Value],
+        info: OpInfo,
+        directions: Sequence[PropagationDirection],
+        in_ops: tuple[NamedMapping | None, ...],
+        in_res: tuple[NamedMapping | None, ...],
+    ) -> bool:
+        directions = tuple(directions)
+        if directions == _uniform_none(len(directions)):
+            return False  # nothing may drive propagation through this op in this stage
+        key = (info, directions, in_ops, in_res)
+        outcomes = self.state.outcomes
+        outcome = outcomes.get(key, _MISSING)
+        if outcome is _MISSING:
+            outcome = outcomes[key] = self._outcome(op, in_ops, in_res, info, directions)
         if outcome is None:
-            outcome = self.state.outcomes[key] = self._outcome(op, in_ops, in_res, info, directions)
-        new_ops, new_res = outcome
-        if all(new is None for new in new_ops + new_res):
             return False
+        new_ops, new_res = outcome
         for v, new in zip(results, new_res):
             if new is not None:
                 self.update(v, new, op)
@@ -261,7 +300,7 @@ class Driver:
         in_res: tuple[NamedMapping | None, ...],
         info: OpInfo,
         directions: Sequence[PropagationDirection],
-    ) -> Outcome:
+    ) -> Outcome | None:
         try:
             new_ops, new_res = propagate_shardings(
                 in_ops,
@@ -281,4 +320,7 @@ class Driver:
                 n if n is not None and n is not o and n != o else None for o, n in zip(old, new)
             )
 
-        return changes(in_ops, new_ops), changes(in_res, new_res)
+        out = changes(in_ops, new_ops), changes(in_res, new_res)
+        if all(n is None for n in out[0] + out[1]):
+            return None  # nothing changes
+        return out

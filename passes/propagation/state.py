@@ -16,6 +16,7 @@ from shardc.ir.mapping import NamedMapping
 from shardc.ir.ops import ELEMENTWISE, attr, get_op_def
 from shardc.ir.ops.manual import normalize as normalize_manual
 from shardc.ir.types import DistributedTensorType
+from shardc.passes.propagation.direction import PropagationDirection
 from shardc.passes.propagation.manual_edges import ManualEdges
 from shardc.passes.propagation.origins import OriginTracker
 from shardc.passes.propagation.regions import Regions, build_regions
@@ -69,6 +70,31 @@ class OpInfo:
 # None where it does not change.
 Outcome = tuple[tuple[NamedMapping | None, ...], tuple[NamedMapping | None, ...]]
 
+# How the driver visits an op (`Site.kind`).
+RULE = "rule"  # factor propagation through its rule
+CALL = "call"  # the call's data-flow edges
+NO_RULE = "no rule"  # nothing flows through it (recorded for a warning)
+SKIP = "skip"  # never visited as an op (return, sharding_group, manual_computation)
+
+
+class Site:
+    """What the driver reads from an op at every visit, computed at the first (propagation
+    does not change the IR's structure): how to visit it, its `OpInfo`, its operands and
+    results, the all-unsharded mappings (to tell that nothing is sharded yet) and, for a
+    `propagation_barrier`, its directions."""
+
+    __slots__ = ("kind", "info", "operands", "results", "unsharded_operands",
+                 "unsharded_results", "barrier")
+
+    def __init__(self, kind: str, info: OpInfo | None, op: Operation, barrier=None):
+        self.kind = kind
+        self.info = info
+        self.operands = op.operands
+        self.results = tuple(op.results)
+        self.unsharded_operands = (None,) * len(self.operands)
+        self.unsharded_results = (None,) * len(self.results)
+        self.barrier = barrier
+
 
 @dataclass
 class PropagationState:
@@ -95,7 +121,28 @@ class PropagationState:
     # Memo of factor propagation: (OpInfo, directions, operand mappings, result mappings) ->
     # Outcome. Propagation through an op is a pure function of these, and a model's layers
     # repeat the same ops with the same shardings, so most visits are a lookup.
-    outcomes: dict[tuple, Outcome] = field(default_factory=dict)
+    outcomes: dict[tuple, Outcome | None] = field(default_factory=dict)
+    # id(op) -> its Site, filled on first visit.
+    sites: dict[int, Site] = field(default_factory=dict)
+
+    def site(self, op: Operation) -> Site:
+        name = op.name
+        if name in ("return", "sharding_group", "manual_computation"):
+            site = Site(SKIP, None, op)
+        elif name == "call":
+            site = Site(CALL, None, op)
+        else:
+            info = self.info(op)
+            rule = info.rule
+            if rule is None:
+                site = Site(NO_RULE, info, op)
+            elif name == "propagation_barrier":
+                allowed = PropagationDirection[attr(op, "allowed_direction").word]
+                site = Site(RULE, info, op, (allowed,) * rule.num_factors)
+            else:
+                site = Site(RULE, info, op)
+        self.sites[id(op)] = site
+        return site
 
     def info(self, op: Operation) -> OpInfo:
         info = self.op_infos.get(id(op))
