@@ -61,10 +61,13 @@ class Value:
 
     @property
     def mapping(self):
-        return self.type.mapping if isinstance(self.type, DistributedTensorType) else None
+        return self.type.mapping  # None for a plain TensorType
 
     def set_mapping(self, mapping) -> None:
-        self.type = DistributedTensorType(self.type.shape, self.type.dtype, mapping)
+        t = self.type
+        if t.mapping is mapping and isinstance(t, DistributedTensorType):
+            return  # types are immutable: the same sharding needs no new type
+        self.type = DistributedTensorType(t.shape, t.dtype, mapping)
 
     @property
     def users(self) -> list[Operation]:

@@ -65,6 +65,7 @@ from shardc.passes.propagation.walk_order import walk_order
 NONE = PropagationDirection.NONE
 MAX_SWEEPS = 10
 _MISSING = object()
+_NOTHING_SHARDED = ("nothing sharded",)
 _NONES: dict[int, tuple[PropagationDirection, ...]] = {}
 
 
@@ -86,6 +87,7 @@ class Driver:
         self._queued: set[int] = set()
         self._current: Operation | RegionEdge | None = None
         self._erased = state.erased
+        self._clean = state.clean
 
     # ----- the worklist ----------------------------------------------------------------------
 
@@ -98,12 +100,28 @@ class Driver:
             self._queued = {id(op) for op in ops}
             pop, discard = stack.pop, self._queued.discard
             erase_if_dead, visit = self._erase_if_dead, self._visit
+            erased, clean = self._erased, self._clean
             changed = False
             while stack:
                 op = pop()
-                discard(id(op))
-                if erase_if_dead(op):
-                    continue
+                key = id(op)
+                discard(key)
+                if op.__class__ is Operation:
+                    if key in erased:
+                        continue
+                    alive = False  # a used op is alive: the common case, decided here
+                    for r in op.results:
+                        for u in r.uses:
+                            if id(u.op) not in erased:
+                                alive = True
+                                break
+                        if alive:
+                            break
+                    if not alive and erase_if_dead(op):
+                        continue
+                    last = clean.get(key)
+                    if last is not None and (last is _NOTHING_SHARDED or last[0] is self):
+                        continue  # see _visit
                 if visit(op):
                     changed = True
             if not changed:
@@ -144,7 +162,10 @@ class Driver:
         return True
 
     def _notify(self, op: Operation | RegionEdge | ManualEdge | None) -> None:
-        if op is None or op is self._current or id(op) in self._queued:
+        if op is None:
+            return
+        self._clean.pop(id(op), None)  # a value of it changed: it must be visited again
+        if op is self._current or id(op) in self._queued:
             return
         if isinstance(op, Operation) and op.name in REGION_OPS:
             return  # Shardy visits the op itself to no effect; its edges are the items
@@ -221,36 +242,58 @@ class Driver:
 
     def _visit(self, op: Operation | RegionEdge) -> bool:
         state = self.state
-        state.visits += 1
-        self._current = op
-        try:
-            if op.__class__ is not Operation:
-                if isinstance(op, RegionEdge):
-                    return visit_region_edge(self, op)
-                return visit_manual_edge(self, op)
-            site = state.sites.get(id(op))
-            if site is None:
-                site = state.site(op)
-            kind = site.kind
-            if kind is not RULE:
-                if kind is CALL:
-                    return visit_call(self, op)
-                if kind is NO_RULE:
-                    state.no_rule.setdefault(op.name, op)
-                return False
-            in_ops = tuple([v.type.mapping for v in site.operands])
-            in_res = tuple([v.type.mapping for v in site.results])
-            if in_ops == site.unsharded_operands and in_res == site.unsharded_results:
-                return False  # nothing sharded yet: nothing to propagate
-            info = site.info
-            if site.barrier is not None:
-                directions: Sequence[PropagationDirection] = site.barrier
-            else:
-                directions = self.direction(op, info.rule)  # type: ignore[arg-type]
-            return self._propagate(op, site.operands, site.results, info, directions,
-                                   in_ops, in_res)
-        finally:
+        if op.__class__ is not Operation:
+            state.visits += 1
+            self._current = op
+            changed = (visit_region_edge if isinstance(op, RegionEdge) else visit_manual_edge)(
+                self, op  # type: ignore[arg-type]
+            )
             self._current = None
+            return changed
+        site = state.sites.get(id(op))
+        if site is None:
+            site = state.site(op)
+        kind = site.kind
+        if kind is not RULE:
+            state.visits += 1
+            if kind is CALL:
+                self._current = op
+                changed = visit_call(self, op)
+                self._current = None
+                return changed
+            if kind is NO_RULE:
+                state.no_rule.setdefault(op.name, op)
+            return False
+        # An op none of whose values changed since a visit that changed nothing, asked with
+        # the same directions, would change nothing again (the outcome is a pure function of
+        # them): skip it. Its directions are asked where a visit would ask them, so the first
+        # ask of a stage happens at the same point.
+        clean = self._clean
+        last = clean.get(id(op))
+        if last is not None:
+            if last is _NOTHING_SHARDED or last[0] is self:
+                return False
+            if site.barrier is not None or self.direction(op, site.info.rule) is last[1]:  # type: ignore[arg-type]
+                clean[id(op)] = (self, last[1])
+                return False
+        state.visits += 1
+        in_ops = tuple([v.type.mapping for v in site.operands])
+        in_res = tuple([v.type.mapping for v in site.results])
+        if in_ops == site.unsharded_operands and in_res == site.unsharded_results:
+            clean[id(op)] = _NOTHING_SHARDED
+            return False  # nothing sharded yet: nothing to propagate
+        info = site.info
+        if site.barrier is not None:
+            directions: Sequence[PropagationDirection] = site.barrier
+        else:
+            directions = self.direction(op, info.rule)  # type: ignore[arg-type]
+        self._current = op
+        changed = self._propagate(op, site.operands, site.results, info, directions,
+                                  in_ops, in_res)
+        self._current = None
+        if not changed:
+            clean[id(op)] = (self, directions)
+        return changed
 
     def propagate(
         self,

@@ -92,7 +92,8 @@ def stage_direction(stage: int, dead: set[int] = frozenset()) -> StageFn:  # typ
             return _uniform(NONE, n)
         along = BACKWARD if op.name == "broadcast_in_dim" else BOTH
         if stage == 2:
-            return tuple(along if rule.is_pass_through(f) else NONE for f in range(n))
+            mixed = tuple(along if rule.is_pass_through(f) else NONE for f in range(n))
+            return _MIXED.setdefault(mixed, mixed)
         if stage == 3:
             return _uniform(along, n)
         return _uniform(BOTH, n)
@@ -101,6 +102,8 @@ def stage_direction(stage: int, dead: set[int] = frozenset()) -> StageFn:  # typ
 
 
 _UNIFORM: dict[tuple[PropagationDirection, int], tuple[PropagationDirection, ...]] = {}
+# One shared tuple per distinct direction tuple, so that the driver can compare them by identity.
+_MIXED: dict[tuple[PropagationDirection, ...], tuple[PropagationDirection, ...]] = {}
 
 
 def _uniform(d: PropagationDirection, n: int) -> tuple[PropagationDirection, ...]:
@@ -218,6 +221,7 @@ def run_user_priorities(state: PropagationState, *, op_priority: bool = True) ->
     run_op_priority(state, op_priority, "priority 0, ")
     rounds = [0]
     for p in sorted(priorities.levels):
+        state.clean.clear()  # the driver's record of what it visited is stale now
         for ref in priorities.levels[p]:
             current = ref.get()
             if current is not None:

@@ -124,6 +124,11 @@ class PropagationState:
     outcomes: dict[tuple, Outcome | None] = field(default_factory=dict)
     # id(op) -> its Site, filled on first visit.
     sites: dict[int, Site] = field(default_factory=dict)
+    # id(op) -> (the driver, the directions) of its last visit when that visit changed
+    # nothing, or a marker when nothing around it was sharded; dropped as soon as one of its
+    # values changes (`Driver._notify`). The driver skips such ops (driver.py). Whoever
+    # changes shardings behind the driver's back must clear it.
+    clean: dict[int, tuple] = field(default_factory=dict)
 
     def site(self, op: Operation) -> Site:
         name = op.name
@@ -158,7 +163,10 @@ class PropagationState:
     def interned_info(
         self, rule: OpShardingRule | None, elementwise: bool, tensor_sizes: tuple[int, ...]
     ) -> OpInfo:
-        key = (rule, elementwise, tensor_sizes)
+        # Rules are shared objects (the registry builds each distinct one once), so the rule's
+        # identity stands for it here: hashing a rule walks all its factors. The info keeps
+        # the rule alive, so its id is not reused while the entry exists.
+        key = (id(rule), elementwise, tensor_sizes)
         info = self.interned_infos.get(key)
         if info is None:
             info = self.interned_infos[key] = OpInfo(rule, elementwise, tensor_sizes)
