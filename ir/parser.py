@@ -24,6 +24,7 @@ from shardc.ir.attributes import (
 )
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.diagnostics import Location, ParseError, ShardcError
+from shardc.ir.line_parser import Unsupported, read_lines
 from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.ops import coerce_attributes, get_op_def
@@ -411,6 +412,22 @@ def parse_module(text: str, filename: str = "<input>", *, verify: bool = True) -
     """Parse native IR text into a verified `Module`."""
     if len(text) > MAX_INPUT_BYTES:
         raise ParseError(f"input is larger than {MAX_INPUT_BYTES} bytes")
+    try:
+        module = read_lines(text, filename)
+    except Unsupported:
+        module = _parse_with_grammar(text, filename)
+    if verify:
+        from shardc.ir.verifier import verify_module
+
+        try:
+            verify_module(module)
+        except ShardcError as e:
+            raise e.with_location(None, text) from None
+    return module
+
+
+def _parse_with_grammar(text: str, filename: str) -> Module:
+    """The module in `text` by the grammar (not verified); every error is located."""
     builder = _Builder(filename)
     try:
         tree = _parser().parse(text)
@@ -444,11 +461,4 @@ def parse_module(text: str, filename: str = "<input>", *, verify: bool = True) -
         raise ParseError("input nests too deeply", Location(filename, 1, 1), source=text) from None
     except ShardcError as e:
         raise e.with_location(None, text) from None
-    if verify:
-        from shardc.ir.verifier import verify_module
-
-        try:
-            verify_module(module)
-        except ShardcError as e:
-            raise e.with_location(None, text) from None
     return module

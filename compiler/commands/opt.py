@@ -36,7 +36,8 @@ def parse_pipeline_or_usage(text: str):
 
 
 def cmd_opt(args: argparse.Namespace) -> int:
-    load_all_passes()
+    if args.pipeline:
+        load_all_passes()  # registers every pass (a round trip needs none)
     text = read_input(args.input)
     name = display_name(args.input)
     pipeline = parse_pipeline_or_usage(args.pipeline)
