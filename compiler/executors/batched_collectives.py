@@ -58,6 +58,34 @@ def batched_collective(op: Operation, layout: DeviceLayout, general: bool) -> Ca
     raise ExecutionError(f"the numpy executor has no implementation of '{name}'", op.loc)
 
 
+def summing(
+    op: Operation, layout: DeviceLayout, general: bool
+) -> tuple[list[int], Callable[[np.ndarray], np.ndarray]] | None:
+    """For an `all_reduce` (sum) or `reduce_scatter` run batched: the leading dims `g` it sums
+    over and what it does with the sum (nothing, or keep each device's part of `dim`), so that
+    the op producing its operand can compute the sum itself (`summed_dot`). None for any other
+    op, or one run group by group."""
+    if op.name not in ("spmd.all_reduce", "spmd.reduce_scatter") or general:
+        return None
+    if op.name == "spmd.all_reduce" and attr(op, "kind").word != "add":
+        return None
+    axes = attr(op, "axes")
+    if [list(x) for x in attr(op, "groups")] != device_groups(layout.mesh, axes):
+        return None
+    g = layout.index(axes)
+    if not g:
+        return None
+    if op.name == "spmd.all_reduce":
+        return g, lambda x: x
+    d = layout.rank + attr(op, "dim")
+    return g, lambda x: _slice(layout, x, g, d)
+
+
+def summed(layout: DeviceLayout, g: list[int]) -> Callable[[np.ndarray], np.ndarray]:
+    """The sum of a batched value over leading dims `g` (size 1 left there)."""
+    return lambda x: _reduce(layout, x, g, "add")
+
+
 def _gather(layout: DeviceLayout, x: np.ndarray, g: list[int], dim: int) -> np.ndarray:
     """Concatenate the group's blocks (member order) along `dim`; uniform along `g` after."""
     r = layout.rank
