@@ -14,11 +14,13 @@ devices (`JaxArrayProgram`); later calls with the same signature reuse it, as `j
 What differs from `jax.jit`: an argument without a sharding (None, a numpy array) is left to
 shardc's propagation, which may shard it (the argument is then placed so); a committed
 `jax.Array` in a sharding other than the decided one is moved (`jax.device_put`) rather than
-rejected. Options for shardc's compiler travel in `options` (a `CompileOptions`).
+rejected. Options for shardc's compiler travel in `options` (a `CompileOptions`);
+`auto_shard=True` (with `memory_budget`) has shardc choose the shardings nobody gave.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import time
 from collections.abc import Callable, Sequence
@@ -47,6 +49,8 @@ def jit(
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
     options: CompileOptions | None = None,
+    auto_shard: bool = False,
+    memory_budget: int | None = None,
 ) -> Any:
     """Compile `fun` with shardc for `mesh`; a callable like `jax.jit(fun)`.
 
@@ -56,8 +60,12 @@ def jit(
     all; each leaf a `PartitionSpec`, a `NamedSharding` or None (shardc decides).
     `out_shardings`: a prefix of the result's pytree, likewise. `backend`: "jax" (the mesh's
     devices; returns `jax.Array`s) or "numpy" (simulated devices; returns numpy arrays).
-    Without `fun`, a decorator.
+    `auto_shard`: choose every sharding not given with the `auto-shard` pass, each device
+    holding at most `memory_budget` bytes (docs/autoshard.md). Without `fun`, a decorator.
     """
+    if auto_shard or memory_budget is not None:
+        base = options or CompileOptions()
+        options = dataclasses.replace(base, auto_shard=auto_shard, memory_budget=memory_budget)
     if fun is None:
         return functools.partial(
             jit, mesh=mesh, in_shardings=in_shardings, out_shardings=out_shardings,
@@ -196,6 +204,10 @@ class Jitted:
             raise ShardcError(f"{self.name}: JAX could not lower it with these shardings: "
                               f"{type(e).__name__}: {e}") from None
         traced = time.perf_counter()
+        if self.options.auto_shard and not module.meshes:  # nothing given: the jit's mesh
+            from shardc.ir.mesh import DeviceMesh
+
+            module.add_mesh(DeviceMesh.create("mesh", dict(self.mesh.shape)))
         result = compile_module(module, self.options)
         done = time.perf_counter()
         signature = Signature(tree, num_args, out_tree[0], structs)

@@ -39,6 +39,21 @@ class CompileOptions:
     strategy: str = "aggressive"
     strict: bool = False
     verify_each: bool = True
+    # Run `auto-shard` first (docs/autoshard.md); `memory_budget`: bytes per device, None: none.
+    auto_shard: bool = False
+    memory_budget: int | None = None
+
+    def full_pipeline(self) -> str:
+        """The pipeline text `compile` runs: `auto-shard{...}` first when asked for."""
+        pipeline = self.pipeline
+        if self.strategy != "aggressive":
+            pipeline = pipeline.replace(
+                "propagation-pipeline", f"propagation-pipeline{{strategy={self.strategy}}}"
+            )
+        if self.auto_shard:
+            budget = f"{{memory-budget={self.memory_budget}}}" if self.memory_budget else ""
+            pipeline = f"auto-shard{budget},{pipeline}"
+        return pipeline
 
 
 @dataclass
@@ -89,11 +104,7 @@ def compile(module: Module, options: CompileOptions | None = None) -> CompileRes
     start = time.perf_counter()
     work = clone(module)
     ctx.timings["copy"] = time.perf_counter() - start
-    pipeline = options.pipeline
-    if options.strategy != "aggressive":
-        pipeline = pipeline.replace(
-            "propagation-pipeline", f"propagation-pipeline{{strategy={options.strategy}}}"
-        )
+    pipeline = options.full_pipeline()
     PassManager(parse_pipeline(pipeline), verify_each=options.verify_each).run(work, ctx)
     spmd = clone(work)
     PassManager(parse_pipeline("spmd"), verify_each=options.verify_each).run(spmd, ctx)

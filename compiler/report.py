@@ -3,7 +3,8 @@
 Keys may be added, never renamed (scripts rely on them): `mesh`, `collectives`,
 `total_comm_bytes`, `total_ring_bytes`, `by_kind`, `by_axis`, `peak_memory_bytes_per_device`,
 `values`, `warnings`, `timings_s`. Added here: `meshes` (every mesh, for multi-mesh modules),
-`propagation` (op visits and priority rounds) and `fallbacks` (ops without a sharding rule).
+`propagation` (op visits and priority rounds), `fallbacks` (ops without a sharding rule) and,
+with `--auto-shard`, `auto_shard` (the solver's status, objective, gap and time; docs/cost.md).
 """
 
 from __future__ import annotations
@@ -57,6 +58,8 @@ def build_report(
     report["warnings"] = [w.render() for w in context.warnings]
     report["fallbacks"] = sorted(set(context.data.get("fallbacks", [])))
     report["propagation"] = context.data.get("propagation", {})
+    if "auto_shard" in context.data:
+        report["auto_shard"] = context.data["auto_shard"]
     report["timings_s"] = {k: round(v, 6) for k, v in timings.items()}
     return report
 
@@ -103,6 +106,14 @@ def report_text(report: dict[str, Any]) -> str:
     for axis, n in sorted(report["by_axis"].items()):
         lines.append(f"  over axis {axis!r}: {_bytes(n)}")
     lines.append(f"peak live memory per device: {_bytes(report['peak_memory_bytes_per_device'])}")
+    auto = report.get("auto_shard")
+    if auto is not None:
+        budget = auto["memory_budget"]
+        lines.append(
+            f"auto-shard: {auto['status']} in {auto['solve_time_s']:.2f} s, "
+            f"budget {_bytes(budget) if budget else 'none'}"
+            + ("" if auto.get("fits_budget", True) else " (NOT met)")
+        )
     for w in report["warnings"]:
         lines.append(w)
     return "\n".join(lines) + "\n"

@@ -64,7 +64,7 @@ class Propagate(Pass):
     def _run(self, module: Module, ctx: PassContext, strategy) -> None:
         normalize_manual(module)  # manual_computation values carry its shardings (annotations)
         origins = OriginTracker()
-        origins.seed(module, annotation_label)
+        origins.seed(module, annotation_label, ctx.data.get("auto_shard_axes", {}))
         state = build_state(module, strategy, conservative=self.conservative, origins=origins)
         if self.user_priority:
             rounds = run_user_priorities(state, op_priority=self.op_priority)

@@ -251,3 +251,11 @@ def test_accelerators_run_the_program_when_present(data):
     y = f(*data)
     assert {d.platform for d in y.sharding.device_set} == {gpus[0].platform}
     close(y, jax.jit(mlp)(*data))
+
+
+def test_auto_shard_chooses_what_nobody_gave(mesh, data):
+    # No sharding given: auto-shard decides, within 36 KiB per device (Megatron on "tp").
+    f = shardc.jit(mlp, mesh=mesh, auto_shard=True, memory_budget=36 * 1024)
+    close(f(*data), jax.jit(mlp)(*data))
+    report = f.lower(*data).report
+    assert report["auto_shard"]["fits_budget"] and report["total_comm_bytes"] == 2048

@@ -36,7 +36,7 @@ def test_corpus_is_complete() -> None:
     assert set(DIFFERENCES) <= set(CASES)
 
 
-@pytest.mark.parametrize("case", _params())
+@pytest.mark.parametrize("case", list(_params()))
 def test_prints_what_shardy_prints(case: str, capsys: pytest.CaptureFixture[str]) -> None:
     code = main(["opt", str(DATA / f"{case}.mlir"), "-p", "sdy-propagation-pipeline"])
     out = capsys.readouterr().out

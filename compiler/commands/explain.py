@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from shardc.commands.program import add_input_options, load
+from shardc.commands.program import add_input_options, compile_options, load
 from shardc.commands.text_io import UsageError, display_name, write_output
 
 
@@ -28,10 +28,10 @@ def cmd_explain(args: argparse.Namespace) -> int:
     from shardc.explain.dot import to_dot
     from shardc.explain.html_page import to_html
     from shardc.explain.text import explain_text
-    from shardc.pipeline import CompileOptions, compile
+    from shardc.pipeline import compile
 
     module, _ = load(args)
-    result = compile(module, CompileOptions(strategy=args.strategy, strict=args.strict))
+    result = compile(module, compile_options(args))
     for w in result.warnings:
         print(w, file=sys.stderr)
     origins = result.context.data.get("origins")

@@ -1,6 +1,7 @@
 """The input program of `compile`, `run` and `explain`: a file (IN) or a model of the zoo
-(`--model NAME --preset P --layers N`), with `--mesh dp=2,tp=4` applied; their shared options;
-and compiling it with the default pipeline.
+(`--model NAME --preset P --layers N`; without `--preset` the unannotated model), with `--mesh
+dp=2,tp=4` applied; their shared options (`--auto-shard`, `--memory-budget`); and compiling it
+with the default pipeline.
 
     module, fmt = load(args)              # fmt: the input's format (native for --model)
     result, fmt = compile_input(args)     # the pipeline's CompileResult
@@ -41,6 +42,13 @@ def load(args: argparse.Namespace):
                 "see `shardc models`)"
             )
         params = {"layers": args.layers} if args.layers is not None else {}
+        if args.preset is None:
+            if mesh is None:
+                raise UsageError(
+                    f"--model {args.model} without --preset is the unannotated model: give its "
+                    "mesh with --mesh (e.g. --mesh dp=2,tp=4), or a --preset (see `shardc models`)"
+                )
+            return spec.unannotated(mesh, **params), "native"
         return spec.build(args.preset, mesh=mesh, **params), "native"
     if args.input is None:
         raise UsageError("give an input file (or - for standard input), or --model NAME")
@@ -54,11 +62,45 @@ def load(args: argparse.Namespace):
 
 
 def compile_input(args: argparse.Namespace):
-    from shardc.pipeline import CompileOptions, compile
+    from shardc.pipeline import compile
 
     module, fmt = load(args)
-    options = CompileOptions(strategy=args.strategy, strict=args.strict)
-    return compile(module, options), fmt
+    return compile(module, compile_options(args)), fmt
+
+
+def compile_options(args: argparse.Namespace):
+    """The `CompileOptions` the input options ask for."""
+    from shardc.pipeline import CompileOptions
+
+    if args.memory_budget is not None and not args.auto_shard:
+        raise UsageError("--memory-budget is the budget of --auto-shard; give both")
+    return CompileOptions(
+        strategy=args.strategy,
+        strict=args.strict,
+        auto_shard=args.auto_shard,
+        memory_budget=args.memory_budget,
+    )
+
+
+def parse_bytes(text: str) -> int:
+    """`4096`, `64KiB`, `1.5MiB`, `2GiB` -> bytes (argparse type of --memory-budget)."""
+    units = {"kib": 1 << 10, "mib": 1 << 20, "gib": 1 << 30, "b": 1}
+    t = text.strip().lower()
+    for unit, factor in units.items():
+        if t.endswith(unit):
+            t, scale = t[: -len(unit)].strip(), factor
+            break
+    else:
+        scale = 1
+    try:
+        value = float(t) * scale
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"expected bytes like 131072, 128KiB, 1.5MiB or 2GiB (got {text!r})"
+        ) from None
+    if value < 1 or value != int(value):
+        raise argparse.ArgumentTypeError(f"expected a positive whole number of bytes ({text!r})")
+    return int(value)
 
 
 def add_input_options(p: argparse.ArgumentParser) -> None:
@@ -70,3 +112,15 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--strategy", choices=["aggressive", "basic"], default="aggressive")
     p.add_argument("--strict", action="store_true", help="ops without a sharding rule are errors")
     p.add_argument("--input-format", choices=["native", "sdy"], default=None)
+    p.add_argument(
+        "--auto-shard",
+        action="store_true",
+        help="choose every sharding nobody wrote (an integer program; docs/autoshard.md)",
+    )
+    p.add_argument(
+        "--memory-budget",
+        type=parse_bytes,
+        default=None,
+        metavar="BYTES",
+        help="with --auto-shard: bytes each device may hold (131072, 128KiB, 1.5MiB)",
+    )

@@ -127,6 +127,16 @@ class ModelSpec:
             raise ShardcError(
                 f"model '{self.name}' has no preset '{name}' (presets: {', '.join(self.presets)})"
             )
+        return self._build(name, chosen, mesh if mesh is not None else chosen.mesh, params)
+
+    def unannotated(self, mesh: Mapping[str, int], **params: Any) -> Module:
+        """The model on `mesh` with no sharding written at all (what `auto-shard` starts from;
+        `shardc compile --model NAME --mesh ...` without `--preset`)."""
+        return self._build("unannotated", Preset("no annotations", mesh, {}), mesh, params)
+
+    def _build(
+        self, name: str, chosen: Preset, mesh: Mapping[str, int], params: dict[str, Any]
+    ) -> Module:
         known = self.parameters()
         unknown = sorted(set(params) - set(known))
         if unknown:
@@ -134,7 +144,7 @@ class ModelSpec:
                 f"model '{self.name}' has no parameter {', '.join(map(repr, unknown))} "
                 f"(parameters: {', '.join(known)})"
             )
-        axes = dict(mesh if mesh is not None else chosen.mesh)
+        axes = dict(mesh)
         needed = {n for a in chosen.roles.values() for n in _axis_names(a)}
         missing = sorted(needed - set(axes))
         if missing:

@@ -3,16 +3,20 @@
 Every axis of every sharding the user wrote is a *source*: `input: 0` (function argument 0),
 `output: 1` (function result 1), `constraint_%3` (a `sharding_constraint`), `%v` (an annotated op
 result). When propagation gives a value an axis, the axis inherits the source of the neighbour
-that already had it, plus the op, stage and priority round it travelled through.
+that already had it, plus the op, stage and priority round it travelled through. An axis the
+`auto-shard` pass chose has the source `auto-shard`.
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.types import DistributedTensorType
+
+AUTO_SHARD = "auto-shard"
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +39,7 @@ class OriginTracker:
         self.values: dict[int, Value] = {}
         self._results: dict[tuple[str, int], dict[str, Origin]] = {}
         self._interned: dict[tuple[str, str, str], Origin] = {}
+        self.chosen: Mapping[Value, Collection[str]] = {}
         # What propagation reported, replayed in order when someone first reads the origins:
         # most runs (`shardc opt`, the benchmarks) never do. An event keeps the neighbours of
         # its op as they were, since later passes may rewire the op.
@@ -67,8 +72,12 @@ class OriginTracker:
             origin = self._interned[key] = Origin(source, via, stage)
         return origin
 
-    def seed(self, module: Module, label) -> None:
-        """Record the user's annotations as sources; `label(value)` names them."""
+    def seed(
+        self, module: Module, label, chosen: Mapping[Value, Collection[str]] | None = None
+    ) -> None:
+        """Record the user's annotations as sources; `label(value)` names them. `chosen` maps
+        values to the axes the `auto-shard` pass chose for them (their source is `auto-shard`)."""
+        self.chosen = chosen or {}
         for func in module.functions.values():
             for i, a in enumerate(func.args):
                 self._seed_value(
@@ -90,7 +99,10 @@ class OriginTracker:
         if m is None:
             return
         self.values[id(v)] = v
-        self._by_value[id(v)] = {str(a): self._origin(name) for a in m.used_axes()}
+        auto = self.chosen.get(v, ())
+        self._by_value[id(v)] = {
+            str(a): self._origin(AUTO_SHARD if str(a) in auto else name) for a in m.used_axes()
+        }
 
     def _find(
         self, axis: str, name: str, neighbours: tuple[Value, ...], exclude: Value

@@ -1,0 +1,79 @@
+"""Calls inlined, so that auto-shard chooses for the ops inside them too.
+
+    inline_calls(module, module.main)    # -> how many calls were inlined
+
+JAX programs call private functions for `jax.nn.relu`, `custom_jvp`s and nested `jit`s; a call
+is otherwise one opaque op whose operands and results auto-shard can only replicate. Each
+`call` in the entry function is replaced by a copy of its callee's body (callee arguments
+become the call's operands, the callee's returned values the call's results), repeatedly, so
+nested calls are inlined too; a function calling itself is left as a call. Functions nothing
+refers to any more are removed. (XLA inlines calls before SPMD partitioning too.)
+"""
+
+from __future__ import annotations
+
+from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.ops import attr
+from shardc.ir.ops.control import region_functions
+
+_MAX_ROUNDS = 64  # nesting depth of calls inlined
+
+
+def _inline(call: Operation, callee: Function) -> None:
+    mapping: dict[int, Value] = {id(a): v for a, v in zip(callee.args, call.operands)}
+    block = call.parent
+    assert block is not None
+    returned: list[Value] = []
+    for op in callee.body:
+        operands = [mapping.get(id(v), v) for v in op.operands]
+        if op.name == "return":
+            returned = operands
+            break
+        copy = op.clone(operands)
+        block.insert_before(call, copy)
+        for old, new in zip(op.results, copy.results):
+            mapping[id(old)] = new
+    for r, v in zip(call.results, returned):
+        if v.name_hint is None and r.name_hint is not None:
+            v.name_hint = r.name_hint
+        r.replace_all_uses_with(v)
+    call.erase()
+
+
+def _referenced(module: Module) -> set[str]:
+    names: set[str] = set()
+    for func in module.functions.values():
+        for op in func.body:
+            if op.name == "call":
+                names.add(op.attr("callee").name)
+            elif op.name == "manual_computation":
+                names.add(attr(op, "body").name)
+            names.update(region_functions(op))
+    return names
+
+
+def inline_calls(module: Module, func: Function) -> int:
+    """Inline every call in `func` (see the module docstring); the number inlined."""
+    count = 0
+    for _ in range(_MAX_ROUNDS):
+        calls = [op for op in func.body if op.name == "call"]
+        done = 0
+        for op in calls:
+            callee = module.lookup_function(op.attr("callee").name)
+            if callee is None or callee is func or _calls(callee, callee.name):
+                continue
+            _inline(op, callee)
+            done += 1
+        count += done
+        if not done:
+            break
+    if count:
+        used = _referenced(module)
+        for name, f in list(module.functions.items()):
+            if f is not func and f.is_private and name not in used:
+                del module.functions[name]
+    return count
+
+
+def _calls(func: Function, name: str) -> bool:
+    return any(op.name == "call" and op.attr("callee").name == name for op in func.body)
