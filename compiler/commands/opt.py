@@ -36,8 +36,7 @@ def parse_pipeline_or_usage(text: str):
 
 
 def cmd_opt(args: argparse.Namespace) -> int:
-    if args.pipeline:
-        load_all_passes()  # registers every pass (a round trip needs none)
+    load_all_passes()
     text = read_input(args.input)
     name = display_name(args.input)
     pipeline = parse_pipeline_or_usage(args.pipeline)
