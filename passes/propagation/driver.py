@@ -60,13 +60,23 @@ from shardc.passes.propagation.state import (
     PropagationState,
     mapping_of,
 )
-from shardc.passes.propagation.walk_order import walk_order
 
 NONE = PropagationDirection.NONE
 MAX_SWEEPS = 10
 _MISSING = object()
 _NOTHING_SHARDED = ("nothing sharded",)
 _NONES: dict[int, tuple[PropagationDirection, ...]] = {}
+
+
+def _live_user(op: Operation, erased: set[int]) -> int | None:
+    """The id of a user of `op` not erased (-1, never an op id, for an op never erased)."""
+    if not can_be_dead(op):
+        return -1
+    for r in op.results:
+        for u in r.uses:
+            if id(u.op) not in erased:
+                return id(u.op)
+    return None
 
 
 def _uniform_none(n: int) -> tuple[PropagationDirection, ...]:
@@ -94,13 +104,13 @@ class Driver:
     def run(self) -> None:
         module = self.state.module
         sync_func_results(self)
-        ops = walk_order(module, self._erased, self.state.regions, self.state.manual)
+        ops = self.state.walk()
         for sweep in range(MAX_SWEEPS):
             stack = self._stack = list(reversed(ops))
             self._queued = {id(op) for op in ops}
             pop, discard = stack.pop, self._queued.discard
             erase_if_dead, visit = self._erase_if_dead, self._visit
-            erased, clean = self._erased, self._clean
+            erased, clean, witness = self._erased, self._clean, self.state.live_user
             changed = False
             while stack:
                 op = pop()
@@ -109,16 +119,16 @@ class Driver:
                 if op.__class__ is Operation:
                     if key in erased:
                         continue
-                    alive = False  # a used op is alive: the common case, decided here
-                    for r in op.results:
-                        for u in r.uses:
-                            if id(u.op) not in erased:
-                                alive = True
-                                break
-                        if alive:
-                            break
-                    if not alive and erase_if_dead(op):
-                        continue
+                    # A used op is alive: the common case, decided by a user found alive
+                    # before and still not erased.
+                    user = witness.get(key)
+                    if user is None or user in erased:
+                        user = _live_user(op, erased)
+                        if user is None:
+                            if erase_if_dead(op):
+                                continue
+                        else:
+                            witness[key] = user
                     last = clean.get(key)
                     if last is not None and (last is _NOTHING_SHARDED or last[0] is self):
                         continue  # see _visit
@@ -131,7 +141,7 @@ class Driver:
                     f"propagation did not converge after {MAX_SWEEPS} sweeps over the module "
                     f"({self.state.visits} op visits); this is a bug in shardc, please report it"
                 )
-            ops = walk_order(module, self._erased, self.state.regions, self.state.manual)
+            ops = self.state.walk()
         sync_func_results(self)
         if self.state.manual is not None and self.state.manual.args:
             sync_manual(module)
@@ -263,6 +273,7 @@ class Driver:
                 return changed
             if kind is NO_RULE:
                 state.no_rule.setdefault(op.name, op)
+            self._clean[id(op)] = _NOTHING_SHARDED  # nothing flows through it: skip it now on
             return False
         # An op none of whose values changed since a visit that changed nothing, asked with
         # the same directions, would change nothing again (the outcome is a pure function of

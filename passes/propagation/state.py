@@ -21,6 +21,7 @@ from shardc.passes.propagation.manual_edges import ManualEdges
 from shardc.passes.propagation.origins import OriginTracker
 from shardc.passes.propagation.regions import Regions, build_regions
 from shardc.passes.propagation.strategy import PropagationStrategy
+from shardc.passes.propagation.walk_order import walk_order
 from shardc.passes.rules.registry import rule_for as registered_rule
 from shardc.passes.rules.rule import OpShardingRule
 from shardc.passes.rules.rule_parser import parse_rule
@@ -129,6 +130,22 @@ class PropagationState:
     # values changes (`Driver._notify`). The driver skips such ops (driver.py). Whoever
     # changes shardings behind the driver's back must clear it.
     clean: dict[int, tuple] = field(default_factory=dict)
+    # id(op) -> the id of a user of it last seen alive (-1: an op never erased as dead).
+    live_user: dict[int, int] = field(default_factory=dict)
+    _walk: list | None = None
+    _walk_erased: int = 0
+
+    def walk(self) -> list:
+        """`walk_order` of the module without the erased ops. Propagation does not change the
+        module's structure and erased ops only leave the walk, so the first walk is filtered."""
+        if self._walk is None:
+            self._walk = walk_order(self.module, self.erased, self.regions, self.manual)
+            self._walk_erased = len(self.erased)
+        elif self._walk_erased != len(self.erased):
+            erased = self.erased
+            self._walk = [op for op in self._walk if id(op) not in erased]
+            self._walk_erased = len(erased)
+        return self._walk
 
     def site(self, op: Operation) -> Site:
         name = op.name
