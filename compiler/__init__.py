@@ -17,7 +17,7 @@ from typing import Any
 # public name -> the module that defines it
 _EXPORTS: dict[str, str] = {
     # the JAX-facing API
-    "jit": "shardc.jitted", "Jitted": "shardc.jitted",
+    "jit": "shardc.jitted", "Jitted": "shardc.jitted", "ShardcWarning": "shardc.jitted",
     "Lowered": "shardc.stages", "Compiled": "shardc.stages",
     "from_jax": "shardc.jax_api", "to_jax_shardings": "shardc.jax_api",
     "mesh_to_jax": "shardc.jax_api",

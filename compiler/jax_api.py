@@ -90,7 +90,10 @@ def _bind_specs(shardings: Any, mesh: Any, what: str) -> Any:
                 f"{what} has a PartitionSpec ({leaf}) but no mesh was given: pass "
                 "mesh=jax.sharding.Mesh(...) or use NamedShardings"
             )
-        return NamedSharding(mesh, leaf)
+        try:
+            return NamedSharding(mesh, leaf)
+        except Exception as e:  # JAX's checks: an axis the mesh lacks (ValueError), one twice
+            raise ShardcError(f"{what}: {leaf} is not a sharding on this mesh: {e}") from None
 
     return jax.tree_util.tree_map(bind, shardings, is_leaf=lambda x: isinstance(x, P))
 

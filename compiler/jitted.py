@@ -22,7 +22,9 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import inspect
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -34,9 +36,14 @@ from shardc.pipeline import CompileOptions
 from shardc.pipeline import compile as compile_module
 from shardc.stages import Compiled, Lowered, Signature
 
-__all__ = ["Jitted", "jit"]
+__all__ = ["Jitted", "ShardcWarning", "jit"]
 
 BACKENDS = ("jax", "numpy")
+
+
+class ShardcWarning(UserWarning):
+    """What shardc's compiler warns of while `shardc.jit` compiles (the `shardc` command prints
+    the same lines): e.g. an op without a sharding rule that computes on replicated operands."""
 
 
 def jit(
@@ -63,7 +70,15 @@ def jit(
     `auto_shard`: choose every sharding not given with the `auto-shard` pass, each device
     holding at most `memory_budget` bytes (docs/autoshard.md). Without `fun`, a decorator.
     """
-    if auto_shard or memory_budget is not None:
+    if memory_budget is not None:
+        if not auto_shard:
+            raise ShardcError("memory_budget is the budget of auto_shard: pass auto_shard=True "
+                              "too")
+        if isinstance(memory_budget, bool) or not isinstance(memory_budget, int) \
+                or memory_budget < 1:
+            raise ShardcError(f"memory_budget is a positive number of bytes per device, got "
+                              f"{memory_budget!r}")
+    if auto_shard:
         base = options or CompileOptions()
         options = dataclasses.replace(base, auto_shard=auto_shard, memory_budget=memory_budget)
     if fun is None:
@@ -96,6 +111,7 @@ class Jitted:
         self.static_argnums = _ints(static_argnums)
         self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else \
             tuple(static_argnames)
+        _check_statics(fun, self.name, self.static_argnums, self.static_argnames)
         self.mesh = _mesh_of(jax, mesh, in_shardings, out_shardings, backend)
         self.trace_mesh = _auto_mesh(jax, self.mesh)
         self.in_specs = _to_specs(jax, in_shardings, self.mesh, "in_shardings")
@@ -194,8 +210,11 @@ class Jitted:
 
         start = time.perf_counter()
         try:
-            module = from_jax(flat_fun, *structs, mesh=self.trace_mesh, in_shardings=specs,
-                              out_shardings=self.out_specs)
+            # Under the mesh, as `jax.jit` under `jax.set_mesh`: `with_sharding_constraint`
+            # in `fun` may then name a bare PartitionSpec.
+            with _mesh_context(jax, self.trace_mesh):
+                module = from_jax(flat_fun, *structs, mesh=self.trace_mesh, in_shardings=specs,
+                                  out_shardings=self.out_specs)
         except ShardcError:
             raise
         except Exception as e:
@@ -204,12 +223,16 @@ class Jitted:
             raise ShardcError(f"{self.name}: JAX could not lower it with these shardings: "
                               f"{type(e).__name__}: {e}") from None
         traced = time.perf_counter()
-        if self.options.auto_shard and not module.meshes:  # nothing given: the jit's mesh
+        if not module.meshes:
+            # No sharding given (JAX then prints no mesh): the program still runs on the jit's
+            # mesh, every value replicated unless auto-shard decides otherwise.
             from shardc.ir.mesh import DeviceMesh
 
             module.add_mesh(DeviceMesh.create("mesh", dict(self.mesh.shape)))
         result = compile_module(module, self.options)
         done = time.perf_counter()
+        for text in result.warnings:  # e.g. an op without a rule computing replicated
+            warnings.warn(f"shardc.jit({self.name}): {text}", ShardcWarning, stacklevel=4)
         signature = Signature(tree, num_args, out_tree[0], structs)
         timings = {"jax_lower_import": traced - start, "shardc_compile": done - traced}
         return Lowered(self.name, result, signature, self.mesh, self.backend, timings)
@@ -274,6 +297,34 @@ def _mesh_of(jax: Any, mesh: Any, ins: Any, outs: Any, backend: str) -> Any:
     return mesh
 
 
+def _check_statics(fun: Callable[..., Any], name: str, argnums: tuple[int, ...],
+                   argnames: tuple[str, ...]) -> None:
+    """Static argument numbers and names that `fun`'s signature has (as `jax.jit` checks)."""
+    try:
+        params = list(inspect.signature(fun).parameters.values())
+    except (TypeError, ValueError):
+        return  # no signature to check against (a builtin)
+    kinds = inspect.Parameter
+    if any(p.kind is kinds.VAR_KEYWORD for p in params):
+        argnames = ()
+    positional = [p for p in params if p.kind in (kinds.POSITIONAL_ONLY,
+                                                  kinds.POSITIONAL_OR_KEYWORD)]
+    if not any(p.kind is kinds.VAR_POSITIONAL for p in params):
+        bad = [i for i in argnums if not -len(positional) <= i < len(positional)]
+        if bad:
+            raise ShardcError(f"{name}: static_argnums {bad} out of range: it takes "
+                              f"{len(positional)} positional arguments")
+    unknown = [n for n in argnames if n not in {p.name for p in params}]
+    if unknown:
+        raise ShardcError(f"{name}: static_argnames {unknown} are not parameters of it")
+
+
+def _mesh_context(jax: Any, mesh: Any) -> Any:
+    if isinstance(mesh, jax.sharding.AbstractMesh):
+        return jax.sharding.use_abstract_mesh(mesh)
+    return jax.set_mesh(mesh)
+
+
 def _auto_mesh(jax: Any, mesh: Any) -> Any:
     """`mesh` with every axis `Auto`: shardc's propagation decides what JAX leaves open."""
     auto = (jax.sharding.AxisType.Auto,) * len(mesh.axis_names)
@@ -304,7 +355,10 @@ def _to_specs(jax: Any, shardings: Any, mesh: Any, what: str) -> Any:
     checking it is on `mesh`)."""
 
     def spec(leaf: Any) -> Any:
-        if leaf is None or isinstance(leaf, jax.sharding.PartitionSpec):
+        if leaf is None:
+            return leaf
+        if isinstance(leaf, jax.sharding.PartitionSpec):
+            _check_axes(leaf, mesh, what)
             return leaf
         if isinstance(leaf, jax.sharding.NamedSharding):
             if not _same_mesh(leaf.mesh, mesh):
@@ -340,19 +394,34 @@ def _committed_spec(jax: Any, x: Any, mesh: Any) -> Any:
     return None
 
 
+def _spec_axes(spec: Any) -> list[tuple[str, ...]]:
+    """The axis names of each dim of a PartitionSpec (() for None and P.UNCONSTRAINED)."""
+    return [(e,) if isinstance(e, str) else tuple(e) if isinstance(e, (tuple, list)) else ()
+            for e in spec]
+
+
+def _check_axes(spec: Any, mesh: Any, where: str) -> None:
+    """Every axis `spec` names is an axis of `mesh`, and none is named twice."""
+    names = [n for dim in _spec_axes(spec) for n in dim]
+    unknown = [n for n in names if n not in mesh.axis_names]
+    if unknown:
+        raise ShardcError(f"{where}: sharding {spec} names axes {unknown} that the mesh "
+                          f"does not have (axes: {list(mesh.axis_names)})")
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise ShardcError(f"{where}: sharding {spec} names axes {twice} more than once; a "
+                          "mesh axis shards at most one dim")
+
+
 def _check_spec(spec: Any, shape: tuple[int, ...], mesh: Any, where: str) -> None:
     if len(spec) > len(shape):
         raise ShardcError(f"{where} has rank {len(shape)}, but its sharding {spec} names "
                           f"{len(spec)} dims")
+    _check_axes(spec, mesh, where)
     sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
-    for d, entry in enumerate(spec):
-        if entry is None or not isinstance(entry, (str, tuple, list)):
-            continue  # None, or P.UNCONSTRAINED
-        names = (entry,) if isinstance(entry, str) else tuple(entry)
-        unknown = [n for n in names if n not in sizes]
-        if unknown:
-            raise ShardcError(f"{where}: sharding {spec} names axes {unknown} that the mesh "
-                              f"does not have (axes: {list(mesh.axis_names)})")
+    for d, names in enumerate(_spec_axes(spec)):
+        if not names:
+            continue
         count = int(np.prod([sizes[n] for n in names], dtype=np.int64))
         if shape[d] % count:
             raise ShardcError(f"{where}: dim {d} of size {shape[d]} does not split evenly over "
@@ -364,6 +433,12 @@ def _check_spec(spec: Any, shape: tuple[int, ...], mesh: Any, where: str) -> Non
 
 def _as_array(jax: Any, x: Any, index: int) -> Any:
     if isinstance(x, (jax.Array, np.ndarray, jax.ShapeDtypeStruct)):
+        if jax.dtypes.issubdtype(x.dtype, jax.dtypes.extended):
+            raise ShardcError(
+                f"argument leaf {index} has dtype {x.dtype}, which shardc cannot import; pass "
+                "jax.random.key_data(key) and rebuild the key inside with "
+                "jax.random.wrap_key_data"
+            )
         return x
     if isinstance(x, (bool, int, float, complex, np.generic)):
         value = np.asarray(x)

@@ -20,15 +20,16 @@ import numpy as np
 if TYPE_CHECKING:  # imported where used: `shardc --help` and `shardc opt` need neither
     from shardc.distributed import Cluster
 
-__all__ = ["add_cluster_options", "cluster_of", "launch", "run_as_process"]
+__all__ = ["add_cluster_options", "cluster_of", "launch", "process_argv", "run_as_process"]
 
 # The `run` options a process of a local cluster repeats: (flag, namespace attribute).
 _VALUE_OPTIONS = (
     ("--mesh", "mesh"), ("--model", "model"), ("--preset", "preset"), ("--layers", "layers"),
     ("--strategy", "strategy"), ("--input-format", "input_format"), ("--inputs", "inputs"),
     ("--seed", "seed"), ("--rtol", "rtol"), ("--atol", "atol"), ("-o", "output"),
+    ("--memory-budget", "memory_budget"),
 )
-_FLAG_OPTIONS = (("--strict", "strict"), ("--check", "check"))
+_FLAG_OPTIONS = (("--strict", "strict"), ("--check", "check"), ("--auto-shard", "auto_shard"))
 
 
 def add_cluster_options(p: argparse.ArgumentParser) -> None:
@@ -82,17 +83,22 @@ def launch(
     try:
         module = load(args)
         devices = max((m.num_devices for m in module.meshes.values()), default=1)
-        argv = ["run", "--backend", "jax"] + ([args.input] if args.input is not None else [])
-        for flag, name in _VALUE_OPTIONS:
-            value = getattr(args, name, None)
-            if value is not None:
-                argv += [flag, str(value)]
-        argv += [flag for flag, name in _FLAG_OPTIONS if getattr(args, name, False)]
-        return launch_local(argv, processes=args.processes, devices=devices,
+        return launch_local(process_argv(args), processes=args.processes, devices=devices,
                             timeout=args.timeout)
     finally:
         if stdin_copy is not None:
             os.unlink(stdin_copy)
+
+
+def process_argv(args: argparse.Namespace) -> list[str]:
+    """The `shardc run` command line each process of a local cluster runs: `args`' program
+    and options, without those that start the cluster (the launcher adds each process's)."""
+    argv = ["run", "--backend", "jax"] + ([args.input] if args.input is not None else [])
+    for flag, name in _VALUE_OPTIONS:
+        value = getattr(args, name, None)
+        if value is not None:
+            argv += [flag, str(value)]
+    return argv + [flag for flag, name in _FLAG_OPTIONS if getattr(args, name, False)]
 
 
 def run_as_process(

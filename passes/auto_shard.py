@@ -100,6 +100,28 @@ class AutoShard(Pass):
         problem = formulate(graph, space, model)
         times["formulate"] = time.perf_counter() - start
         budget = self.memory_budget or None
+        rounds = self._solve(module, graph, problem, budget, times, func.loc)
+        result, chosen, measured = (rounds[-1][k] for k in ("result", "chosen", "measured"))
+        if budget is not None and measured is not None and measured["peak"] > budget:
+            message = (
+                f"auto-shard: the plan holds {measured['peak']} bytes per device at its peak, "
+                f"over memory-budget={budget}, after {len(rounds)} solve(s) (the cost model "
+                "under-estimates this program's reshard buffers); raise the budget"
+            )
+            if ctx.strict:
+                raise PassError(message + " (--strict)", func.loc)
+            ctx.warn(message, func.loc)
+        sources = write_choice(module, graph, chosen)
+        ctx.data["auto_shard_axes"] = sources
+        ctx.data["auto_shard"] = _summary(problem, result, rounds, budget, measured, times, self)
+
+
+    def _solve(self, module: Module, graph, problem: Problem, budget: int | None,
+               times: dict[str, float], loc) -> list[dict[str, Any]]:
+        """Solve; with `verify` and a budget, while the measured peak is over the budget, solve
+        again with the solver's budget lowered by the excess (at most `rounds` solves). A
+        lowered budget no plan meets ends the rounds with the last plan found."""
+        space = problem.space
         target = budget
         rounds: list[dict[str, Any]] = []
         deadline = time.perf_counter() + self.time_limit
@@ -111,21 +133,22 @@ class AutoShard(Pass):
 
             result = solve(problem, target, left, tie_break=self.tie_break)
             times["solve"] = times.get("solve", 0.0) + time.perf_counter() - start
-            _check(result, budget, self.time_limit, func.loc)
+            if rounds and not result.choices:
+                break
+            _check(result, budget, self.time_limit, loc)
             chosen = [n.strategies[result.choices[space.group_of[n.index]]] for n in graph.nodes]
             measured = None
             if self.verify:
                 start = time.perf_counter()
                 measured = _measure(module, graph, chosen)
                 times["verify"] = times.get("verify", 0.0) + time.perf_counter() - start
-            rounds.append({"budget": target, "measured": measured, "result": result})
+            rounds.append({"budget": target, "measured": measured, "result": result,
+                           "chosen": chosen})
             over = 0 if budget is None or measured is None else measured["peak"] - budget
             if over <= 0 or len(rounds) >= self.rounds or time.perf_counter() > deadline:
                 break
             target = (target or 0) - over
-        sources = write_choice(module, graph, chosen)
-        ctx.data["auto_shard_axes"] = sources
-        ctx.data["auto_shard"] = _summary(problem, result, rounds, budget, measured, times, self)
+        return rounds
 
 
 def _check(result: SolveResult, budget: int | None, time_limit: float, loc) -> None:

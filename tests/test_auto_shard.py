@@ -12,6 +12,7 @@ from hypothesis import HealthCheck, given, settings
 
 from shardc.cli import main
 from shardc.executors.reference import run_reference
+from shardc.ir.diagnostics import ShardcError
 from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.parser import parse_module
@@ -246,3 +247,38 @@ def test_explain_names_auto_shard_as_the_origin(capsys) -> None:
     assert code == 0, err
     line = next(ln for ln in out.splitlines() if ln.strip().startswith("%w1_0"))
     assert '{"tp" = auto-shard}' in line
+
+
+def test_a_budget_is_kept_when_nothing_is_left_to_choose(capsys) -> None:
+    # No dim of the MLP divides by 5: every op has one strategy (replicated). The budget still
+    # holds: it once passed as "optimal" with a 148 KiB plan against a 100-byte budget.
+    code, _, err = run(capsys, "compile", "--model", "mlp", "--mesh", "x=5", "--auto-shard",
+                       "--memory-budget", "100")
+    assert code == 1 and "no plan fits memory-budget=100" in err
+    assert "smallest peak the cost model allows is 151552 bytes" in err
+    code, _, err = run(capsys, "compile", "--model", "mlp", "--mesh", "x=5", "--auto-shard",
+                       "--memory-budget", "151552")
+    assert code == 0, err
+
+
+def test_a_plan_still_over_budget_after_every_solve_is_said(monkeypatch) -> None:
+    # When the measured peak stays above the budget (the model under-estimated reshard
+    # buffers), the plan is kept but the user hears it; with --strict it is an error.
+    import shardc.passes.auto_shard as pass_module
+
+    real = pass_module._measure
+
+    def over(*args):
+        return {**real(*args), "peak": 10**9}
+
+    monkeypatch.setattr(pass_module, "_measure", over)
+    module = MODELS["mlp"].unannotated({"dp": 2, "tp": 4})
+    result = auto(module, 36864)
+    assert not result.report["auto_shard"]["fits_budget"]
+    # The second solve, with the budget lowered by the (huge) excess, finds no plan: the
+    # first plan is kept, not an error that the budget cannot be met.
+    assert result.report["auto_shard"]["solves"] == 1
+    assert any("over memory-budget=36864, after 1 solve(s)" in w for w in result.warnings)
+    pipeline = "auto-shard{memory-budget=36864}," + DEFAULT_PIPELINE
+    with pytest.raises(ShardcError, match="over memory-budget"):
+        compile(module, CompileOptions(pipeline=pipeline, strict=True))

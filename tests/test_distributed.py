@@ -103,3 +103,28 @@ def test_cluster_checks_its_fields() -> None:
         Cluster("127.0.0.1:1234", 2, 2)
     with pytest.raises(ShardcError, match="positive"):
         Cluster("127.0.0.1:1234", 2, 0, timeout=0)
+
+
+def test_every_run_option_reaches_each_process() -> None:
+    # `--processes N` reruns the command in each process: an option it drops changes what the
+    # processes run (--auto-shard dropped ran the unannotated model replicated). Every option
+    # of `run`, set away from its default, must come back the same from the processes' argv.
+    from shardc.cli import build_parser
+    from shardc.run_cluster import process_argv
+
+    parser = build_parser()
+    argv = ["run", "prog.mlir", "--backend", "jax", "--processes", "2", "--mesh", "dp=2",
+            "--model", "mlp", "--preset", "dp", "--layers", "3", "--strategy", "basic",
+            "--strict", "--input-format", "sdy", "--auto-shard", "--memory-budget", "36KiB",
+            "--inputs", "in.npz", "--seed", "7", "--check", "--rtol", "0.5", "--atol", "0.25",
+            "-o", "out.npz", "--timeout", "9"]
+    given = parser.parse_args(argv)
+    defaults = parser.parse_args(["run", "--backend", "jax"])
+    cluster = {"processes", "coordinator", "num_processes", "process_id", "timeout", "func",
+               "command"}
+    unset = [k for k, v in vars(given).items() if k not in cluster and v == vars(defaults)[k]]
+    assert unset == ["backend"], "set every option of `run` in this test"
+    again = vars(parser.parse_args(process_argv(given)))
+    for name, value in vars(given).items():
+        if name not in cluster:
+            assert again[name] == value, name

@@ -256,6 +256,12 @@ def test_partition_spec_without_mesh_is_an_error() -> None:
         from_jax(softmax, *_abstract("softmax"), in_shardings=(P("dp"),))
 
 
+@pytest.mark.parametrize("spec", [P("dp", "dp"), P("zz")], ids=["twice", "unknown"])
+def test_partition_spec_the_mesh_cannot_take_is_an_error(spec) -> None:
+    with pytest.raises(ShardcError, match="is not a sharding on this mesh"):
+        from_jax(softmax, *_abstract("softmax"), mesh=MESH, in_shardings=(spec,))
+
+
 def test_missing_jax_gives_the_install_command(monkeypatch) -> None:
     monkeypatch.setitem(sys.modules, "jax", None)
     with pytest.raises(ShardcError, match=r"pip install 'shardc\[jax\]'"):

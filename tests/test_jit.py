@@ -25,6 +25,15 @@ if len(jax.devices()) < 8:
                 allow_module_level=True)
 
 MLP_SHARDINGS = (P("dp"), P(None, "tp"), P("tp"))
+MLP_TEXT = """mesh @mesh = <["dp"=2, "tp"=4]>
+
+func @main(%x: tensor<16x64xf32, <@mesh, [{"dp"}, {}]>>, %w1: tensor<64x256xf32, <@mesh, [{}, {"tp"}]>>,
+           %w2: tensor<256x64xf32, <@mesh, [{"tp"}, {}]>>) -> tensor<16x64xf32> {
+  %0 = dot_general %x, %w1 {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<16x256xf32>
+  %1 = dot_general %0, %w2 {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<16x64xf32>
+  return %1
+}
+"""
 
 
 def mlp(x, w1, w2):
@@ -190,6 +199,13 @@ def test_shardings_hand_back_to_jax_jit(mesh, data):
     ({"mesh": "MESH", "in_shardings": (P(None, None, "dp"), None, None)}, "data", "rank 2"),
     ({"mesh": "MESH", "in_shardings": (P("tp"), None, None)}, "odd", "does not split evenly"),
     ({"mesh": "MESH"}, "string", "not an array"),
+    ({"mesh": "MESH", "in_shardings": (P("dp", "dp"), None, None)}, None, "more than once"),
+    ({"mesh": "MESH", "out_shardings": P("zz")}, None, "does not have"),
+    ({"mesh": "MESH", "static_argnums": 5}, None, "out of range"),
+    ({"mesh": "MESH", "static_argnames": "zz"}, None, "not parameters"),
+    ({"mesh": "MESH", "memory_budget": 4096}, None, "pass auto_shard=True"),
+    ({"mesh": "MESH", "auto_shard": True, "memory_budget": "4KiB"}, None, "number of bytes"),
+    ({"mesh": "MESH"}, "key", "key_data"),
 ])
 def test_misuse_is_a_shardc_error(mesh, data, kwargs, call, message):
     kwargs = {k: mesh if v == "MESH" else v for k, v in kwargs.items()}
@@ -201,6 +217,8 @@ def test_misuse_is_a_shardc_error(mesh, data, kwargs, call, message):
             f(np.ones((6, 64), np.float32), *data[1:])
         elif call == "string":
             f("x", *data[1:])
+        elif call == "key":
+            f(jax.random.key(0), *data[1:])
 
 
 def test_named_sharding_on_another_mesh(mesh):
@@ -215,6 +233,40 @@ def test_the_users_own_error_is_unchanged(mesh, data):
 
     with pytest.raises(TypeError):
         shardc.jit(broken, mesh=mesh)(*data)
+
+
+def test_no_sharding_at_all_runs_replicated_on_the_mesh(mesh, data):
+    # JAX prints no mesh when nothing names one: the program still runs on the jit's mesh
+    # (it once ran on one device, which jax.jit then refused to mix with the mesh's).
+    f = shardc.jit(mlp, mesh=mesh)
+    y = f(*data)
+    close(y, jax.jit(mlp)(*data))
+    assert y.sharding == NamedSharding(mesh, P(None, None))
+    assert float(shardc.jit(lambda x: 3.0, mesh=mesh)(data[0])) == 3.0
+    assert np.asarray(shardc.jit(lambda: jnp.ones(4), mesh=mesh)()).tolist() == [1.0] * 4
+
+
+def test_traced_under_the_mesh_and_callable_under_a_users_mesh(mesh, data):
+    # `with_sharding_constraint` with a bare PartitionSpec needs a context mesh: shardc.jit
+    # traces under its own; and a call under the user's `jax.set_mesh` runs as well.
+    def constrained(x):
+        return jax.lax.with_sharding_constraint(x * 2, P(None, "tp"))
+
+    f = shardc.jit(constrained, mesh=mesh, in_shardings=P("dp"))
+    with jax.set_mesh(mesh):
+        y = f(data[0])
+    assert y.sharding.spec == P(None, "tp")
+    close(y, data[0] * 2)
+    with jax.set_mesh(mesh):
+        close(shardc.run(shardc.compile(shardc.parse(MLP_TEXT)), [data[0], data[1], data[2]],
+                         backend="jax")[0], data[0] @ data[1] @ data[2])
+
+
+def test_compiler_warnings_reach_the_caller(mesh, data):
+    # top_k has no sharding rule: it computes on replicated operands, which the user must hear.
+    f = shardc.jit(lambda x: jax.lax.top_k(x, 3)[0], mesh=mesh, in_shardings=P("dp", "tp"))
+    with pytest.warns(shardc.ShardcWarning, match="'top_k' has no sharding rule"):
+        close(f(data[0]), jax.lax.top_k(data[0], 3)[0])
 
 
 # ----- the global-array executor ------------------------------------------------------------------

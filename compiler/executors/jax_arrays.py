@@ -32,7 +32,7 @@ from typing import Any
 import numpy as np
 
 from shardc.executors.jax_exec import JaxExecutor
-from shardc.executors.jax_runtime import import_jax, shard_map
+from shardc.executors.jax_runtime import import_jax, on_mesh, shard_map
 from shardc.executors.reduce_kinds import REDUCE_OP_KIND, identity
 from shardc.ir.core import Module
 from shardc.ir.diagnostics import ExecutionError
@@ -75,7 +75,7 @@ class JaxArrayProgram:
         P = jax.sharding.PartitionSpec  # noqa: N806 - JAX's name
         in_specs = tuple(P(*self._entries(m)) for m in self.in_mappings)
         out_specs = tuple(P(*self._entries(m)) for m in self.out_mappings)
-        body = shard_map(jax)(self._body, ex.mesh, in_specs, out_specs)
+        body = on_mesh(jax, shard_map(jax)(self._body, ex.mesh, in_specs, out_specs), ex.mesh)
 
         def program(*args: Any) -> tuple[Any, ...]:
             padded = [_pad(jax, a, m) for a, m in zip(args, self.in_mappings)]

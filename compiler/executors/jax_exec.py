@@ -25,7 +25,7 @@ from shardc.executors.control import control_flow
 from shardc.executors.device_layout import DeviceLayout, module_layout
 from shardc.executors.jax_collectives import named_axes_collective
 from shardc.executors.jax_ops.table import JAX_OPS
-from shardc.executors.jax_runtime import import_jax, shard_map
+from shardc.executors.jax_runtime import import_jax, on_mesh, shard_map
 from shardc.executors.reduce_kinds import REDUCE_OP_KIND, REDUCE_UFUNCS, identity
 from shardc.executors.signature import SpmdSignature, check_spmd_inputs
 from shardc.ir.core import Function, Module, Operation
@@ -81,7 +81,7 @@ class JaxExecutor:
         in_specs = tuple(self._spec(m) for m in self.in_shardings)
         out_specs = tuple(self._spec(m) for m in self.out_shardings)
         body = shard_map(jax)(self._body, self.mesh, in_specs, out_specs)
-        self._fn = jax.jit(body)
+        self._fn = jax.jit(on_mesh(jax, body, self.mesh))
 
     # ----- running ----------------------------------------------------------------------------
 

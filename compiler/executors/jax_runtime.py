@@ -41,6 +41,17 @@ def shard_map(jax: Any) -> Callable[..., Any]:
     )
 
 
+def on_mesh(jax: Any, f: Callable[..., Any], mesh: Any) -> Callable[..., Any]:
+    """`f` (a `shard_map` over `mesh`) traced with `mesh` as the context mesh, whatever mesh
+    the caller set with `jax.set_mesh`: shard_map insists the context mesh be its own."""
+
+    def scoped(*args: Any) -> Any:
+        with jax.sharding.use_abstract_mesh(mesh.abstract_mesh):
+            return f(*args)
+
+    return scoped
+
+
 def jax_lax() -> Any:
     """`jax.lax` (imported on first use: JAX is optional)."""
     from jax import lax  # noqa: PLC0415 - optional dependency

@@ -168,7 +168,11 @@ def solve(
 ) -> SolveResult:
     """Phase 1 then (with `tie_break`) phase 2; see the module docstring."""
     n = problem.num_vars
-    if n == 0:  # every group has one choice: nothing to decide
+    if n == 0:  # every group has one choice: nothing to decide, but the budget still holds
+        peak = max((const for _, _, const in problem.rows), default=0.0)
+        if budget is not None and peak > budget:
+            infeasible = Phase("communication", "infeasible", None, None, None, 0.0)
+            return SolveResult("infeasible", [], None, [infeasible], min_peak=peak)
         trivial = Phase("communication", "optimal", float(problem.const_comm), None, 0.0, 0.0)
         return SolveResult("optimal", [0] * len(problem.space.sizes), np.zeros(0), [trivial])
     started = time.perf_counter()
