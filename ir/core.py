@@ -13,7 +13,7 @@ from typing import Any
 
 from shardc.ir.diagnostics import Location, VerifyError
 from shardc.ir.mesh import DeviceMesh
-from shardc.ir.types import DistributedTensorType, TensorType
+from shardc.ir.types import DistributedTensorType, TensorType, with_sharding
 
 
 class Use:
@@ -67,7 +67,7 @@ class Value:
         t = self.type
         if t.mapping is mapping and isinstance(t, DistributedTensorType):
             return  # types are immutable: the same sharding needs no new type
-        self.type = DistributedTensorType(t.shape, t.dtype, mapping)
+        self.type = with_sharding(t, mapping)
 
     @property
     def users(self) -> list[Operation]:

@@ -148,6 +148,8 @@ class NamedMapping:
     # The hash, computed on first use: propagation keys its memo on tuples of mappings, and
     # the generated hash would walk the mesh, every dim and every axis ref each time.
     _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    # The text, computed on first use: printers write one mapping on many values.
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("dims", "replicated", "unreduced"):
@@ -318,6 +320,13 @@ class NamedMapping:
         return PlacementMapping.from_named(self).placements
 
     def text(self) -> str:
+        out = self._text
+        if out is None:
+            out = self._compose_text()
+            object.__setattr__(self, "_text", out)
+        return out
+
+    def _compose_text(self) -> str:
         dims = ", ".join(d.text() for d in self.dims)
         out = f"<@{self.mesh.name}, [{dims}]"
         if self.replicated:

@@ -138,6 +138,18 @@ class DistributedTensorType(TensorType):
         return f"tensor<{self.shape_text()}, {self.mapping.text()}>"
 
 
+def with_sharding(t: TensorType, mapping: NamedMapping | None) -> DistributedTensorType:
+    """`t` with `mapping`: `DistributedTensorType(t.shape, t.dtype, mapping)` without checking
+    again the shape and element type `t` was checked for (propagation sets many shardings)."""
+    if mapping is not None and mapping.rank != len(t.shape):
+        return DistributedTensorType(t.shape, t.dtype, mapping)  # raises the located error
+    out = object.__new__(DistributedTensorType)
+    object.__setattr__(out, "shape", t.shape)
+    object.__setattr__(out, "dtype", t.dtype)
+    object.__setattr__(out, "mapping", mapping)
+    return out
+
+
 AnyTensorType = TensorType  # DistributedTensorType is a TensorType
 
 

@@ -193,14 +193,24 @@ def merge_constants(func: Function) -> None:
     expansions with the same shardings become one (the first)."""
     members: set[int] = set()
     seen: dict[tuple, Operation] = {}
+    # id(attribute value) -> (its repr, the value, kept alive so that its id stays its own):
+    # the copies of a constant share their attribute values, and a dense value's repr is long
+    texts: dict[int, tuple[str, object]] = {}
     for op in list(func.body):
         if not (_is_constant_expression(op, members) or _is_scalar_expansion(op)):
             continue
         members.add(id(op))
+        attrs = []
+        for k, value in op.attributes.items():
+            text = texts.get(id(value))
+            if text is None:
+                text = texts[id(value)] = (repr(value), value)
+            attrs.append((k, text[0]))
+        attrs.sort()  # keys are distinct: only they are compared
         key = (
             op.name,
             tuple([id(v) for v in op.operands]),
-            repr(sorted(op.attributes.items())),  # keys are distinct: only they are compared
+            tuple(attrs),
             tuple([(r.type.shape, r.type.dtype, r.type.mapping) for r in op.results]),
         )
         first = seen.get(key)
