@@ -3,6 +3,7 @@
     python benchmarks/opt_vs_shardy.py                          # 1024 and 4096 layers, 3 runs
     python benchmarks/opt_vs_shardy.py --layers 1024,4096,16384 --runs 5
     python benchmarks/opt_vs_shardy.py --keep /tmp/mlp          # keep the generated modules
+    python benchmarks/opt_vs_shardy.py --write-docs             # update docs/benchmarks.md
 
 This is issue 14's measurement, the end-to-end one a user sees. The program is an N-layer MLP
 lowered by JAX (`x = maximum(x @ w_i, 0)`, x `[8, 64]` batch-sharded on `dp`, the `[64, 64]`
@@ -36,6 +37,10 @@ import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from docs_section import write_section  # noqa: E402
 
 WIDTH = 64
 
@@ -127,11 +132,33 @@ def rows(layers: int, lines: int, times: dict[str, list[tuple[float, float]]]) -
     return out
 
 
+DOCS_INTRO = """## `shardc opt` against Shardy on a JAX-lowered MLP
+
+Issue 14's end-to-end measurement (`benchmarks/opt_vs_shardy.py`, see its docstring): the
+N-layer MLP `x = maximum(x @ w_i, 0)` as `jax.jit(...).lower(...).as_text()` prints it, weights
+alternately column- and row-sharded on a `["dp"=2, "tp"=4]` mesh. **shardc pipeline** is
+`shardc opt IN -p sdy-propagation-pipeline` minus `shardc opt IN` (fresh processes: start-up,
+parsing and printing cancel; what is left is the pipeline, the verification after it and the
+printing of the shardings it adds); **Shardy** is jaxlib's `sdy-propagation-pipeline` run in
+process on the parsed module. **native `shardc opt`** is a whole `shardc opt` process (start-up,
+parse, verify, print) on the module in shardc's own text (`--emit native`). Medians over the
+runs, each run interleaving the sides; the CPU rows (children's `rusage` for the processes,
+`time.process_time` for Shardy) are what other load on the shared machine disturbs least.
+
+Command: `{command}`
+
+{table}
+
+{load}.
+"""
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--layers", default="1024,4096", help="comma-separated layer counts")
     parser.add_argument("--runs", type=int, default=3, help="runs per size (medians)")
     parser.add_argument("--keep", default=None, help="write the modules to this folder")
+    parser.add_argument("--write-docs", action="store_true", help="update docs/benchmarks.md")
     args = parser.parse_args(argv)
     folder = Path(args.keep or tempfile.mkdtemp(prefix="shardc-mlp-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -141,9 +168,15 @@ def main(argv: list[str] | None = None) -> None:
         lines = len((folder / f"mlp{layers}.mlir").read_text().splitlines())
         table += rows(layers, lines, times)
         print("\n".join(table[-2:]), file=sys.stderr, flush=True)
+    load = (f"load average at the end: {', '.join(f'{x:.1f}' for x in os.getloadavg())} "
+            f"(2 cores); {args.runs} runs per size")
     print("\n".join(table))
-    print(f"\nload average: {', '.join(f'{x:.1f}' for x in os.getloadavg())}; "
-          f"{args.runs} runs per size")
+    print(f"\n{load}")
+    if args.write_docs:
+        shown = [a for a in (argv if argv is not None else sys.argv[1:]) if a != "--write-docs"]
+        command = " ".join(["python benchmarks/opt_vs_shardy.py", *shown, "--write-docs"])
+        write_section("opt-vs-shardy", DOCS_INTRO.format(command=command, table="\n".join(table),
+                                                         load=load))
 
 
 if __name__ == "__main__":
