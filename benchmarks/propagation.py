@@ -263,12 +263,14 @@ def run(
     rows: list[Row] = []
     for name in programs:
         previous: dict[int, float] = {}
+        last: tuple[int, int] | None = None  # (N, ops) of the previous size
         for n in sizes:
+            if max_ops is not None and last is not None and last[1] * n // last[0] > max_ops:
+                break  # ops grow linearly with N: this size and every larger one are too big
             build = functools.partial(PROGRAMS[name], n)
             module = build()
             ops = num_ops(module)
-            if max_ops is not None and ops > max_ops:
-                break  # and every larger N of this program
+            last = (n, ops)
             reps = repeat if ops < 20_000 else 1
             row = Row(name, n, ops, time_shardc(build, reps))
             if n // 4 in previous:
@@ -317,7 +319,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--repeat", type=int, default=3, help="runs per size (1 above 20k ops)")
     parser.add_argument("--no-shardy", action="store_true", help="skip jaxlib's Shardy")
     parser.add_argument("--max-ops", type=int, default=None,
-                        help="leave out the sizes of a program above this many ops")
+                        help="leave out the sizes of a program above about this many ops")
     parser.add_argument(
         "--check-max-n",
         type=int,
