@@ -3,6 +3,7 @@
     python benchmarks/propagation.py                    # N = 16, 64, 256, 1024, 4096
     python benchmarks/propagation.py --max-n 1024       # a quicker sweep
     python benchmarks/propagation.py --no-shardy        # shardc only (no jaxlib needed)
+    python benchmarks/propagation.py --max-n 16384 --max-ops 300000   # issue 14's sizes
     python benchmarks/propagation.py --write-docs       # also update docs/benchmarks.md
 
 Two programs, each N layers deep, built with `shardc.ir.builder.Builder` on a
@@ -252,15 +253,24 @@ def markdown(rows: list[Row]) -> str:
 
 
 def run(
-    sizes: list[int], programs: list[str], shardy: bool, check_max_n: int, repeat: int
+    sizes: list[int],
+    programs: list[str],
+    shardy: bool,
+    check_max_n: int,
+    repeat: int,
+    max_ops: int | None = None,
 ) -> list[Row]:
     rows: list[Row] = []
     for name in programs:
         previous: dict[int, float] = {}
+        last: tuple[int, int] | None = None  # (N, ops) of the previous size
         for n in sizes:
+            if max_ops is not None and last is not None and last[1] * n // last[0] > max_ops:
+                break  # ops grow linearly with N: this size and every larger one are too big
             build = functools.partial(PROGRAMS[name], n)
             module = build()
             ops = num_ops(module)
+            last = (n, ops)
             reps = repeat if ops < 20_000 else 1
             row = Row(name, n, ops, time_shardc(build, reps))
             if n // 4 in previous:
@@ -308,6 +318,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--programs", default="mlp,transformer")
     parser.add_argument("--repeat", type=int, default=3, help="runs per size (1 above 20k ops)")
     parser.add_argument("--no-shardy", action="store_true", help="skip jaxlib's Shardy")
+    parser.add_argument("--max-ops", type=int, default=None,
+                        help="leave out the sizes of a program above about this many ops")
     parser.add_argument(
         "--check-max-n",
         type=int,
@@ -323,7 +335,8 @@ def main(argv: list[str] | None = None) -> None:
         sizes.append(n)
         n *= 4
     programs = args.programs.split(",")
-    rows = run(sizes, programs, not args.no_shardy, args.check_max_n, args.repeat)
+    rows = run(sizes, programs, not args.no_shardy, args.check_max_n, args.repeat,
+               args.max_ops)
     table = markdown(rows)
     print(table)
     growth = [r.growth for r in rows if r.growth is not None]

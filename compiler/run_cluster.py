@@ -13,12 +13,12 @@ import os
 import sys
 import tempfile
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from shardc.distributed import Cluster
-from shardc.executors.jax_runtime import import_jax
+if TYPE_CHECKING:  # imported where used: `shardc --help` and `shardc opt` need neither
+    from shardc.distributed import Cluster
 
 __all__ = ["add_cluster_options", "cluster_of", "launch", "process_argv", "run_as_process"]
 
@@ -62,6 +62,8 @@ def cluster_of(args: argparse.Namespace, usage_error: type[Exception]) -> Cluste
     if any(v is None for v in joined):
         raise usage_error("joining a cluster takes --coordinator HOST:PORT, "
                           "--num-processes N and --process-id I together")
+    from shardc.distributed import Cluster
+
     return Cluster(args.coordinator, args.num_processes, args.process_id, args.timeout)
 
 
@@ -118,6 +120,7 @@ def run_as_process(
         gather_on_cluster,
         run_on_cluster,
     )
+    from shardc.executors.jax_runtime import import_jax
 
     jax = import_jax()
     mine = [i for i, d in enumerate(jax.devices()) if d.process_index == jax.process_index()]

@@ -13,7 +13,7 @@ from typing import Any
 
 from shardc.ir.diagnostics import Location, VerifyError
 from shardc.ir.mesh import DeviceMesh
-from shardc.ir.types import DistributedTensorType, TensorType
+from shardc.ir.types import DistributedTensorType, TensorType, with_sharding
 
 
 class Use:
@@ -61,10 +61,13 @@ class Value:
 
     @property
     def mapping(self):
-        return self.type.mapping if isinstance(self.type, DistributedTensorType) else None
+        return self.type.mapping  # None for a plain TensorType
 
     def set_mapping(self, mapping) -> None:
-        self.type = DistributedTensorType(self.type.shape, self.type.dtype, mapping)
+        t = self.type
+        if t.mapping is mapping and isinstance(t, DistributedTensorType):
+            return  # types are immutable: the same sharding needs no new type
+        self.type = with_sharding(t, mapping)
 
     @property
     def users(self) -> list[Operation]:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardc.ir.diagnostics import ConversionError, ShardingError
 from shardc.ir.mesh import AxisRef, DeviceMesh
@@ -146,15 +146,35 @@ class NamedMapping:
     unreduced: tuple[AxisRef, ...] = ()
     unreduced_op: ReduceOp = ReduceOp.SUM
     memory_kind: str | None = None
+    # The hash, computed on first use: propagation keys its memo on tuples of mappings, and
+    # the generated hash would walk the mesh, every dim and every axis ref each time.
+    _hash: int | None = field(default=None, init=False, repr=False, compare=False)
+    # The text, computed on first use: printers write one mapping on many values.
+    _text: str | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         for name in ("dims", "replicated", "unreduced"):
             value = getattr(self, name)
             if not isinstance(value, tuple):
                 object.__setattr__(self, name, tuple(value))
-        object.__setattr__(self, "replicated", canonical_axis_set(self.replicated, self.mesh))
-        object.__setattr__(self, "unreduced", canonical_axis_set(self.unreduced, self.mesh))
+        if self.replicated:
+            object.__setattr__(self, "replicated", canonical_axis_set(self.replicated, self.mesh))
+        if self.unreduced:
+            object.__setattr__(self, "unreduced", canonical_axis_set(self.unreduced, self.mesh))
         self._validate()
+
+    def __hash__(self) -> int:
+        h = self._hash
+        if h is None:
+            h = hash((self.mesh, self.dims, self.replicated, self.unreduced,
+                      self.unreduced_op, self.memory_kind))
+            object.__setattr__(self, "_hash", h)
+        return h
+
+    def __reduce__(self):
+        # Without the cached hash: string hashes differ between processes.
+        return (NamedMapping, (self.mesh, self.dims, self.replicated, self.unreduced,
+                               self.unreduced_op, self.memory_kind))
 
     def _validate(self) -> None:
         seen: list[tuple[AxisRef, str]] = []
@@ -301,6 +321,13 @@ class NamedMapping:
         return PlacementMapping.from_named(self).placements
 
     def text(self) -> str:
+        out = self._text
+        if out is None:
+            out = self._compose_text()
+            object.__setattr__(self, "_text", out)
+        return out
+
+    def _compose_text(self) -> str:
         dims = ", ".join(d.text() for d in self.dims)
         out = f"<{self.mesh.ref_text()}, [{dims}]"
         if self.replicated:

@@ -27,6 +27,7 @@ from shardc.ir.attributes import (
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.diagnostics import Location, ParseError, ShardcError
 from shardc.ir.limits import DEFAULT_LIMITS, Limits, check_module, check_source
+from shardc.ir.line_parser import Unsupported, read_lines
 from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.ops import coerce_attributes, get_op_def
@@ -433,8 +434,29 @@ def _describe_expected(expected: set[str]) -> str:
 def parse_module(
     text: str, filename: str = "<input>", *, verify: bool = True, limits: Limits = DEFAULT_LIMITS
 ) -> Module:
-    """Parse native IR text into a verified `Module` (within `limits`: ir/limits.py)."""
+    """Parse native IR text into a verified `Module` (within `limits`: ir/limits.py). Most
+    modules are read by the line reader (line_parser.py); what it does not take, by the grammar."""
     check_source(text, filename, limits)
+    try:
+        module = read_lines(text, filename)
+    except Unsupported:
+        module = _parse_with_grammar(text, filename)
+    try:
+        check_module(module, limits)
+    except ShardcError as e:
+        raise e.with_location(None, text) from None
+    if verify:
+        from shardc.ir.verifier import verify_module
+
+        try:
+            verify_module(module)
+        except ShardcError as e:
+            raise e.with_location(None, text) from None
+    return module
+
+
+def _parse_with_grammar(text: str, filename: str) -> Module:
+    """The module in `text` by the grammar (not verified); every error is located."""
     builder = _Builder(filename)
     try:
         tree = _parser().parse(text)
@@ -468,15 +490,4 @@ def parse_module(
         raise ParseError("input nests too deeply", Location(filename, 1, 1), source=text) from None
     except ShardcError as e:
         raise e.with_location(None, text) from None
-    try:
-        check_module(module, limits)
-    except ShardcError as e:
-        raise e.with_location(None, text) from None
-    if verify:
-        from shardc.ir.verifier import verify_module
-
-        try:
-            verify_module(module)
-        except ShardcError as e:
-            raise e.with_location(None, text) from None
     return module

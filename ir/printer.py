@@ -57,7 +57,34 @@ class Namer:
         return "%" + name
 
 
-def print_op(op: Operation, name: Namer) -> str:
+class Texts:
+    """The texts of attribute values and types, each made once: a model's layers share a few.
+    Keyed by identity, so it lives no longer than the printing of one module (whose ops keep
+    the values alive)."""
+
+    def __init__(self) -> None:
+        self.values: dict[int, str] = {}
+        self.types: dict[int, str] = {}
+
+    def attr_dict(self, attrs: dict[str, Any]) -> str:
+        parts = []
+        values = self.values
+        for k, v in attrs.items():
+            text = values.get(id(v))
+            if text is None:
+                text = values[id(v)] = format_attr_value(v)
+            parts.append(f"{k} = {text}")
+        return "{" + ", ".join(parts) + "}"
+
+    def type(self, t: Any) -> str:
+        text = self.types.get(id(t))
+        if text is None:
+            text = self.types[id(t)] = t.text()
+        return text
+
+
+def print_op(op: Operation, name: Namer, texts: Texts | None = None) -> str:
+    texts = texts or Texts()
     parts = []
     if op.results:
         parts.append(", ".join(name(r) for r in op.results) + " = ")
@@ -65,9 +92,9 @@ def print_op(op: Operation, name: Namer) -> str:
     if op.operands:
         parts.append(" " + ", ".join(name(v) for v in op.operands))
     if op.attributes:
-        parts.append(" " + format_attr_dict(op.attributes))
+        parts.append(" " + texts.attr_dict(op.attributes))
     if op.results:
-        parts.append(" : " + ", ".join(r.type.text() for r in op.results))
+        parts.append(" : " + ", ".join(texts.type(r.type) for r in op.results))
     if op.loc_written and op.loc is not None:
         parts.append(" " + _loc_text(op.loc))
     return "".join(parts)
@@ -94,8 +121,9 @@ def print_function(func: Function) -> str:
     if func.attributes:
         header += " attributes " + format_attr_dict(func.attributes)
     lines = [header + " {"]
+    texts = Texts()
     for op in func.body:
-        lines.append("  " + print_op(op, name))
+        lines.append("  " + print_op(op, name, texts))
     tail = "}"
     if func.loc_written and func.loc is not None:
         tail += " " + _loc_text(func.loc)

@@ -87,6 +87,9 @@ class TensorType:
 
     shape: tuple[int, ...]
     dtype: str
+    # A plain tensor has no sharding; `DistributedTensorType` has a `mapping` field (a slot,
+    # which shadows this). So `t.mapping` reads any tensor type's sharding without a test.
+    mapping = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.shape, tuple):
@@ -155,6 +158,18 @@ class DistributedTensorType(TensorType):
         if self.mapping is None:
             return f"tensor<{self.shape_text()}>"
         return f"tensor<{self.shape_text()}, {self.mapping.text()}>"
+
+
+def with_sharding(t: TensorType, mapping: NamedMapping | None) -> DistributedTensorType:
+    """`t` with `mapping`: `DistributedTensorType(t.shape, t.dtype, mapping)` without checking
+    again the shape and element type `t` was checked for (propagation sets many shardings)."""
+    if mapping is not None and mapping.rank != len(t.shape):
+        return DistributedTensorType(t.shape, t.dtype, mapping)  # raises the located error
+    out = object.__new__(DistributedTensorType)
+    object.__setattr__(out, "shape", t.shape)
+    object.__setattr__(out, "dtype", t.dtype)
+    object.__setattr__(out, "mapping", mapping)
+    return out
 
 
 AnyTensorType = TensorType  # DistributedTensorType is a TensorType

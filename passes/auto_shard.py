@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -37,8 +37,10 @@ from shardc.passes.autoshard.formulation import Problem, formulate
 from shardc.passes.autoshard.graph import build_graph, single_mesh
 from shardc.passes.autoshard.inline import inline_calls
 from shardc.passes.autoshard.simplify import FOLLOW, simplify
-from shardc.passes.autoshard.solve import SolveResult, solve
 from shardc.passes.manager import Pass, PassContext, PassManager, parse_pipeline, register_pass
+
+if TYPE_CHECKING:
+    from shardc.passes.autoshard.solve import SolveResult
 
 # What `shardc compile` runs after auto-shard (shardc.pipeline.DEFAULT_PIPELINE; a test keeps
 # the two equal): the plan is measured with it.
@@ -126,6 +128,9 @@ class AutoShard(Pass):
         while True:
             start = time.perf_counter()
             left = max(deadline - time.perf_counter(), 1.0)
+            # scipy (half a second to import) only when a program is auto-sharded
+            from shardc.passes.autoshard.solve import solve
+
             result = solve(problem, target, left, tie_break=self.tie_break)
             times["solve"] = times.get("solve", 0.0) + time.perf_counter() - start
             if rounds and not result.choices:

@@ -96,11 +96,26 @@ def _without_sub_axes(m: NamedMapping) -> NamedMapping:
 
 def remove_io_sub_axes(module: Module) -> None:
     """Shardy's `sdy-remove-sub-axes-in-input-output-shardings`."""
+    without = _memo(_without_sub_axes)
     for func in module.functions.values():
         for a in func.args:
             if a.mapping is not None:
-                a.set_mapping(_without_sub_axes(a.mapping))
-        _map_results(func, _without_sub_axes)
+                a.set_mapping(without(a.mapping))
+        _map_results(func, without)
+
+
+def _memo(fn):
+    """`fn` on mappings, computed once per distinct mapping: a program has a few shardings
+    over many values."""
+    done: dict = {}
+
+    def memo(m):
+        out = done.get(m)
+        if out is None:
+            out = done[m] = fn(m)
+        return out
+
+    return memo
 
 
 def _divisible(m: NamedMapping, shape) -> NamedMapping:
@@ -131,10 +146,16 @@ def _divisible(m: NamedMapping, shape) -> NamedMapping:
 def divisible_io_shardings(module: Module) -> None:
     """Shardy's `sdy-update-non-divisible-input-output-shardings`: a function argument/result
     dim keeps only the axes that split it evenly."""
+    done: dict = {}
     for func in module.functions.values():
         for a in func.args:
-            if a.mapping is not None:
-                a.set_mapping(_divisible(a.mapping, a.type.shape))
+            m = a.mapping
+            if m is not None:
+                key = (m, a.type.shape)
+                new = done.get(key)
+                if new is None:
+                    new = done[key] = _divisible(m, a.type.shape)
+                a.set_mapping(new)
         for i, t in enumerate(func.result_types):
             if isinstance(t, DistributedTensorType) and t.mapping is not None:
                 func.result_types[i] = DistributedTensorType(
@@ -145,7 +166,9 @@ def divisible_io_shardings(module: Module) -> None:
 def _map_results(func: Function, fn) -> None:
     for i, t in enumerate(func.result_types):
         if isinstance(t, DistributedTensorType) and t.mapping is not None:
-            func.result_types[i] = DistributedTensorType(t.shape, t.dtype, fn(t.mapping))
+            new = fn(t.mapping)
+            if new is not t.mapping:
+                func.result_types[i] = DistributedTensorType(t.shape, t.dtype, new)
 
 
 def _close(m: NamedMapping) -> NamedMapping:
@@ -156,24 +179,31 @@ def _close(m: NamedMapping) -> NamedMapping:
 def close_existing(module: Module) -> None:
     """Shardy's `sdy-close-shardings`: close every sharding there is (and drop its replicated
     axes); add none."""
+    closed = _memo(_close)
     for op in manual_computations(module):
         for key in ("in_shardings", "out_shardings"):
-            op.attributes[key] = tuple(_close(m) for m in op.attributes[key])
+            op.attributes[key] = tuple(closed(m) for m in op.attributes[key])
     fill_all(module)
     for func in module.functions.values():
         for a in func.args:
             if a.mapping is not None:
-                a.set_mapping(_close(a.mapping))
+                a.set_mapping(closed(a.mapping))
         for op in func.body:
-            mesh = next((r.mapping.mesh for r in op.results if r.mapping is not None), None)
-            for r in op.results:
+            results = op.results
+            if len(results) == 1:  # the common case, without the search for a mesh
+                r = results[0]
+                if r.type.mapping is not None:
+                    r.set_mapping(closed(r.type.mapping))
+                continue
+            mesh = next((r.mapping.mesh for r in results if r.mapping is not None), None)
+            for r in results:
                 if r.mapping is not None:
-                    r.set_mapping(_close(r.mapping))
+                    r.set_mapping(closed(r.mapping))
                 elif mesh is not None:
                     # an op's shardings are one attribute: a result without one is open ({?})
                     # there, and closing makes it replicated
                     r.set_mapping(NamedMapping.fully_replicated(mesh, r.type.rank))
-        _map_results(func, _close)
+        _map_results(func, closed)
     sync_all(module)
 
 
@@ -182,15 +212,25 @@ def merge_constants(func: Function) -> None:
     expansions with the same shardings become one (the first)."""
     members: set[int] = set()
     seen: dict[tuple, Operation] = {}
+    # id(attribute value) -> (its repr, the value, kept alive so that its id stays its own):
+    # the copies of a constant share their attribute values, and a dense value's repr is long
+    texts: dict[int, tuple[str, object]] = {}
     for op in list(func.body):
         if not (_is_constant_expression(op, members) or _is_scalar_expansion(op)):
             continue
         members.add(id(op))
+        attrs = []
+        for k, value in op.attributes.items():
+            text = texts.get(id(value))
+            if text is None:
+                text = texts[id(value)] = (repr(value), value)
+            attrs.append((k, text[0]))
+        attrs.sort()  # keys are distinct: only they are compared
         key = (
             op.name,
-            tuple(id(v) for v in op.operands),
-            repr(sorted(op.attributes.items(), key=lambda kv: kv[0])),
-            tuple(str(r.type) for r in op.results),
+            tuple([id(v) for v in op.operands]),
+            tuple(attrs),
+            tuple([(r.type.shape, r.type.dtype, r.type.mapping) for r in op.results]),
         )
         first = seen.get(key)
         if first is None:
@@ -205,11 +245,15 @@ def restore_order(func: Function, order: dict[int, int], sources: dict[int, Oper
     """Put every op back at its place in the imported program, a constant copy that survived the
     merge at the place of the op it copies (Shardy's splitter keeps the original for one user)."""
     ops = list(func.body)
-    keys, last = [], -1
+    keys, last, in_order = [], -1, True
     for op in ops:
         key = order.get(id(sources.get(id(op), op)))
-        last = last if key is None else key
+        if key is not None:
+            in_order = in_order and key >= last
+            last = key
         keys.append(last)
+    if in_order:
+        return  # the stable sort would change nothing
     ranked = [op for _, _, op in sorted(zip(keys, range(len(ops)), ops), key=lambda t: t[:2])]
     if ranked == ops:
         return

@@ -70,6 +70,29 @@ def _clone_tree(
     return mapping[id(v)]
 
 
+def _sole_user_copy(op: Operation, constants: set[int], expansions: set[int]) -> bool:
+    """`op` has one use and no operand to copy with it (nothing but scalars or values from
+    outside the constant sub-computations): its copy for that use, right before it, would be
+    the same op in the same place, and `op` would be erased."""
+    uses = 0
+    for r in op.results:
+        uses += len(r.uses)
+    if uses != 1:
+        return False
+    for o in op.operands:
+        d = o.defining_op
+        if d is not None and o.type.rank > 0 and (id(d) in constants or id(d) in expansions):
+            return False
+    return True
+
+
+def _rename_as_copy(op: Operation) -> None:
+    """The result names `Operation.clone` gives a copy (numbered names are dropped)."""
+    for r in op.results:
+        if (r.name_hint or "").isdigit():
+            r.name_hint = None
+
+
 def split_function(
     func: Function, at_original: bool = False, sources: dict[int, Operation] | None = None
 ) -> int:
@@ -95,7 +118,10 @@ def split_function(
         for i, v in enumerate(op.operands):
             d = v.defining_op
             if d is not None and (id(d) in constants or id(d) in expansions) and v.type.rank > 0:
-                op.set_operand(i, _clone_tree(v, None if at_original else op, {}, sources))
+                if at_original and _sole_user_copy(d, constants, expansions):
+                    _rename_as_copy(d)  # the copy would be `d` itself, at `d`'s place
+                else:
+                    op.set_operand(i, _clone_tree(v, None if at_original else op, {}, sources))
                 clones += 1
     for op in reversed(members):
         if all(u.op.name == "sharding_group" for r in op.results for u in r.uses):

@@ -496,6 +496,9 @@ COLLECTIVES = [
     (AllSlice(((Y,), (X1,))), _m(M2, [], [])),
     (AllToAll((X,), 0, 1), _m(M1, ["x"], [])),
     (AllToAll((Y,), 1, 0), _m(M2, ["x"], ["y"])),
+    (AllToAll((X, Y), 0, 1), _m(M2, ["x", "y"], [])),  # two axes: parts in group order
+    (AllToAll((Y, X), 1, 0), _m(M2, [], ["y", "x"])),
+    (AllToAll((X2,), 0, 1), _m(M2, ["y", X2], [X1])),  # a sub-axis
     (CollectivePermute(_m(M2, ["y"], ["x"])), _m(M2, ["x"], ["y"])),
     (CollectivePermute(_m(M1, ["x"], [])), _m(M1, [], ["x"])),
     (AllReduce((X,)), _m(M1, [], [], unreduced=["x"])),

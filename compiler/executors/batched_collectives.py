@@ -48,7 +48,7 @@ def batched_collective(op: Operation, layout: DeviceLayout, general: bool) -> Ca
         return lambda x: _slice(layout, x, g, r + d)
     if name == "spmd.all_to_all":
         s, c = attr(op, "split_dim"), attr(op, "concat_dim")
-        return lambda x: _slice(layout, _gather(layout, x, g, r + c), g, r + s)
+        return lambda x: _all_to_all(layout, x, g, r + s, r + c)
     if name == "spmd.all_reduce":
         kind = attr(op, "kind").word
         return lambda x: _reduce(layout, x, g, kind)
@@ -56,6 +56,34 @@ def batched_collective(op: Operation, layout: DeviceLayout, general: bool) -> Ca
         d = attr(op, "dim")
         return lambda x: _slice(layout, _reduce(layout, x, g, "add"), g, r + d)
     raise ExecutionError(f"the numpy executor has no implementation of '{name}'", op.loc)
+
+
+def summing(
+    op: Operation, layout: DeviceLayout, general: bool
+) -> tuple[list[int], Callable[[np.ndarray], np.ndarray]] | None:
+    """For an `all_reduce` (sum) or `reduce_scatter` run batched: the leading dims `g` it sums
+    over and what it does with the sum (nothing, or keep each device's part of `dim`), so that
+    the op producing its operand can compute the sum itself (`summed_dot`). None for any other
+    op, or one run group by group."""
+    if op.name not in ("spmd.all_reduce", "spmd.reduce_scatter") or general:
+        return None
+    if op.name == "spmd.all_reduce" and attr(op, "kind").word != "add":
+        return None
+    axes = attr(op, "axes")
+    if [list(x) for x in attr(op, "groups")] != device_groups(layout.mesh, axes):
+        return None
+    g = layout.index(axes)
+    if not g:
+        return None
+    if op.name == "spmd.all_reduce":
+        return g, lambda x: x
+    d = layout.rank + attr(op, "dim")
+    return g, lambda x: _slice(layout, x, g, d)
+
+
+def summed(layout: DeviceLayout, g: list[int]) -> Callable[[np.ndarray], np.ndarray]:
+    """The sum of a batched value over leading dims `g` (size 1 left there)."""
+    return lambda x: _reduce(layout, x, g, "add")
 
 
 def _gather(layout: DeviceLayout, x: np.ndarray, g: list[int], dim: int) -> np.ndarray:
@@ -79,6 +107,37 @@ def _slice(layout: DeviceLayout, x: np.ndarray, g: list[int], dim: int) -> np.nd
     for a in g:  # the device's own part: the diagonal of its leading dim and the split dim
         x = np.moveaxis(np.diagonal(x, axis1=a, axis2=dim), -1, a)
     return x
+
+
+def _all_to_all(layout: DeviceLayout, x: np.ndarray, g: list[int], s: int, c: int) -> np.ndarray:
+    """Device i of the group gets part i of every member's `s`, the parts concatenated along
+    `c` in member order: one transpose of `x` with `s` cut into parts (a single copy, and the
+    result is contiguous, which the op reading it wants)."""
+    if s == c:
+        return _slice(layout, _gather(layout, x, g, c), g, s)
+    x = layout.full(x, g)
+    sizes = [layout.sizes[a] for a in g]
+    k = len(sizes)
+    count = math.prod(sizes)
+    y = x.reshape(x.shape[:s] + tuple(sizes) + (x.shape[s] // count,) + x.shape[s + 1:])
+
+    def at(d: int) -> int:  # where dim d of x is in y
+        return d if d < s else d + k
+
+    # Leading dim g[t] now indexes the part (dim s + t of y); the member it came from (the old
+    # leading dim) goes in front of `c`, major to minor in group order.
+    order = [s + g.index(a) if a in g else a for a in range(layout.rank)]
+    for d in range(layout.rank, x.ndim):
+        if d == s:
+            order.append(s + k)
+        elif d == c:
+            order.extend([*g, at(c)])
+        else:
+            order.append(at(d))
+    shape = list(x.shape)
+    shape[s] //= count
+    shape[c] *= count
+    return y.transpose(order).reshape(shape)
 
 
 def _reduce(layout: DeviceLayout, x: np.ndarray, g: list[int], kind: str) -> np.ndarray:

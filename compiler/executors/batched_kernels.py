@@ -13,7 +13,7 @@ as is (kernels/elementwise.py), and the rest fall back to `per_device`.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -146,37 +146,88 @@ def _b_dot_general(op: Operation, r: int):
     lb, rb, lc, rc = dot_general_dims(op)
     out_local = _local_shape(op)
     out_dtype = numpy_dtype(op.results[0].type.dtype)
+    return lambda lhs, rhs: _batched_dot(lhs, rhs, r, lb, rb, lc, rc, out_local, out_dtype)
+
+
+def _batched_dot(
+    lhs: np.ndarray,
+    rhs: np.ndarray,
+    r: int,
+    lb: Sequence[int],
+    rb: Sequence[int],
+    lc: Sequence[int],
+    rc: Sequence[int],
+    out_local: tuple[int, ...],
+    out_dtype: np.dtype,
+) -> np.ndarray:
+    """`dot_general` of batched values with `r` leading device dims (the result batched)."""
     lead = list(range(r))
+    lrank, rrank = lhs.ndim - r, rhs.ndim - r
+    lf = [d for d in range(lrank) if d not in lb and d not in lc]
+    rf = [d for d in range(rrank) if d not in rb and d not in rc]
+    ls, rs = lhs.shape[r:], rhs.shape[r:]
+    b = math.prod(ls[d] for d in lb)
+    k = math.prod(ls[d] for d in lc)
+    m = math.prod(ls[d] for d in lf)
+    n = math.prod(rs[d] for d in rf)
+    compute = dot_compute_dtype(lhs.dtype, rhs.dtype, out_dtype)
+    a = lhs.transpose(lead + [r + d for d in (*lb, *lf, *lc)])
+    c = rhs.transpose(lead + [r + d for d in (*rb, *rc, *rf)])
+    la, ra = lhs.shape[:r], rhs.shape[:r]
+    if not lb and all(p == 1 or q == 1 for p, q in zip(la, ra)):
+        # No device dim varies on both sides (data x tensor parallel, replicated
+        # activations): one big GEMM over all devices' rows and columns, as fast as the
+        # unsharded product, instead of one small GEMM per device.
+        a = a.reshape(math.prod(la) * m, k).astype(compute, copy=False)
+        c = np.moveaxis(c.reshape(ra + (k, n)), r, 0).reshape(k, math.prod(ra) * n)
+        out = np.matmul(a, c.astype(compute, copy=False)).reshape(la + (m,) + ra + (n,))
+        pick = [i if la[i] > 1 else r + 1 + i for i in range(r)]
+        rest = [i for i in range(2 * r + 2) if i not in pick and i not in (r, 2 * r + 1)]
+        out = out.transpose(pick + [r, 2 * r + 1] + rest)
+        out_lead = tuple(max(p, q) for p, q in zip(la, ra))
+        return out.reshape(out_lead + out_local).astype(out_dtype, copy=False)
+    a = a.reshape(la + ((b, m, k) if lb else (m, k))).astype(compute, copy=False)
+    c = c.reshape(ra + ((b, k, n) if lb else (k, n))).astype(compute, copy=False)
+    out = np.matmul(a, c)
+    return out.reshape(out.shape[:r] + out_local).astype(out_dtype, copy=False)
+
+
+def summed_dot(op: Operation, r: int, g: Sequence[int], sum_over: Callable[..., Any]):
+    """`dot_general` then the sum of its result over the leading dims `g` (the all_reduce or
+    reduce_scatter of a contraction-sharded product), as one product.
+
+    When both operands vary along every dim of `g`, each device holds a slice of the
+    contraction, and the sum of the partial products over `g` is the product over the whole
+    contraction: `g` is folded into the contracting dim and one GEMM computes it, as in the
+    unsharded program, instead of a GEMM per device plus a sum of partial results each the
+    size of the output. Otherwise it is the product, then `sum_over(result)`. The sum keeps
+    size-1 dims at `g` (every device of a group holds it), as `all_reduce` does."""
+    lb, rb, lc, rc = dot_general_dims(op)
+    out_local = _local_shape(op)
+    out_dtype = numpy_dtype(op.results[0].type.dtype)
+    keep = [a for a in range(r) if a not in g]
+    folded = len(keep)
 
     def run(lhs: np.ndarray, rhs: np.ndarray) -> np.ndarray:
+        if not all(lhs.shape[a] > 1 and rhs.shape[a] > 1 for a in g):
+            return sum_over(_batched_dot(lhs, rhs, r, lb, rb, lc, rc, out_local, out_dtype))
         lrank, rrank = lhs.ndim - r, rhs.ndim - r
         lf = [d for d in range(lrank) if d not in lb and d not in lc]
         rf = [d for d in range(rrank) if d not in rb and d not in rc]
         ls, rs = lhs.shape[r:], rhs.shape[r:]
-        b = math.prod(ls[d] for d in lb)
-        k = math.prod(ls[d] for d in lc)
-        m = math.prod(ls[d] for d in lf)
-        n = math.prod(rs[d] for d in rf)
-        compute = dot_compute_dtype(lhs.dtype, rhs.dtype, out_dtype)
-        a = lhs.transpose(lead + [r + d for d in (*lb, *lf, *lc)])
-        c = rhs.transpose(lead + [r + d for d in (*rb, *rc, *rf)])
-        la, ra = lhs.shape[:r], rhs.shape[:r]
-        if not lb and all(p == 1 or q == 1 for p, q in zip(la, ra)):
-            # No device dim varies on both sides (data x tensor parallel, replicated
-            # activations): one big GEMM over all devices' rows and columns, as fast as the
-            # unsharded product, instead of one small GEMM per device.
-            a = a.reshape(math.prod(la) * m, k).astype(compute, copy=False)
-            c = np.moveaxis(c.reshape(ra + (k, n)), r, 0).reshape(k, math.prod(ra) * n)
-            out = np.matmul(a, c.astype(compute, copy=False)).reshape(la + (m,) + ra + (n,))
-            pick = [i if la[i] > 1 else r + 1 + i for i in range(r)]
-            rest = [i for i in range(2 * r + 2) if i not in pick and i not in (r, 2 * r + 1)]
-            out = out.transpose(pick + [r, 2 * r + 1] + rest)
-            out_lead = tuple(max(p, q) for p, q in zip(la, ra))
-            return out.reshape(out_lead + out_local).astype(out_dtype, copy=False)
-        a = a.reshape(la + ((b, m, k) if lb else (m, k))).astype(compute, copy=False)
-        c = c.reshape(ra + ((b, k, n) if lb else (k, n))).astype(compute, copy=False)
-        out = np.matmul(a, c)
-        return out.reshape(out.shape[:r] + out_local).astype(out_dtype, copy=False)
+        kk = math.prod(lhs.shape[a] for a in g) * math.prod(ls[d] for d in lc)
+        a = lhs.transpose(keep + [r + d for d in (*lb, *lf)] + list(g) + [r + d for d in lc])
+        a = a.reshape([lhs.shape[i] for i in keep] + [ls[d] for d in (*lb, *lf)] + [kk])
+        c = rhs.transpose(keep + [r + d for d in rb] + list(g) + [r + d for d in (*rc, *rf)])
+        c = c.reshape([rhs.shape[i] for i in keep] + [rs[d] for d in rb] + [kk]
+                      + [rs[d] for d in rf])
+        nb = len(lb)
+        out = _batched_dot(a, c, folded, range(nb), range(nb), [nb + len(lf)], [nb],
+                           out_local, out_dtype)
+        lead = list(out.shape[:folded])
+        for d in sorted(g):
+            lead.insert(d, 1)
+        return out.reshape(tuple(lead) + out_local)
 
     return run
 

@@ -22,8 +22,8 @@ from typing import Any
 import numpy as np
 
 from shardc.executors import control
-from shardc.executors.batched_collectives import batched_collective
-from shardc.executors.batched_kernels import BATCHED, per_device
+from shardc.executors.batched_collectives import batched_collective, summed, summing
+from shardc.executors.batched_kernels import BATCHED, per_device, summed_dot
 from shardc.executors.device_layout import (
     Blocks,
     DeviceLayout,
@@ -39,6 +39,7 @@ from shardc.ir.diagnostics import ExecutionError, ShardcError
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import DeviceMesh
 from shardc.ir.ops.registry import ELEMENTWISE, OPS, attr
+from shardc.ir.types import is_float
 
 
 class NumpyExecutor:
@@ -141,6 +142,7 @@ class NumpyExecutor:
         slots = {id(a): i for i, a in enumerate(func.args)}
         steps: list[tuple[Operation, Callable[..., Any], list[int], list[int], list[int]]] = []
         returns: list[int] = []
+        fused = self._summed_products(func)
         for op in func.body:
             ins = [slots[id(v)] for v in op.operands]
             if op.name == "return":
@@ -149,7 +151,8 @@ class NumpyExecutor:
             outs = list(range(len(slots), len(slots) + len(op.results)))
             for r, i in zip(op.results, outs):
                 slots[id(r)] = i
-            steps.append((op, self._runner(op), ins, outs, []))
+            runner = fused.get(id(op)) or self._runner(op)
+            steps.append((op, runner, ins, outs, []))
         last: dict[int, int] = {}
         for n, (_, _, ins, outs, _) in enumerate(steps):
             for i in (*ins, *outs):
@@ -158,6 +161,29 @@ class NumpyExecutor:
             if i not in returns:
                 steps[n][4].append(i)
         return _Plan(len(slots), steps, returns)
+
+    def _summed_products(self, func: Function) -> dict[int, Callable[..., Any]]:
+        """Runners for each contraction-sharded `dot_general` whose every user sums it over
+        the same devices (`all_reduce` or `reduce_scatter`): the product computes the sum as
+        one GEMM (`summed_dot`), and its users only keep their part of it."""
+        out: dict[int, Callable[..., Any]] = {}
+        if self.general_groups:
+            return out
+        for op in func.body:
+            if op.name != "dot_general" or not is_float(op.results[0].type.dtype):
+                continue
+            users = [u.op for u in op.result.uses]
+            sums = [summing(u, self.layout, False) for u in users]
+            if not users or any(s is None for s in sums):
+                continue
+            groups = {tuple(s[0]) for s in sums}  # type: ignore[index]
+            if len(groups) != 1:
+                continue
+            g = list(groups.pop())
+            out[id(op)] = summed_dot(op, self.layout.rank, g, summed(self.layout, g))
+            for user, (_, finish) in zip(users, sums):  # type: ignore[misc]
+                out[id(user)] = finish
+        return out
 
     def _runner(self, op: Operation) -> Callable[..., Any]:
         name = op.name

@@ -31,7 +31,7 @@ also carry no sharding yet). `fill_values` writes the attributes into the values
 from __future__ import annotations
 
 import math
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.mapping import DimSharding, NamedMapping, axes_text
@@ -137,10 +137,8 @@ def with_manual_replicated(
 # ----- finding bodies -----------------------------------------------------------------------------
 
 
-def manual_computations(module: Module) -> Iterator[Operation]:
-    for op in module.walk():
-        if op.name == NAME:
-            yield op
+def manual_computations(module: Module) -> list[Operation]:
+    return [op for f in module.functions.values() for op in f.body if op.name == NAME]
 
 
 def is_manual_body(module: Module, func_name: str) -> bool:

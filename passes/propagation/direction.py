@@ -22,6 +22,10 @@ class PropagationDirection(enum.Enum):
     BACKWARD = 2  # results -> operands
     BOTH = 3
 
+    # Members are singletons compared by identity; Enum's own hash (of the name, in Python)
+    # would run for every factor of every memo key the driver looks up.
+    __hash__ = object.__hash__
+
     def union(self, other: PropagationDirection) -> PropagationDirection:
         return PropagationDirection(self.value | other.value)
 

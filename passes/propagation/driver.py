@@ -40,7 +40,6 @@ from collections.abc import Sequence
 from shardc.ir.core import Function, Operation, Value
 from shardc.ir.diagnostics import PassError, ShardcError
 from shardc.ir.mapping import NamedMapping
-from shardc.ir.ops import attr
 from shardc.ir.ops.data_flow import EDGE
 from shardc.ir.ops.manual import sync_all as sync_manual
 from shardc.passes.propagation.data_flow import RegionEdge
@@ -53,15 +52,38 @@ from shardc.passes.propagation.edges import (
 from shardc.passes.propagation.factor_propagation import propagate_shardings
 from shardc.passes.propagation.liveness import all_uses_erased, can_be_dead
 from shardc.passes.propagation.manual_edges import ManualEdge
-from shardc.passes.propagation.state import OpInfo, Outcome, PropagationState, mapping_of
-from shardc.passes.propagation.walk_order import walk_order
+from shardc.passes.propagation.state import (
+    NO_RULE,
+    RULE,
+    OpInfo,
+    Outcome,
+    PropagationState,
+    mapping_of,
+)
 
 NONE = PropagationDirection.NONE
 MAX_SWEEPS = 10
-# Ops the driver visits to no effect: terminators, group markers, edge ops and ops whose edges
-# are items of their own, and calls (Shardy's propagation does not look into callees; its
-# pipeline turns calls into named computations first).
-_NOT_PROPAGATED = frozenset({"return", "sharding_group", "manual_computation", "call", EDGE})
+_MISSING = object()
+_NOTHING_SHARDED = ("nothing sharded",)
+_NONES: dict[int, tuple[PropagationDirection, ...]] = {}
+
+
+def _live_user(op: Operation, erased: set[int]) -> int | None:
+    """The id of a user of `op` not erased (-1, never an op id, for an op never erased)."""
+    if not can_be_dead(op):
+        return -1
+    for r in op.results:
+        for u in r.uses:
+            if id(u.op) not in erased:
+                return id(u.op)
+    return None
+
+
+def _uniform_none(n: int) -> tuple[PropagationDirection, ...]:
+    out = _NONES.get(n)
+    if out is None:
+        out = _NONES[n] = (NONE,) * n
+    return out
 
 
 class Driver:
@@ -75,23 +97,42 @@ class Driver:
         self._queued: set[int] = set()
         self._current: Operation | RegionEdge | None = None
         self._erased = state.erased
+        self._clean = state.clean
 
     # ----- the worklist ----------------------------------------------------------------------
 
     def run(self) -> None:
         module = self.state.module
         sync_func_results(self)
-        ops = walk_order(module, self._erased, self.state.regions, self.state.manual)
+        ops = self.state.walk()
         for sweep in range(MAX_SWEEPS):
-            self._stack = list(reversed(ops))
+            stack = self._stack = list(reversed(ops))
             self._queued = {id(op) for op in ops}
+            pop, discard = stack.pop, self._queued.discard
+            erase_if_dead, visit = self._erase_if_dead, self._visit
+            erased, clean, witness = self._erased, self._clean, self.state.live_user
             changed = False
-            while self._stack:
-                op = self._stack.pop()
-                self._queued.discard(id(op))
-                if self._erase_if_dead(op):
-                    continue
-                if self._visit(op):
+            while stack:
+                op = pop()
+                key = id(op)
+                discard(key)
+                if op.__class__ is Operation:
+                    if key in erased:
+                        continue
+                    # A used op is alive: the common case, decided by a user found alive
+                    # before and still not erased.
+                    user = witness.get(key)
+                    if user is None or user in erased:
+                        user = _live_user(op, erased)
+                        if user is None:
+                            if erase_if_dead(op):
+                                continue
+                        else:
+                            witness[key] = user
+                    last = clean.get(key)
+                    if last is not None and (last is _NOTHING_SHARDED or last[0] is self):
+                        continue  # see _visit
+                if visit(op):
                     changed = True
             if not changed:
                 break
@@ -100,7 +141,7 @@ class Driver:
                     f"propagation did not converge after {MAX_SWEEPS} sweeps over the module "
                     f"({self.state.visits} op visits); this is a bug in shardc, please report it"
                 )
-            ops = walk_order(module, self._erased, self.state.regions, self.state.manual)
+            ops = self.state.walk()
         sync_func_results(self)
         if self.state.manual is not None and self.state.manual.args:
             sync_manual(module)
@@ -108,11 +149,16 @@ class Driver:
     def _erase_if_dead(self, op: Operation | RegionEdge | ManualEdge) -> bool:
         """MLIR's driver erases an op nothing uses any more, then revisits its operands'
         defining ops that are left with at most one other user."""
-        if isinstance(op, (RegionEdge, ManualEdge)):
-            return False
-        if id(op) in self._erased:
+        if op.__class__ is not Operation:
+            return False  # a RegionEdge or ManualEdge
+        erased = self._erased
+        if id(op) in erased:
             return True
-        if not can_be_dead(op) or not all_uses_erased(op, self._erased):
+        for r in op.results:
+            for u in r.uses:
+                if id(u.op) not in erased:
+                    return False  # used: alive (the common case, decided first)
+        if not can_be_dead(op) or not all_uses_erased(op, erased):
             return False
         self._erased.add(id(op))
         for v in op.operands:
@@ -126,7 +172,10 @@ class Driver:
         return True
 
     def _notify(self, op: Operation | RegionEdge | ManualEdge | None) -> None:
-        if op is None or op is self._current or id(op) in self._queued:
+        if op is None:
+            return
+        self._clean.pop(id(op), None)  # a value of it changed: it must be visited again
+        if op is self._current or id(op) in self._queued:
             return
         if isinstance(op, Operation) and (id(op) in self.state.regions.edges or op.name == EDGE):
             return  # Shardy visits a data-flow op to no effect; its edges are the items
@@ -200,33 +249,55 @@ class Driver:
     # ----- one op ------------------------------------------------------------------------------
 
     def _visit(self, op: Operation | RegionEdge) -> bool:
-        self.state.visits += 1
-        self._current = op
-        try:
-            if isinstance(op, RegionEdge):
-                return visit_region_edge(self, op)
-            if isinstance(op, ManualEdge):
-                return visit_manual_edge(self, op)
-            name = op.name
-            if name in _NOT_PROPAGATED or id(op) in self.state.regions.edges:
-                return False
-            info = self.state.info(op)
-            rule = info.rule
-            if rule is None:
-                self.state.no_rule.setdefault(name, op)
-                return False
-            if all(r.mapping is None for r in op.results) and all(
-                v.mapping is None for v in op.operands
-            ):
-                return False  # nothing sharded yet: nothing to propagate
-            if name == "propagation_barrier":
-                allowed = PropagationDirection[attr(op, "allowed_direction").word]
-                directions: Sequence[PropagationDirection] = (allowed,) * rule.num_factors
-            else:
-                directions = self.direction(op, rule)
-            return self.propagate(op, op.operands, op.results, info, directions)
-        finally:
+        state = self.state
+        if op.__class__ is not Operation:
+            state.visits += 1
+            self._current = op
+            changed = (visit_region_edge if isinstance(op, RegionEdge) else visit_manual_edge)(
+                self, op  # type: ignore[arg-type]
+            )
             self._current = None
+            return changed
+        site = state.sites.get(id(op))
+        if site is None:
+            site = state.site(op)
+        kind = site.kind
+        if kind is not RULE:
+            state.visits += 1
+            if kind is NO_RULE:
+                state.no_rule.setdefault(op.name, op)
+            self._clean[id(op)] = _NOTHING_SHARDED  # nothing flows through it: skip it now on
+            return False
+        # An op none of whose values changed since a visit that changed nothing, asked with
+        # the same directions, would change nothing again (the outcome is a pure function of
+        # them): skip it. Its directions are asked where a visit would ask them, so the first
+        # ask of a stage happens at the same point.
+        clean = self._clean
+        last = clean.get(id(op))
+        if last is not None:
+            if last is _NOTHING_SHARDED or last[0] is self:
+                return False
+            if site.barrier is not None or self.direction(op, site.info.rule) is last[1]:  # type: ignore[arg-type]
+                clean[id(op)] = (self, last[1])
+                return False
+        state.visits += 1
+        in_ops = tuple([v.type.mapping for v in site.operands])
+        in_res = tuple([v.type.mapping for v in site.results])
+        if in_ops == site.unsharded_operands and in_res == site.unsharded_results:
+            clean[id(op)] = _NOTHING_SHARDED
+            return False  # nothing sharded yet: nothing to propagate
+        info = site.info
+        if site.barrier is not None:
+            directions: Sequence[PropagationDirection] = site.barrier
+        else:
+            directions = self.direction(op, info.rule)  # type: ignore[arg-type]
+        self._current = op
+        changed = self._propagate(op, site.operands, site.results, info, directions,
+                                  in_ops, in_res)
+        self._current = None
+        if not changed:
+            clean[id(op)] = (self, directions)
+        return changed
 
     def propagate(
         self,
@@ -236,17 +307,31 @@ class Driver:
         info: OpInfo,
         directions: Sequence[PropagationDirection],
     ) -> bool:
-        if all(d is NONE for d in directions):
-            return False  # nothing may drive propagation through this op in this stage
         in_ops = tuple(mapping_of(v) for v in operands)
         in_res = tuple(mapping_of(v) for v in results)
-        key = (info, tuple(directions), in_ops, in_res)
-        outcome = self.state.outcomes.get(key)
+        return self._propagate(op, operands, results, info, directions, in_ops, in_res)
+
+    def _propagate(
+        self,
+        op: Operation,
+        operands: Sequence[Value],
+        results: Sequence[Value],
+        info: OpInfo,
+        directions: Sequence[PropagationDirection],
+        in_ops: tuple[NamedMapping | None, ...],
+        in_res: tuple[NamedMapping | None, ...],
+    ) -> bool:
+        directions = tuple(directions)
+        if directions == _uniform_none(len(directions)):
+            return False  # nothing may drive propagation through this op in this stage
+        key = (info, directions, in_ops, in_res)
+        outcomes = self.state.outcomes
+        outcome = outcomes.get(key, _MISSING)
+        if outcome is _MISSING:
+            outcome = outcomes[key] = self._outcome(op, in_ops, in_res, info, directions)
         if outcome is None:
-            outcome = self.state.outcomes[key] = self._outcome(op, in_ops, in_res, info, directions)
-        new_ops, new_res = outcome
-        if all(new is None for new in new_ops + new_res):
             return False
+        new_ops, new_res = outcome
         for v, new in zip(results, new_res):
             if new is not None:
                 self.update(v, new, op)
@@ -262,7 +347,7 @@ class Driver:
         in_res: tuple[NamedMapping | None, ...],
         info: OpInfo,
         directions: Sequence[PropagationDirection],
-    ) -> Outcome:
+    ) -> Outcome | None:
         try:
             new_ops, new_res = propagate_shardings(
                 in_ops,
@@ -282,4 +367,7 @@ class Driver:
                 n if n is not None and n is not o and n != o else None for o, n in zip(old, new)
             )
 
-        return changes(in_ops, new_ops), changes(in_res, new_res)
+        out = changes(in_ops, new_ops), changes(in_res, new_res)
+        if all(n is None for n in out[0] + out[1]):
+            return None  # nothing changes
+        return out

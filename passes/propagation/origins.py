@@ -35,11 +35,33 @@ class OriginTracker:
     """Per value: axis name -> Origin."""
 
     def __init__(self) -> None:
-        self.by_value: dict[int, dict[str, Origin]] = {}
+        self._by_value: dict[int, dict[str, Origin]] = {}
         self.values: dict[int, Value] = {}
-        self.results: dict[tuple[str, int], dict[str, Origin]] = {}
+        self._results: dict[tuple[str, int], dict[str, Origin]] = {}
         self._interned: dict[tuple[str, str, str], Origin] = {}
         self.chosen: Mapping[Value, Collection[str]] = {}
+        # What propagation reported, replayed in order when someone first reads the origins:
+        # most runs (`shardc opt`, the benchmarks) never do. An event keeps the neighbours of
+        # its op as they were, since later passes may rewire the op.
+        self._pending: list[tuple] = []
+
+    @property
+    def by_value(self) -> dict[int, dict[str, Origin]]:
+        self._replay()
+        return self._by_value
+
+    @property
+    def results(self) -> dict[tuple[str, int], dict[str, Origin]]:
+        self._replay()
+        return self._results
+
+    def _replay(self) -> None:
+        pending = self._pending
+        if not pending:
+            return
+        self._pending = []
+        for event in pending:
+            event[0](*event[1:])
 
     def _origin(self, source: str, via: str = "", stage: str = "") -> Origin:
         """One shared `Origin` per distinct (source, via, stage): most values share a few, and
@@ -64,12 +86,13 @@ class OriginTracker:
             for i, t in enumerate(func.result_types):
                 m = t.mapping if isinstance(t, DistributedTensorType) else None
                 if m is not None:
-                    self.results[(func.name, i)] = {
+                    self._results[(func.name, i)] = {
                         str(a): self._origin(f"output: {i}") for a in m.used_axes()
                     }
             for op in func.body:
                 for r in op.results:
-                    self._seed_value(r, label(r))
+                    if r.mapping is not None:
+                        self._seed_value(r, label(r))
 
     def _seed_value(self, v: Value, name: str) -> None:
         m = v.mapping
@@ -77,17 +100,17 @@ class OriginTracker:
             return
         self.values[id(v)] = v
         auto = self.chosen.get(v, ())
-        self.by_value[id(v)] = {
+        self._by_value[id(v)] = {
             str(a): self._origin(AUTO_SHARD if str(a) in auto else name) for a in m.used_axes()
         }
 
-    def _find(self, axis: str, name: str, op: Operation | None, exclude: Value) -> Origin | None:
-        if op is None:
-            return None
-        for v in (*op.operands, *op.results):
+    def _find(
+        self, axis: str, name: str, neighbours: tuple[Value, ...], exclude: Value
+    ) -> Origin | None:
+        for v in neighbours:
             if v is exclude:
                 continue
-            known = self.by_value.get(id(v))
+            known = self._by_value.get(id(v))
             if not known:
                 continue
             if axis in known:
@@ -105,27 +128,48 @@ class OriginTracker:
         via: Operation | None,
         stage: str,
     ) -> None:
-        known = self.by_value.setdefault(id(v), {})
+        """`v` went from `old` to `new` through `via` in `stage`."""
+        neighbours = (*via.operands, *via.results) if via is not None else ()
+        self._pending.append((self._record, v, old, new, via, neighbours, stage))
+
+    def _record(
+        self,
+        v: Value,
+        old: NamedMapping | None,
+        new: NamedMapping,
+        via: Operation | None,
+        neighbours: tuple[Value, ...],
+        stage: str,
+    ) -> None:
+        known = self._by_value.setdefault(id(v), {})
         self.values[id(v)] = v
         before = {str(a) for a in old.used_axes()} if old is not None else set()
         for ref in new.used_axes():
             key = str(ref)
             if key in before or key in known:
                 continue
-            source = self._find(key, ref.name, via, v)
+            source = self._find(key, ref.name, neighbours, v)
             label = source.source if source is not None else "propagation"
             known[key] = self._origin(label, via.name if via is not None else "", stage)
 
     def copy(self, member: Value, source: Value, via: Operation | None, stage: str) -> None:
-        src = self.by_value.get(id(source), {})
+        """`member` took the sharding of `source` (one group or linked set)."""
+        self._pending.append((self._copy, member, source, stage))
+
+    def _copy(self, member: Value, source: Value, stage: str) -> None:
+        src = self._by_value.get(id(source), {})
         self.values[id(member)] = member
-        known = self.by_value.setdefault(id(member), {})
+        known = self._by_value.setdefault(id(member), {})
         for key, origin in src.items():
             known.setdefault(key, self._origin(origin.source, "sharding_group", stage))
 
     def record_result(self, func: Function, index: int, old, new: NamedMapping, v: Value) -> None:
-        known = self.results.setdefault((func.name, index), {})
-        src = self.by_value.get(id(v), {})
+        """Result `index` of `func` went from `old` to `new`, from the returned value `v`."""
+        self._pending.append((self._record_result, func.name, index, new, v))
+
+    def _record_result(self, func_name: str, index: int, new: NamedMapping, v: Value) -> None:
+        known = self._results.setdefault((func_name, index), {})
+        src = self._by_value.get(id(v), {})
         for ref in new.used_axes():
             key = str(ref)
             if key not in known:

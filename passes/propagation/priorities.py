@@ -86,37 +86,52 @@ def stage_direction(stage: int, dead: set[int] = frozenset()) -> StageFn:  # typ
     That is what jaxlib's Shardy does (measured: tests/data/shardy_regressions/; neither
     counting the live uses at every visit nor the uses as the stage started agrees)."""
 
-    single_use: dict[int, bool] = {}
-
-    def first_single_use(op: Operation | None) -> bool:
-        if op is None:
-            return True
-        known = single_use.get(id(op))
-        if known is None:
-            known = single_use[id(op)] = _single_use_operands(op, dead)
-        return known
+    # An op's rule never changes during a stage, so its directions are decided once per stage
+    # (at the first ask, which is what the single-use test needs) and kept; data-flow edges
+    # (op None) are pass-through, so theirs depend on the rule alone.
+    decided: dict[int, tuple[PropagationDirection, ...]] = {}
 
     def direction(op: Operation | None, rule: OpShardingRule) -> tuple[PropagationDirection, ...]:
+        if op is None:
+            return _uniform(BOTH, rule.num_factors)
+        known = decided.get(id(op))
+        if known is None:
+            known = decided[id(op)] = _decide(op, rule)
+        return known
+
+    def _decide(op: Operation, rule: OpShardingRule) -> tuple[PropagationDirection, ...]:
         n = rule.num_factors
         through = _pass_through(op)
-        if through is not NONE and not (stage >= 1 or first_single_use(op)):
+        if through is not NONE and not (stage >= 1 or _single_use_operands(op, dead)):
             through = NONE
         if through is BOTH or stage <= 1:
-            return (through,) * n
-        along = BACKWARD if op is not None and op.name == "broadcast_in_dim" else BOTH
+            return _uniform(through, n)
+        along = BACKWARD if op.name == "broadcast_in_dim" else BOTH
         if stage == 2:
-            return tuple(
-                along if rule.is_pass_through(f) else through for f in range(n)
-            )
+            mixed = tuple(along if rule.is_pass_through(f) else through for f in range(n))
+            return _MIXED.setdefault(mixed, mixed)
         if stage == 3:
-            return (along,) * n
-        return (BOTH,) * n
+            return _uniform(along, n)
+        return _uniform(BOTH, n)
 
     return direction
 
 
+_UNIFORM: dict[tuple[PropagationDirection, int], tuple[PropagationDirection, ...]] = {}
+# One shared tuple per distinct direction tuple, so that the driver can compare them by identity.
+_MIXED: dict[tuple[PropagationDirection, ...], tuple[PropagationDirection, ...]] = {}
+
+
+def _uniform(d: PropagationDirection, n: int) -> tuple[PropagationDirection, ...]:
+    """`(d,) * n`, one shared tuple per (d, n)."""
+    out = _UNIFORM.get((d, n))
+    if out is None:
+        out = _UNIFORM[(d, n)] = (d,) * n
+    return out
+
+
 def _any(op: Operation | None, rule: OpShardingRule) -> tuple[PropagationDirection, ...]:
-    return (BOTH,) * rule.num_factors
+    return _uniform(BOTH, rule.num_factors)
 
 
 def run_op_priority(state: PropagationState, op_priority: bool, label: str) -> None:
@@ -233,6 +248,7 @@ def run_user_priorities(state: PropagationState, *, op_priority: bool = True) ->
     run_op_priority(state, op_priority, "priority 0, ")
     rounds = [0]
     for p in sorted(priorities.levels):
+        state.clean.clear()  # the driver's record of what it visited is stale now
         for ref in priorities.levels[p]:
             current = ref.get()
             if current is not None:

@@ -14,12 +14,15 @@ from shardc.ir.core import Module, Operation, Value
 from shardc.ir.diagnostics import ShardcError, VerifyError
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.ops import ELEMENTWISE, attr, get_op_def
+from shardc.ir.ops.data_flow import EDGE
 from shardc.ir.ops.manual import normalize as normalize_manual
 from shardc.ir.types import DistributedTensorType
 from shardc.passes.propagation.data_flow import Regions, build_regions
+from shardc.passes.propagation.direction import PropagationDirection
 from shardc.passes.propagation.manual_edges import ManualEdges
 from shardc.passes.propagation.origins import OriginTracker
 from shardc.passes.propagation.strategy import PropagationStrategy
+from shardc.passes.propagation.walk_order import walk_order
 from shardc.passes.rules.registry import rule_for as registered_rule
 from shardc.passes.rules.rule import OpShardingRule
 from shardc.passes.rules.rule_parser import parse_rule
@@ -69,6 +72,34 @@ class OpInfo:
 # None where it does not change.
 Outcome = tuple[tuple[NamedMapping | None, ...], tuple[NamedMapping | None, ...]]
 
+# How the driver visits an op (`Site.kind`).
+RULE = "rule"  # factor propagation through its rule
+NO_RULE = "no rule"  # nothing flows through it (recorded for a warning)
+# Never propagated through as an op: terminators, group markers, data-flow and edge ops (their
+# edges are items of their own) and calls (Shardy's propagation does not look into callees;
+# its pipeline turns each call site into a named computation first).
+SKIP = "skip"
+_SKIPPED = frozenset({"return", "sharding_group", "manual_computation", "call", EDGE})
+
+
+class Site:
+    """What the driver reads from an op at every visit, computed at the first (propagation
+    does not change the IR's structure): how to visit it, its `OpInfo`, its operands and
+    results, the all-unsharded mappings (to tell that nothing is sharded yet) and, for a
+    `propagation_barrier`, its directions."""
+
+    __slots__ = ("kind", "info", "operands", "results", "unsharded_operands",
+                 "unsharded_results", "barrier")
+
+    def __init__(self, kind: str, info: OpInfo | None, op: Operation, barrier=None):
+        self.kind = kind
+        self.info = info
+        self.operands = op.operands
+        self.results = tuple(op.results)
+        self.unsharded_operands = (None,) * len(self.operands)
+        self.unsharded_results = (None,) * len(self.results)
+        self.barrier = barrier
+
 
 @dataclass
 class PropagationState:
@@ -96,7 +127,47 @@ class PropagationState:
     # Memo of factor propagation: (OpInfo, directions, operand mappings, result mappings) ->
     # Outcome. Propagation through an op is a pure function of these, and a model's layers
     # repeat the same ops with the same shardings, so most visits are a lookup.
-    outcomes: dict[tuple, Outcome] = field(default_factory=dict)
+    outcomes: dict[tuple, Outcome | None] = field(default_factory=dict)
+    # id(op) -> its Site, filled on first visit.
+    sites: dict[int, Site] = field(default_factory=dict)
+    # id(op) -> (the driver, the directions) of its last visit when that visit changed
+    # nothing, or a marker when nothing around it was sharded; dropped as soon as one of its
+    # values changes (`Driver._notify`). The driver skips such ops (driver.py). Whoever
+    # changes shardings behind the driver's back must clear it.
+    clean: dict[int, tuple] = field(default_factory=dict)
+    # id(op) -> the id of a user of it last seen alive (-1: an op never erased as dead).
+    live_user: dict[int, int] = field(default_factory=dict)
+    _walk: list | None = None
+    _walk_erased: int = 0
+
+    def walk(self) -> list:
+        """`walk_order` of the module without the erased ops. Propagation does not change the
+        module's structure and erased ops only leave the walk, so the first walk is filtered."""
+        if self._walk is None:
+            self._walk = walk_order(self.module, self.erased, self.regions, self.manual)
+            self._walk_erased = len(self.erased)
+        elif self._walk_erased != len(self.erased):
+            erased = self.erased
+            self._walk = [op for op in self._walk if id(op) not in erased]
+            self._walk_erased = len(erased)
+        return self._walk
+
+    def site(self, op: Operation) -> Site:
+        name = op.name
+        if name in _SKIPPED or id(op) in self.regions.edges:
+            site = Site(SKIP, None, op)
+        else:
+            info = self.info(op)
+            rule = info.rule
+            if rule is None:
+                site = Site(NO_RULE, info, op)
+            elif name == "propagation_barrier":
+                allowed = PropagationDirection[attr(op, "allowed_direction").word]
+                site = Site(RULE, info, op, (allowed,) * rule.num_factors)
+            else:
+                site = Site(RULE, info, op)
+        self.sites[id(op)] = site
+        return site
 
     def info(self, op: Operation) -> OpInfo:
         info = self.op_infos.get(id(op))
@@ -112,7 +183,10 @@ class PropagationState:
     def interned_info(
         self, rule: OpShardingRule | None, elementwise: bool, tensor_sizes: tuple[int, ...]
     ) -> OpInfo:
-        key = (rule, elementwise, tensor_sizes)
+        # Rules are shared objects (the registry builds each distinct one once), so the rule's
+        # identity stands for it here: hashing a rule walks all its factors. The info keeps
+        # the rule alive, so its id is not reused while the entry exists.
+        key = (id(rule), elementwise, tensor_sizes)
         info = self.interned_infos.get(key)
         if info is None:
             info = self.interned_infos[key] = OpInfo(rule, elementwise, tensor_sizes)
