@@ -13,6 +13,7 @@ import re
 from typing import Any
 
 from shardc.ir.attributes import (
+    AllToAllParam,
     DenseElements,
     Keyword,
     OpaqueAttr,
@@ -42,7 +43,10 @@ _TYPE = re.compile(TYPE_TEXT)
 _SIMPLE_DICT = re.compile(r'\{[^{}"]*\}')
 _BRACES = re.compile(rf'{STRING}|[{{}}]')
 _LOC = re.compile(rf"loc{W}\({W}({STRING})(?:{W}:{W}(-?\d+){W}:{W}(-?\d+))?{W}\)")
-_SHAPE = re.compile(r"((?:\d+x)*)(bf16|f16|f32|f64|i1|i8|i16|i32|i64|ui8|ui16|ui32|ui64)(?![\w])")
+_SHAPE = re.compile(
+    r"((?:\d+x)*)(bf16|f16|f32|f64|i1|i8|i16|i32|i64|ui8|ui16|ui32|ui64|complex<f32>|complex<f64>"
+    r"|token)(?![\w])"
+)
 _SYMBOL = re.compile(r"@[A-Za-z_][\w$.]*")
 STRING_RE = re.compile(STRING)
 INT = re.compile(r"-?\d+")
@@ -148,10 +152,13 @@ class ValueReader:
         while t.eat(","):
             key = t.word()
             t.expect("=")
-            if key in ("replicated", "unreduced"):
+            if key == "unreduced" and t.peek() != "{":  # `unreduced=max{"x"}`
+                extras["unreduced_op"] = self._reduce_op(t.word())
+                extras[key] = self._axis_set(t)
+            elif key in ("replicated", "unreduced"):
                 extras[key] = self._axis_set(t)
             elif key == "unreduced_op":
-                extras[key] = ReduceOp.parse(t.word())
+                extras[key] = self._reduce_op(t.word())
             elif key == "memory_kind":
                 extras[key] = unescape(t.match(STRING_RE))
             else:
@@ -165,6 +172,13 @@ class ValueReader:
             extras.get("unreduced_op", ReduceOp.SUM),
             extras.get("memory_kind"),
         )
+
+    @staticmethod
+    def _reduce_op(word: str) -> ReduceOp:
+        try:
+            return ReduceOp.parse(word)
+        except ValueError:
+            raise Unsupported("reduction kind") from None  # the grammar reports it
 
     def _dim(self, t: Text) -> DimSharding:
         t.expect("{")
@@ -256,6 +270,12 @@ class ValueReader:
             return tuple(items)
         if c == "<":
             return self._mapping(t)
+        if c == "{":  # an all_to_all move: `{"x"}: 0->1`
+            axes = self._axis_set(t)
+            t.expect(":")
+            src = int(t.match(INT))
+            t.expect("->")
+            return AllToAllParam(axes, src, int(t.match(INT)))
         if c == "@":
             return Symbol(t.match(_SYMBOL)[1:])
         if c == "#":

@@ -334,13 +334,14 @@ class SdyPropagationPipeline(Pass):
 
     def run(self, module: Module, ctx: PassContext) -> None:
         from shardc.passes.apply_sharding_constraints import apply_constraints
-        from shardc.passes.lift_inlined_meshes import stablehlo_mesh_attrs
+        from shardc.passes.lift_inlined_meshes import lift_inlined_meshes, stablehlo_mesh_attrs
         from shardc.passes.pre_order_funcs import pre_order_funcs
         from shardc.passes.remove_size_one_axes import remove_size_one_axes
         from shardc.passes.sink_data_flow_edges import sink_data_flow_edges
         from shardc.passes.split_constants import split_function
 
         # propagation-pipeline, with the constant copies where Shardy's splitter puts them
+        lift_inlined_meshes(module)
         sink_data_flow_edges(module)
         remove_size_one_axes(module)
         normalize_manual(module)
@@ -365,4 +366,4 @@ class SdyPropagationPipeline(Pass):
         concatenate_reshards(module)
         mark_sdy_constants(module)
         remove_sharding_groups(module)
-        stablehlo_mesh_attrs(module)  # sdy-lift-inlined-meshes, jaxlib's first import pass
+        stablehlo_mesh_attrs(module)  # the rest of sdy-lift-inlined-meshes, as jaxlib prints it

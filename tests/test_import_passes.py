@@ -315,3 +315,41 @@ func.func private @unused(%arg0: tensor<8xf32>) -> tensor<8xf32> {
 }
 """
     same(text, "sdy-import-pipeline")
+
+
+# ----- inline meshes ---------------------------------------------------------------------------
+
+_MESH_TEXTS = ['<["x"=2, "y"=4]>', '<["x"=2, "y"=2]>', "<[]>", "<[], device_ids=[3]>",
+               "<[], device_ids=[7]>", '<["x"=2, "y"=4], device_ids=[7, 6, 5, 4, 3, 2, 1, 0]>']
+
+
+def _sharding_on(mesh_text: str, ref: str) -> str:
+    dims = "" if "device_ids=[" in mesh_text and '"' not in mesh_text else (
+        '{"x"}, {}' if '"x"' in mesh_text else "{}, {}")
+    return f"<{ref}, [{dims}]>"
+
+
+@st.composite
+def inline_mesh_programs(draw) -> str:
+    named = draw(st.lists(st.sampled_from(_MESH_TEXTS[:2] + _MESH_TEXTS[5:]), max_size=3))
+    names = ["mesh", "mesh_0", "copy"][: len(named)]
+    decls = "".join(f"sdy.mesh @{n} = {t}\n" for n, t in zip(names, named))
+    refs = [(t, f"@{n}") for n, t in zip(names, named)] + [
+        (t, f"mesh{t}") for t in _MESH_TEXTS]
+    picks = draw(st.lists(st.sampled_from(refs), min_size=1, max_size=5))
+    body, prev = "", "%arg0"
+    for k, (t, ref) in enumerate(picks):
+        sh = _sharding_on(t, ref)
+        body += (f"  %{k} = stablehlo.add {prev}, {prev} {{sdy.sharding = "
+                 f"#sdy.sharding_per_value<[{sh}]>}} : tensor<8x8xf32>\n")
+        prev = f"%{k}"
+    return (f"{decls}func.func @main(%arg0: tensor<8x8xf32>) -> tensor<8x8xf32> {{\n{body}"
+            f"  return {prev} : tensor<8x8xf32>\n}}\n")
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(inline_mesh_programs())
+def test_lift_inlined_meshes_is_jaxlibs(text: str) -> None:
+    """Inline meshes get jaxlib's names (`@mesh`, `@mesh_0`, `@empty_mesh`, `@maximal_mesh_3`),
+    equal named meshes merge into the first, in jaxlib's order."""
+    same(text, "sdy-lift-inlined-meshes")
