@@ -141,6 +141,7 @@ _HANDLERS: dict[str, Callable[[FunctionLowering, Operation], None]] = {
     "reshard": sharding_ops.lower_identity,
     "sharding_constraint": sharding_ops.lower_identity,
     "propagation_barrier": sharding_ops.lower_identity,
+    "optimization_barrier": sharding_ops.lower_optimization_barrier,
     "sharding_group": sharding_ops.lower_sharding_group,
     "manual_computation": _lower_manual,
     "constant": sources.lower_constant,

@@ -78,6 +78,8 @@ class FunctionRewriter:
             self.visit_call(op)
         elif name in ("while", "case"):
             self.visit_region_op(op)
+        elif name == "optimization_barrier":
+            self.visit_barrier(op)
         elif name == "manual_computation":
             # Operands are resharded to in_shardings; results are out_shardings already.
             for i, target in enumerate(attr(op, "in_shardings")):
@@ -149,6 +151,18 @@ class FunctionRewriter:
                 self.reshard_operand(op, i, target)
         for r, t in zip(op.results, func.result_types, strict=True):
             self.produce(r, getattr(t, "mapping", None))
+
+    def visit_barrier(self, op: Operation) -> None:
+        """`optimization_barrier` is the identity on each value (a data-flow op): operand k is
+        laid out as result k, and no value is gathered to pass through it."""
+        for i, (v, r) in enumerate(zip(op.operands, op.results, strict=True)):
+            target = r.mapping
+            if target is None:
+                mesh = self.mesh_of([v])
+                target = None if mesh is None else replicated(mesh, v.type.rank)
+            if target is not None:
+                self.reshard_operand(op, i, target)
+            self.produce(r, target)
 
     def visit_without_rule(self, op: Operation) -> None:
         """No rule: compute on replicated operands and produce replicated results. Ops with

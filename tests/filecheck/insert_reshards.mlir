@@ -286,3 +286,19 @@ func @main(%a: tensor<8x16xf32, <@m, [{}, {"x"}]>>, %b: tensor<16x8xf32, <@m, [{
   %0 = dot_general %a, %b {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<8x8xf32, <@m, [{}, {}]>>
   return %0, %0
 }
+
+// -----
+
+// A remat barrier is the identity on each value: operand k is laid out as result k (here %w
+// moves from tp to replicated, %x passes as it is), never gathered wholesale.
+// CHECK-LABEL: func @remat_barrier
+// CHECK-NEXT: %[[W:.*]] = reshard %w : tensor<32x64xf32, <@mesh, [{}, {}]>>
+// CHECK-NEXT: %[[X:.*]], %[[V:.*]] = optimization_barrier %x, %[[W]] : tensor<16x32xf32, <@mesh, [{"dp"}, {}]>>, tensor<32x64xf32, <@mesh, [{}, {}]>>
+// CHECK-NEXT: %[[D:.*]] = dot_general %[[X]], %[[V]] {{.*}} : tensor<16x64xf32, <@mesh, [{"dp"}, {}]>>
+// CHECK-NEXT: return %[[D]]
+mesh @mesh = <["dp"=2, "tp"=4]>
+func @remat_barrier(%x: tensor<16x32xf32, <@mesh, [{"dp"}, {}]>>, %w: tensor<32x64xf32, <@mesh, [{}, {"tp"}]>>) -> tensor<16x64xf32, <@mesh, [{"dp"}, {}]>> {
+  %bx, %bw = optimization_barrier %x, %w : tensor<16x32xf32, <@mesh, [{"dp"}, {}]>>, tensor<32x64xf32, <@mesh, [{}, {}]>>
+  %d = dot_general %bx, %bw {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<16x64xf32, <@mesh, [{"dp"}, {}]>>
+  return %d
+}

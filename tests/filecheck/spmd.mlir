@@ -182,3 +182,17 @@ func @main(%t: tensor<256x8xf32, <@m, [{"tp"}, {}]>>, %ids: tensor<4x5xi32, <@m,
   %0 = gather %t, %ids {offset_dims = [2], collapsed_slice_dims = [0], start_index_map = [0], index_vector_dim = 2, slice_sizes = [1, 8]} : tensor<4x5x8xf32, <@m, [{}, {}, {}], unreduced={"tp"}>>
   return %0
 }
+
+// -----
+
+// A remat barrier stays in the per-device program, on each device's blocks.
+// CHECK-LABEL: func @remat_barrier(%x: tensor<8x32xf32>, %w: tensor<32x16xf32>)
+// CHECK-NEXT: %[[X:.*]], %[[W:.*]] = optimization_barrier %x, %w : tensor<8x32xf32>, tensor<32x16xf32>
+// CHECK-NEXT: %[[D:.*]] = dot_general %[[X]], %[[W]] {{.*}} : tensor<8x16xf32>
+// CHECK-NEXT: return %[[D]]
+mesh @mesh = <["dp"=2, "tp"=4]>
+func @remat_barrier(%x: tensor<16x32xf32, <@mesh, [{"dp"}, {}]>>, %w: tensor<32x64xf32, <@mesh, [{}, {"tp"}]>>) -> tensor<16x64xf32, <@mesh, [{"dp"}, {"tp"}]>> {
+  %bx, %bw = optimization_barrier %x, %w : tensor<16x32xf32, <@mesh, [{"dp"}, {}]>>, tensor<32x64xf32, <@mesh, [{}, {"tp"}]>>
+  %d = dot_general %bx, %bw {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<16x64xf32, <@mesh, [{"dp"}, {"tp"}]>>
+  return %d
+}
