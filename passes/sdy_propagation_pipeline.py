@@ -25,7 +25,6 @@ from shardc.ir.attributes import OpaqueAttr
 from shardc.ir.builder import Builder
 from shardc.ir.core import Function, Module, Operation
 from shardc.ir.mapping import DimSharding, NamedMapping
-from shardc.ir.mesh import AxisRef
 from shardc.ir.ops.manual import fill_all, manual_computations, sync_all
 from shardc.ir.ops.manual import normalize as normalize_manual
 from shardc.ir.types import DistributedTensorType
@@ -42,6 +41,7 @@ from shardc.passes.split_constants import (
     _is_scalar_expansion,
     mark_sdy_constants,
 )
+from shardc.passes.update_non_divisible_input_output_shardings import evenly_sharded
 
 
 def constraints_to_reshards(module: Module) -> None:
@@ -118,31 +118,6 @@ def _memo(fn):
     return memo
 
 
-def _divisible(m: NamedMapping, shape) -> NamedMapping:
-    """The largest prefix of each dim's axes that splits it evenly; an axis that only partly
-    divides what is left gives its major part, `gcd` of the two (`{"tp"}` of 4 on a dim of 6:
-    `{"tp":(1)2}`), and ends the dim."""
-    dims = []
-    for d, n in zip(m.dims, shape):
-        if n % d.num_shards(m.mesh) == 0:
-            dims.append(d)
-            continue
-        axes, left = [], n
-        for a in d.axes:
-            size = a.axis_size(m.mesh)
-            g = math.gcd(size, left)
-            if g == 1:
-                break
-            if g == size:
-                axes.append(a)
-                left //= g
-                continue
-            axes.append(AxisRef(a.name, a.pre, g))
-            break
-        dims.append(DimSharding(tuple(axes), d.is_closed, d.priority))
-    return m.with_dims(dims)
-
-
 def divisible_io_shardings(module: Module) -> None:
     """Shardy's `sdy-update-non-divisible-input-output-shardings`: a function argument/result
     dim keeps only the axes that split it evenly."""
@@ -154,12 +129,12 @@ def divisible_io_shardings(module: Module) -> None:
                 key = (m, a.type.shape)
                 new = done.get(key)
                 if new is None:
-                    new = done[key] = _divisible(m, a.type.shape)
+                    new = done[key] = evenly_sharded(m, a.type.shape)
                 a.set_mapping(new)
         for i, t in enumerate(func.result_types):
             if isinstance(t, DistributedTensorType) and t.mapping is not None:
                 func.result_types[i] = DistributedTensorType(
-                    t.shape, t.dtype, _divisible(t.mapping, t.shape)
+                    t.shape, t.dtype, evenly_sharded(t.mapping, t.shape)
                 )
 
 

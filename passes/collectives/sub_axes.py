@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.passes.propagation.projection import contains, overlaps
 
 _WHOLE = 1 << 62  # sort position of a whole axis among its sub-axes of pre-size 1
 
@@ -49,24 +50,6 @@ def sub_axis(name: str, pre: int, size: int, mesh: DeviceMesh) -> AxisRef:
     if pre == 1 and size == mesh.axis_size(name):
         return AxisRef(name)
     return AxisRef(name, pre, size)
-
-
-def overlaps(a: AxisRef, b: AxisRef) -> bool:
-    if a.name != b.name:
-        return False
-    if a.size is None or b.size is None:
-        return True
-    return a.pre < b.pre * b.size and b.pre < a.pre * a.size
-
-
-def contains(a: AxisRef, b: AxisRef) -> bool:
-    if a.name != b.name:
-        return False
-    if a.size is None:
-        return True
-    if b.size is None:
-        return False
-    return a.pre <= b.pre and a.pre * a.size >= b.pre * b.size
 
 
 def _coexist(lo_min: int, lo_max: int, hi_min: int, hi_max: int) -> bool:
