@@ -108,6 +108,11 @@ def _op_problems(module: Module, func: Function, op: Operation) -> list[str]:
             if not _layout_matches(r, getattr(t, "mapping", None)):
                 out.append(f"result {i} is {r.mapping}, @{callee.name} returns {t}")
         return out
+    if name == "optimization_barrier":  # the identity on each value
+        for i, (v, r) in enumerate(zip(op.operands, op.results, strict=False)):
+            if not _layout_matches(v, r.mapping):
+                out.append(f"operand {i} is {v.mapping}, its result {r.mapping}")
+        return out
     if name == "manual_computation":
         for i, (v, m) in enumerate(zip(op.operands, attr(op, "in_shardings"), strict=False)):
             if not _layout_matches(v, m):
