@@ -192,6 +192,18 @@ def test_verifier_rejects(arg: str, op: str, result: str, message: str) -> None:
         parse_module(_one(arg, op, result))
 
 
+def test_reduction_axes_next_to_replicated_axes_verify() -> None:
+    """The reduction checks cut replicated axes too (a replicated axis the dims and the reduction
+    do not name was a KeyError)."""
+    mesh = 'mesh @m = <["x"=2, "y"=4, "z"=2]>\n'
+    text = _one('<@m, [{"y"}, {}], replicated={"z"}>', 'all_reduce %a {reduction_axes = ["x"]}',
+                '<@m, [{"y"}, {}], replicated={"z"}>').replace(MESH, mesh)
+    assert "all_reduce" in print_module(parse_module(text))
+    with pytest.raises(ShardcError, match="replicated axes"):
+        parse_module(_one('<@m, [{"y"}, {}], replicated={"x"}>',
+                          'all_reduce %a {reduction_axes = ["x"]}', '<@m, [{"y"}, {}]>'))
+
+
 # ----- StableHLO + sdy text -------------------------------------------------------------------
 
 SDY = """module {

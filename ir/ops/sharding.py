@@ -100,7 +100,7 @@ class _AtomView:
     def __init__(self, src: NamedMapping, dst: NamedMapping, extra) -> None:
         self.mesh = src.mesh
         groups = [d.axes for d in src.dims] + [d.axes for d in dst.dims]
-        groups += [src.unreduced, dst.unreduced, *extra]
+        groups += [src.unreduced, dst.unreduced, src.replicated, dst.replicated, *extra]
         self.cuts = _cuts(self.mesh, groups)
 
     def of(self, refs) -> list[Atom]:
