@@ -19,9 +19,20 @@ def _check_mapping_mesh(module: Module, mapping, loc, what: str) -> None:
         )
 
 
+def _check_token_mapping(mapping, dtype: str, loc, what: str) -> None:
+    """A token has no dims: its sharding names no replicated or unreduced axes (Shardy)."""
+    if dtype == "token" and mapping is not None and (mapping.replicated or mapping.unreduced):
+        raise VerifyError(f"'func.func' op {what} - non-shaped tensors can only have a sharding "
+                          "with rank 0 and no replicated or unreduced axes", loc)
+
+
 def verify_function(func: Function) -> None:
     module = func.module
     defined: set[int] = {id(a) for a in func.args}
+    for i, a in enumerate(func.args):
+        _check_token_mapping(a.mapping, a.type.dtype, func.loc, f"arg {i}")
+    for i, t in enumerate(func.result_types):
+        _check_token_mapping(getattr(t, "mapping", None), t.dtype, func.loc, f"result {i}")
     if module is not None:
         for i, a in enumerate(func.args):
             _check_mapping_mesh(module, a.mapping, func.loc, f"argument {i} of @{func.name}")

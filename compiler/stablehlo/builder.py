@@ -111,6 +111,8 @@ class ModuleBuilder:
                         f"unknown mesh @{mesh_ref}; declare it first with `sdy.mesh "
                         f'@{mesh_ref} = <["x"=2]>`', tok
                     )
+            for key in ("replicated", "unreduced"):
+                _check_ordered(mesh, key, extras.get(key, ()))
             mapping = NamedMapping(mesh, tuple(dims), extras.get("replicated", ()),
                                    extras.get("unreduced", ()), op)
         except ShardcError as e:
@@ -421,3 +423,14 @@ class FunctionBuilder:
             raise self.b.fail(
                 f"operand {i} has type {v.type.tensor} but the signature says {tok}", tok
             )
+
+
+def _check_ordered(mesh: DeviceMesh, key: str, axes) -> None:
+    """Shardy keeps replicated and unreduced axes in mesh order (sub-axes of one axis by their
+    offset); another order is an error, not something to sort silently."""
+    names = mesh.axis_names
+    if any(a.name not in names for a in axes):
+        return  # the mapping reports the unknown axis
+    keys = [(names.index(a.name), a.pre or 1) for a in axes]
+    if keys != sorted(keys):
+        raise ShardcError(f"{key} axes are not ordered w.r.t. mesh")

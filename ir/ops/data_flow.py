@@ -56,6 +56,25 @@ def _verify_named(op: Operation) -> None:
     check_callee_signature(op, body.name)
 
 
+# Ops of Shardy's sdy dialect: an edge's input may not be one of their results, but for the
+# data-flow ops that own edges themselves.
+_SDY_OPS = frozenset({
+    "sharding_constraint", "reshard", "propagation_barrier", "sharding_group", EDGE,
+    "all_gather", "all_slice", "all_to_all", "collective_permute", "all_reduce",
+    "reduce_scatter", "sharded_to_unreduced", "replicated_to_unreduced",
+})
+
+
+def _verify_edge(op: Operation) -> None:
+    source = op.operand(0)
+    if len(source.uses) != 1:
+        raise op_error(op, "expected input of sdy.data_flow_edge to have a single user")
+    d = source.defining_op
+    if d is not None and d.name in _SDY_OPS:
+        raise op_error(op, "expected input of sdy.data_flow_edge to not be defined by an "
+                           "SdyDialect op (other than an sdy.named_computation).")
+
+
 def _infer_edge(op: Operation) -> list[TensorType]:
     t = op.operand(0).type
     return [TensorType(t.shape, t.dtype)]
@@ -79,6 +98,7 @@ register(
         1,
         {},
         _infer_edge,
+        _verify_edge,
         summary="identity; its result holds the sharding of a data-flow edge's targets",
     )
 )

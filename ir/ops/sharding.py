@@ -52,6 +52,26 @@ def _needs_result_mapping(op: Operation) -> None:
         )
 
 
+def _verify_layout_change(op: Operation) -> None:
+    """`reshard` / `sharding_constraint`: a result sharding, and Shardy's rules for unreduced
+    axes: axes the operand does not hold unreduced are introduced as `sum` partials, and axes it
+    holds keep their reduction."""
+    _needs_result_mapping(op)
+    src, dst = op.operand(0).mapping, op.results[0].mapping
+    if not dst.unreduced or (src is not None and src.mesh.name != dst.mesh.name):
+        return
+    mesh = dst.mesh
+    held = src.unreduced if src is not None else ()
+    introduced = [a for a in dst.unreduced if not any(b.contains(a, mesh) for b in held)]
+    if introduced and dst.unreduced_op is not ReduceOp.SUM:
+        raise op_error(op, f"cannot introduce '{dst.unreduced_op.value}' unreduced axes. "
+                           "Expected 'sum'.")
+    kept = any(a.overlaps(b, mesh) for a in dst.unreduced for b in held)
+    if kept and src is not None and src.unreduced_op is not dst.unreduced_op:
+        raise op_error(op, "cannot change the reduction operator of kept unreduced axes from "
+                           f"{src.unreduced_op.value} to {dst.unreduced_op.value}.")
+
+
 def _mappings(op: Operation) -> tuple[NamedMapping, NamedMapping]:
     """(operand sharding, result sharding); an operand without a sharding is fully replicated
     on the result's mesh, as in Shardy."""
@@ -310,9 +330,9 @@ def _verify_replicated_to_unreduced(op: Operation) -> None:
 
 
 register(
-    OpDef("sharding_constraint", 1, 1, {}, _identity, _needs_result_mapping, frozenset({SHARDING}))
+    OpDef("sharding_constraint", 1, 1, {}, _identity, _verify_layout_change, frozenset({SHARDING}))
 )
-register(OpDef("reshard", 1, 1, {}, _identity, _needs_result_mapping, frozenset({SHARDING})))
+register(OpDef("reshard", 1, 1, {}, _identity, _verify_layout_change, frozenset({SHARDING})))
 register(
     OpDef(
         "sharding_group",
