@@ -1,0 +1,46 @@
+"""Shardy's export passes against jaxlib's own on random programs, at survey scale: for each pass
+of tests/test_export_differential.py, how many of `--seeds` random programs shardc prints as
+jaxlib does, how many differ, how many jaxlib rejects and how many shardc rejects.
+
+    python benchmarks/export_survey.py --seeds 300
+
+CI runs the same comparison on 80 seeds per pass (tests/test_export_differential.py); the table
+in docs/interop.md comes from this script.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import random
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from tests.export_compare import JaxlibWorker, compare  # noqa: E402
+from tests.test_export_differential import CASES  # noqa: E402
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seeds", type=int, default=300)
+    parser.add_argument("--first", type=int, default=0, help="first seed")
+    args = parser.parse_args(argv)
+    worker = JaxlibWorker()
+    try:
+        print("| pass | same as jaxlib | differ | jaxlib rejects the program | shardc errors |")
+        print("|---|---|---|---|---|")
+        for pipeline, make in CASES.items():
+            kinds: collections.Counter[str] = collections.Counter()
+            for seed in range(args.first, args.first + args.seeds):
+                kinds[compare(make(random.Random(seed)), pipeline, worker).kind] += 1
+            print(f"| `{pipeline}` | {kinds['same']} | {kinds['differ']} | "
+                  f"{kinds['jaxlib-rejects']} | {kinds['shardc-error']} |")
+    finally:
+        worker.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
