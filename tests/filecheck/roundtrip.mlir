@@ -20,12 +20,12 @@ func @main(%x: tensor<16x64xf32, <@mesh, [{"dp"}, {}]>>, %w: tensor<64x256xf32, 
 
 // Open dims, priorities, sub-axes, replicated and unreduced axes, memory kinds.
 // CHECK: mesh @m = <["x"=4, "y"=2]>
-// CHECK: func @f(%[[A:.*]]: tensor<8x8xf32, <@m, [{"x":(1)2, ?}p1, {?}], replicated={"y"}>>, %{{.*}}: tensor<8xf32, <@m, [{}], unreduced={"x"}, memory_kind="pinned_host">>)
+// CHECK: func @f(%[[A:.*]]: tensor<8x8xf32, <@m, [{"x":(1)2, ?}p1, {?}], replicated={"y"}>>, %{{.*}}: tensor<8xf32, <@m, [{}], unreduced=max{"x"}, memory_kind="pinned_host">>)
 // CHECK-SAME: -> (tensor<8x8xf32, <@m, [{"y", "x":(2)2}, {}]>>, tensor<8xf32, <@m, [{}], unreduced=max{"x"}>>)
 // CHECK-NEXT: %[[C:.*]] = sharding_constraint %[[A]] : tensor<8x8xf32, <@m, [{"y", "x":(2)2}, {}]>>
 mesh @m = <["x"=4, "y"=2]>
 
-func @f(%a: tensor<8x8xf32, <@m, [{"x":(1)2, ?}p1, {?}], replicated={"y"}>>, %b: tensor<8xf32, <@m, [{}], unreduced={"x"}, memory_kind="pinned_host">>) -> (tensor<8x8xf32, <@m, [{"y", "x":(2)2}, {}]>>, tensor<8xf32, <@m, [{}], unreduced={"x"}, unreduced_op=max>>) {
+func @f(%a: tensor<8x8xf32, <@m, [{"x":(1)2, ?}p1, {?}], replicated={"y"}>>, %b: tensor<8xf32, <@m, [{}], unreduced={"x"}, unreduced_op=max, memory_kind="pinned_host">>) -> (tensor<8x8xf32, <@m, [{"y", "x":(2)2}, {}]>>, tensor<8xf32, <@m, [{}], unreduced={"x"}, unreduced_op=max>>) {
   %0 = sharding_constraint %a : tensor<8x8xf32, <@m, [{"y", "x":(2)2}, {}]>>
   %1 = reshard %b : tensor<8xf32, <@m, [{}], unreduced={"x"}, unreduced_op=max>>
   return %0, %1
