@@ -76,6 +76,13 @@ def _run(module: Module, ctx: PassContext, strategy, options: PropagationOptions
     origins = OriginTracker()
     origins.seed(module, annotation_label, ctx.data.get("auto_shard_axes", {}))
     state = build_state(module, strategy, conservative=options.conservative, origins=origins)
+    for gid, op in state.group_conflicts:
+        ctx.warn(
+            f"the initial shardings of sharding group {gid} do not match: each member gets an "
+            "open sharding constraint (as Shardy does; e.g. shard_alike of values with "
+            "different constraints)",
+            op.loc,
+        )
     if options.user_priority:
         rounds = run_user_priorities(state, op_priority=options.op_priority)
     else:

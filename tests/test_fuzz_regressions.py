@@ -45,6 +45,43 @@ func @main(%a: tensor<6x4xf32, <@mesh, [{"y":(1)2, "x", "y":(2)2}, {}]>>) -> ten
   return %0
 }
 """,
+    # propagate: members of one sharding group constrained two ways were an error; Shardy
+    # warns and gives each member an open sharding constraint instead.
+    "sharding_group_conflict": """mesh @mesh = <["x"=2, "y"=4]>
+func @main(%a: tensor<8x6xf32>) -> tensor<8x6xf32> {
+  %0 = add %a, %a : tensor<8x6xf32>
+  %1 = sharding_constraint %0 : tensor<8x6xf32, <@mesh, [{"y":(2)2}, {}]>>
+  %2 = maximum %1, %a : tensor<8x6xf32>
+  sharding_group %0 {group_id = 1}
+  sharding_group %2 {group_id = 1}
+  %3 = sharding_constraint %2 : tensor<8x6xf32, <@mesh, [{"y":(1)2}p1, {}]>>
+  return %3
+}
+""",
+    # propagate: a while result in a sharding group took the group's sharding, but its loop
+    # body's argument and result did not (insert-reshards: "values that stand for one
+    # loop-carried value have different shardings").
+    "sharding_group_on_a_loop_result": """mesh @mesh = <["x"=3, "z"=3]>
+func @main(%a0: tensor<9xf32, <@mesh, [{"x", ?}]>>, %a1: tensor<9xf32>) -> tensor<9xf32, <@mesh, [{"z"}]>> {
+  %0 = subtract %a1, %a0 : tensor<9xf32>
+  %1 = constant {value = dense<0>} : tensor<i32>
+  %2, %3 = while %1, %a0 {cond = @cond, body = @body} : tensor<i32>, tensor<9xf32>
+  sharding_group %3 {group_id = 1}
+  sharding_group %0 {group_id = 1}
+  return %0
+}
+func private @cond(%0: tensor<i32>, %1: tensor<9xf32>) -> tensor<i1> {
+  %2 = constant {value = dense<1>} : tensor<i32>
+  %3 = compare %0, %2 {comparison_direction = LT} : tensor<i1>
+  return %3
+}
+func private @body(%0: tensor<i32>, %1: tensor<9xf32>) -> (tensor<i32>, tensor<9xf32>) {
+  %4 = constant {value = dense<1>} : tensor<i32>
+  %5 = add %0, %4 : tensor<i32>
+  %6 = tanh %1 : tensor<9xf32>
+  return %5, %6
+}
+""",
 }
 
 

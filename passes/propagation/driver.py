@@ -240,11 +240,12 @@ class Driver:
         gid = self.state.group_of.get(id(v))
         if gid is not None:
             for member in self.state.groups[gid]:
-                if member is not v and mapping_of(member) != mapping:
-                    member.set_mapping(mapping)
-                    if self.state.origins is not None:
-                        self.state.origins.copy(member, v, via, self.stage)
-                    self._notify_value(member)
+                for m in self.state.regions.linked(member):  # a loop result is its body's too
+                    if m is not v and mapping_of(m) != mapping:
+                        m.set_mapping(mapping)
+                        if self.state.origins is not None:
+                            self.state.origins.copy(m, v, via, self.stage)
+                        self._notify_value(m)
 
     # ----- one op ------------------------------------------------------------------------------
 

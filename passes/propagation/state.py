@@ -11,7 +11,7 @@ import functools
 from dataclasses import dataclass, field
 
 from shardc.ir.core import Module, Operation, Value
-from shardc.ir.diagnostics import ShardcError, VerifyError
+from shardc.ir.diagnostics import ShardcError
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.ops import ELEMENTWISE, attr, get_op_def
 from shardc.ir.ops.data_flow import EDGE
@@ -115,6 +115,8 @@ class PropagationState:
     manual: ManualEdges | None = None
     origins: OriginTracker | None = None
     no_rule: dict[str, Operation] = field(default_factory=dict)
+    # (group id, one of its sharding_group ops) of groups whose members had two shardings.
+    group_conflicts: list[tuple[int, Operation]] = field(default_factory=list)
     regions: Regions = field(default_factory=Regions)
     visits: int = 0
     # Ops erased as dead so far. MLIR's rewrite driver (which runs Shardy's propagation)
@@ -248,18 +250,57 @@ def _collect_groups(state: PropagationState, module: Module) -> None:
 
 
 def _unify_groups(state: PropagationState) -> None:
-    """Shardy's sharding-group import: members start with the one sharding any of them has."""
+    """Shardy's `syncGroupMemberShardings`: members start with the one sharding any of them has
+    (fully open, fully replicated ones do not count). Members with two different shardings are
+    a conflict: as Shardy does, each member is followed by a fully open `sharding_constraint`
+    that takes its place in the group and in its uses, and a warning says so
+    (`state.group_conflicts`)."""
     for gid, members in state.groups.items():
-        shardings = {m.mapping for m in members if m.mapping is not None}
-        if len(shardings) > 1:
-            texts = ", ".join(sorted(str(s) for s in shardings))
-            op = next(u.op for u in members[0].uses if u.op.name == "sharding_group")
-            raise VerifyError(
-                f"sharding group {gid} has members with different shardings ({texts}); "
-                "members of a group must share one sharding",
-                op.loc,
-            )
-        if shardings:
-            (mapping,) = shardings
+        common, conflict = None, False
+        for m in members:
+            s = m.mapping
+            if s is None or (len(members) > 1 and _open_and_replicated(s)):
+                continue
+            if common is None:
+                common = s
+            elif s != common:
+                conflict = True
+                break
+        if common is None:
+            continue
+        if not conflict:
             for m in members:
-                m.set_mapping(mapping)
+                for linked in state.regions.linked(m):  # a loop result is also its body's
+                    linked.set_mapping(common)
+            continue
+        op = next(u.op for u in members[0].uses if u.op.name == "sharding_group")
+        state.group_conflicts.append((gid, op))
+        for i, m in enumerate(members):
+            new = _open_constraint_after(m, common)
+            del state.group_of[id(m)]
+            state.group_of[id(new)] = gid
+            members[i] = new
+
+
+def _open_and_replicated(m: NamedMapping) -> bool:
+    return (not m.replicated and not m.unreduced
+            and all(not d.axes and not d.is_closed for d in m.dims))
+
+
+def _open_constraint_after(v: Value, like: NamedMapping) -> Value:
+    """A fully open `sharding_constraint` of `v` right after its definition, in place of `v` in
+    every use (its `sharding_group` ops included)."""
+    t = v.type
+    open_type = DistributedTensorType(t.shape, t.dtype, NamedMapping.fully_open(like.mesh, t.rank))
+    d = v.defining_op
+    op = Operation("sharding_constraint", [v], [open_type], {}, d.loc if d is not None else None)
+    block = d.parent if d is not None else v.owner.body
+    if d is not None:
+        block.insert_after(d, op)
+    elif block.first is not None:
+        block.insert_before(block.first, op)
+    else:
+        block.append(op)
+    new = op.results[0]
+    v.replace_uses_if(new, lambda use: use.op is not op)
+    return new
