@@ -266,6 +266,10 @@ class _Builder(lark.Transformer):
                 shape, flat = flatten_nested(body)
             except ValueError as e:
                 raise ParseError(str(e)) from None
+            if any(isinstance(v, tuple) for v in flat):
+                raise ParseError("a hexadecimal element inside a dense list is not supported; "
+                                 "write the list's elements in decimal (or the whole literal as "
+                                 'a hex string, dense<"0x...">)')
             return DenseElements(tuple(flat), shape)
         if isinstance(body, tuple) and body[0] == "hex":
             # A splat written as raw bits: keep the bits; they decode with the result type.

@@ -117,3 +117,41 @@ def test_sharded_unit_dim_is_gathered_before_a_reshape_drops_it(tmp_path, capsys
     )
     out = capsys.readouterr().out
     assert "reshard %a : tensor<2x1xf32, <@mesh, [{}, {}]>>" in out
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        # the executor's numpy conversion overflowed (an internal error) on an i32 of 2^63
+        ("func @main() -> tensor<i32> {\n  %0 = constant {value = dense<9223372036854775808>} "
+         ": tensor<i32>\n  return %0\n}\n",
+         "a.mlir:2:3: error: 'constant' op dense literal value 9223372036854775808 is out of "
+         "range for i32"),
+        # replica groups were read with Python's literal parser: garbage was a SyntaxError
+        ("func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {\n"
+         '  %0 = "stablehlo.all_reduce"(%a) <{replica_groups = dense<[[0, 1]x, [2, 3]]> : '
+         "tensor<2x2xi64>}> ({\n  ^bb0(%x: tensor<f32>, %y: tensor<f32>):\n"
+         "    %s = stablehlo.add %x, %y : tensor<f32>\n    stablehlo.return %s : tensor<f32>\n"
+         "  }) : (tensor<8xf32>) -> tensor<8xf32>\n  return %0 : tensor<8xf32>\n}\n",
+         "expected integers in nested lists"),
+        # a hex element inside a dense list stayed a ("hex", text) pair and crashed the printer
+        ("func @main() -> tensor<2xi32> {\n  %0 = constant {value = dense<[0x7FC00000, 2]>} "
+         ": tensor<2xi32>\n  return %0\n}\n",
+         "a.mlir:2:26: error: a hexadecimal element inside a dense list is not supported"),
+    ],
+)
+def test_malformed_literals_are_located_errors(tmp_path, capsys, text, message):
+    path = tmp_path / "a.mlir"
+    path.write_text(text)
+    assert main(["opt", str(path)]) == 1
+    err = capsys.readouterr().err
+    assert message in err and "internal compiler error" not in err
+
+
+def test_signless_integer_literals_take_their_bit_patterns(tmp_path, capsys):
+    """MLIR reads `dense<4294967295> : tensor<i32>` as -1 (signless), so does shardc."""
+    path = tmp_path / "a.mlir"
+    path.write_text("func @main() -> tensor<2xi32> {\n  %0 = constant {value = "
+                    "dense<[4294967295, 7]>} : tensor<2xi32>\n  return %0\n}\n")
+    assert main(["run", str(path)]) == 0
+    assert "[-1  7]" in capsys.readouterr().out

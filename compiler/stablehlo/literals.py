@@ -158,3 +158,24 @@ def format_dense(value: DenseElements, dtype: str) -> str:
         ) + "]"
 
     return f"dense<{nest(value.values, value.shape)}>"
+
+
+def int_nest(text: str) -> Any:
+    """`[[0, 1], [2, 3]]` (or `5`) -> nested lists of ints; a `ValueError` for anything else
+    (device-id lists in replica groups are read with it)."""
+    import json
+
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        raise ValueError(f"expected integers in nested lists, got '{text[:40]}'") from None
+
+    def check(v: Any) -> None:
+        if isinstance(v, list):
+            for x in v:
+                check(x)
+        elif not isinstance(v, int) or isinstance(v, bool):
+            raise ValueError(f"expected integers in nested lists, got '{text[:40]}'")
+
+    check(value)
+    return value

@@ -14,6 +14,7 @@
 
 from __future__ import annotations
 
+from shardc.ir.attributes import int_range
 from shardc.ir.core import Operation
 from shardc.ir.ops.registry import OpDef, attr, op_error, opt, register, req
 from shardc.ir.types import TensorType, element_bits
@@ -24,6 +25,13 @@ def _infer_constant(op: Operation) -> None:
     t = op.results[0].type
     if value.hex is None and not value.is_splat and value.shape != t.shape:
         raise op_error(op, f"dense literal has shape {list(value.shape)}, result {list(t.shape)}")
+    bounds = int_range(t.dtype) if value.hex is None and value.bits is None else None
+    if bounds is not None:
+        lo, hi = bounds
+        for v in value.values:
+            if isinstance(v, int) and not isinstance(v, bool) and not lo <= v <= hi:
+                raise op_error(op, f"dense literal value {v} is out of range for {t.dtype} "
+                                   f"([{lo}, {hi}])")
     return None
 
 

@@ -24,6 +24,7 @@ from shardc.ir.ops.sharding import SDY_REDUCTIONS, reduction_of
 from shardc.ir.placements import ReduceOp
 from shardc.stablehlo.export_table import prints, prints_lines
 from shardc.stablehlo.import_table import Props, generic, pretty_form, read_rule
+from shardc.stablehlo.literals import int_nest
 from shardc.stablehlo.mlir_text import inline_sharding
 from shardc.stablehlo.mlir_text import tensor_text as _ty
 from shardc.stablehlo.ops.replica_collectives import import_replica_collective
@@ -167,10 +168,8 @@ def _generic_all_reduce(fb: FunctionBuilder, rec: OpRec, operands: list[Value], 
 
 
 def _dense_groups(text: str) -> list[list[int]]:
-    import ast
-
     body = text[len("dense<"):-1]
-    value = ast.literal_eval(body)
+    value = int_nest(body)
     if not isinstance(value, list) or not all(isinstance(g, list) for g in value):
         raise ValueError("replica_groups must be a 2-D dense<[[...], ...]>")
     return value

@@ -11,7 +11,6 @@ reads it there, as a per-device `spmd.all_reduce`).
 
 from __future__ import annotations
 
-import ast
 from typing import TYPE_CHECKING, Any
 
 from shardc.ir.attributes import OpaqueAttr
@@ -19,6 +18,7 @@ from shardc.ir.core import Operation, Value
 from shardc.stablehlo.attributes import tensor_type_text
 from shardc.stablehlo.export_table import prints_lines
 from shardc.stablehlo.import_table import Props, generic
+from shardc.stablehlo.literals import int_nest
 from shardc.stablehlo.mlir_text import functional_type
 from shardc.stablehlo.records import AttrRec, OpRec
 from shardc.stablehlo.reducers import combiner, combiner_lines
@@ -44,7 +44,7 @@ def _groups(value: AttrRec) -> tuple[tuple[int, ...], ...]:
     if value.kind != "dense":
         raise ValueError("replica groups must be a dense<[[...]]> : tensor<NxMxi64>")
     body = str(value.value[0])[len("dense<"):-1]
-    parsed = ast.literal_eval(body) if body else []
+    parsed = int_nest(body) if body else []
     if isinstance(parsed, int):  # a splat: dense<0> : tensor<1x2xi64>
         shape = tensor_type_text(str(value.value[1])) if value.value[1] is not None else None
         if not isinstance(shape, tuple) or len(shape[0]) != 2:
