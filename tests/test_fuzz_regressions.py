@@ -45,6 +45,15 @@ func @main(%a: tensor<6x4xf32, <@mesh, [{"y":(1)2, "x", "y":(2)2}, {}]>>) -> ten
   return %0
 }
 """,
+    # insert-reshards: the operand's last dim (factor m) sharded on "x" while the result's dim
+    # 12 (factors l, m: m minor, l unsharded) cannot spell m's axes; spmd then found the
+    # factor sharded on one side only.
+    "reshape_minor_factor_after_unsharded_one": """mesh @mesh = <["x"=2, "y"=3]>
+func @main(%a: tensor<3x4x4xf32, <@mesh, [{"y"}, {}, {"x"}]>>) -> tensor<4x12xf32, <@mesh, [{}, {"y", "x", ?}]>> {
+  %0 = reshape %a : tensor<4x12xf32>
+  return %0
+}
+""",
     # propagate: members of one sharding group constrained two ways were an error; Shardy
     # warns and gives each member an open sharding constraint instead.
     "sharding_group_conflict": """mesh @mesh = <["x"=2, "y"=4]>

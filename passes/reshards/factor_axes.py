@@ -258,6 +258,25 @@ def unshard_one_sided(rule: OpShardingRule, axes: AxesPerFactor) -> None:
             axes[f] = ()
 
 
+def unshard_unspellable(rule: OpShardingRule, axes: AxesPerFactor, mesh: DeviceMesh) -> None:
+    """In a dim of several factors, a factor after one that is not fully sharded cannot be
+    spelled in that tensor's sharding (`dims_from_factors` drops it); unsharded everywhere, so
+    no other tensor holds it sharded alone (`3x4x4 -> 4x12`: the minor 4 of the 12 is the whole
+    last dim of the operand)."""
+    changed = True
+    while changed:
+        changed = False
+        for m in rule.mappings:
+            for dim in m:
+                full = True
+                for f in dim:
+                    if not full and axes[f]:
+                        axes[f] = ()
+                        changed = True
+                    if (axes_size(axes[f], mesh) if axes[f] else 1) < rule.factor_sizes[f]:
+                        full = False
+
+
 def uneven_in_merged_dims(
     tm, axes: AxesPerFactor, rule: OpShardingRule, mesh: DeviceMesh
 ) -> list[int]:

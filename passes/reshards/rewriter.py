@@ -20,6 +20,7 @@ from shardc.passes.reshards.factor_axes import (
     choose_factor_axes,
     mapping_from_factors,
     unshard_one_sided,
+    unshard_unspellable,
 )
 from shardc.passes.reshards.layouts import reduce_op_of, replicated
 from shardc.passes.reshards.op_kinds import (
@@ -195,6 +196,7 @@ class FunctionRewriter:
             scalar_bodies.unshard_sort_dim(op, rule, axes)
         if op.name == "reshape":
             unshard_one_sided(rule, axes)
+        unshard_unspellable(rule, axes, mesh)
         unshard_unlowerable(op, rule, axes)
         scan = cumulative_dim(op)
         if scan is not None and split_cumulative(self, op, decided[0], mesh, *scan):
