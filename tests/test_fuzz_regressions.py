@@ -147,6 +147,12 @@ def test_sharded_unit_dim_is_gathered_before_a_reshape_drops_it(tmp_path, capsys
         ("func @main() -> tensor<2xi32> {\n  %0 = constant {value = dense<[0x7FC00000, 2]>} "
          ": tensor<2xi32>\n  return %0\n}\n",
          "a.mlir:2:26: error: a hexadecimal element inside a dense list is not supported"),
+        # a named computation whose body returns fewer values than it has results: IndexError
+        ('sdy.mesh @m = <["a"=2]>\nfunc.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {\n'
+         '  %0 = sdy.named_computation<"f">(%a) out_shardings=[<@m, [{"a"}]>] '
+         "(%b: tensor<8xf32>) {\n    sdy.return\n  } : (tensor<8xf32>) -> tensor<8xf32>\n"
+         "  return %0 : tensor<8xf32>\n}\n",
+         "a.mlir:3:8: error: 'sdy.named_computation' op: has 1 result but its body returns 0 values"),
     ],
 )
 def test_malformed_literals_are_located_errors(tmp_path, capsys, text, message):

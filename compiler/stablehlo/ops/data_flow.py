@@ -85,6 +85,10 @@ def _named(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     if out_sh and len(out_sh) != len(results):
         raise ValueError(f"has {len(out_sh)} out_shardings for {len(results)} results")
     body = outline(fb, region, _symbol_part(name))
+    if len(body.result_types) != len(results):
+        n, k = len(results), len(body.result_types)
+        raise ValueError(f"has {n} result{'s' if n != 1 else ''} but its body returns {k} "
+                         f"value{'s' if k != 1 else ''}")
     for arg, m in zip(body.args, in_sh):
         arg.set_mapping(m)
     for j, m in enumerate(out_sh):  # the body's declared results mirror the op's results
