@@ -170,3 +170,13 @@ def test_signless_integer_literals_take_their_bit_patterns(tmp_path, capsys):
                     "dense<[4294967295, 7]>} : tensor<2xi32>\n  return %0\n}\n")
     assert main(["run", str(path)]) == 0
     assert "[-1  7]" in capsys.readouterr().out
+
+
+def test_run_check_takes_equal_infinities_as_equal(tmp_path, capsys):
+    """`run --check` compared inf with inf as nan (inf - inf) and called a correct run wrong."""
+    path = tmp_path / "a.mlir"
+    path.write_text('mesh @m = <["x"=2]>\nfunc @main(%a: tensor<8xf32, <@m, [{"x"}]>>) -> '
+                    "tensor<8xf32> {\n  %c = constant {value = dense<1e309>} : tensor<8xf32>\n"
+                    "  %0 = multiply %a, %c : tensor<8xf32>\n  return %0\n}\n")
+    assert main(["run", str(path), "--check"]) == 0
+    assert "max abs error 0.000e+00" in capsys.readouterr().out
