@@ -18,7 +18,7 @@ import numpy as np
 
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import AxisRef
-from shardc.ir.types import numpy_dtype
+from shardc.ir.types import element_bits, numpy_dtype
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,23 +118,6 @@ def format_float(x: float) -> str:
     return text
 
 
-def int_bits(dtype: str) -> int | None:
-    """The width of an integer element type (`i32` -> 32, `ui8` -> 8); None for others."""
-    digits = dtype[2:] if dtype.startswith("ui") else dtype[1:] if dtype.startswith("i") else ""
-    return int(digits) if digits.isdigit() else None
-
-
-def int_range(dtype: str) -> tuple[int, int] | None:
-    """The integers MLIR accepts in a dense literal of `dtype` (signless `iN` takes its bit
-    patterns too): None for non-integer types."""
-    bits = int_bits(dtype)
-    if bits is None:
-        return None
-    if dtype == "i1":
-        return (0, 1)
-    return (0, (1 << bits) - 1) if dtype.startswith("ui") else (-(1 << (bits - 1)), (1 << bits) - 1)
-
-
 @dataclass(frozen=True, slots=True, eq=False)
 class DenseElements:
     """`dense<1.0>` (splat), `dense<[[1, 2], [3, 4]]>`, or `dense<"0x0000803F">` (raw bytes).
@@ -166,8 +149,8 @@ class DenseElements:
                 return np.full(shape, arr[0], dtype=np_dtype)
             return arr.reshape(shape).copy()
         values = self.values
-        bits = int_bits(dtype)
-        if bits is not None and dtype.startswith("i") and dtype != "i1":
+        if dtype.startswith("i") and dtype != "i1":
+            bits = element_bits(dtype)
             # MLIR's signless integers take [-2^(n-1), 2^n - 1]: the top half is the bit
             # pattern of a negative number (`dense<4294967295> : tensor<i32>` is -1)
             values = tuple(v - (1 << bits) if isinstance(v, int) and v >= 1 << (bits - 1) else v

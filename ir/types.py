@@ -81,6 +81,17 @@ def is_integer(dtype: str) -> bool:
     return dtype.startswith("i") or dtype.startswith("ui")
 
 
+def int_range(dtype: str) -> tuple[int, int] | None:
+    """The integers MLIR accepts in a dense literal of `dtype` (signless `iN` takes its bit
+    patterns too): None for non-integer types."""
+    if not is_integer(dtype):
+        return None
+    if dtype == "i1":
+        return (0, 1)
+    bits = element_bits(dtype)
+    return (0, (1 << bits) - 1) if dtype.startswith("ui") else (-(1 << (bits - 1)), (1 << bits) - 1)
+
+
 @dataclass(frozen=True, slots=True)
 class TensorType:
     """A ranked tensor: `tensor<8x16xf32>`; a scalar is `tensor<f32>`."""

@@ -14,10 +14,9 @@
 
 from __future__ import annotations
 
-from shardc.ir.attributes import int_range
 from shardc.ir.core import Operation
 from shardc.ir.ops.registry import OpDef, attr, op_error, opt, register, req
-from shardc.ir.types import TensorType, element_bits
+from shardc.ir.types import TensorType, element_bits, int_range
 
 
 def _infer_constant(op: Operation) -> None:

@@ -35,17 +35,8 @@ from shardc.passes.propagation.projection import (
     TensorFactorShardings,
     prefix_status,
 )
+from shardc.passes.reshards.factor_axes import PRECEDENCE, AxesPerFactor
 from shardc.passes.rules.rule import FactorKind, OpShardingRule
-
-AxesPerFactor = list[tuple[AxisRef, ...]]
-
-PRECEDENCE = {
-    FactorKind.PASS_THROUGH: 3,
-    FactorKind.REDUCTION: 2,
-    FactorKind.PERMUTATION: 1,
-    FactorKind.NEED_REPLICATION: 0,
-}
-
 
 # ----- the projection as Shardy builds it -------------------------------------------------------
 

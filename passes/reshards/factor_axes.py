@@ -32,7 +32,7 @@ from shardc.passes.rules.rule import FactorKind, OpShardingRule
 AxesPerFactor = list[tuple[AxisRef, ...]]
 
 # Shardy's precedence of factor kinds when two candidates have equally large sources.
-_PRECEDENCE = {
+PRECEDENCE = {
     FactorKind.PASS_THROUGH: 3,
     FactorKind.REDUCTION: 2,
     FactorKind.PERMUTATION: 1,
@@ -136,7 +136,7 @@ def _heuristic(
                 c = candidates.get(key)
                 if c is None:
                     candidates[key] = _Candidate(
-                        size, _PRECEDENCE[rule.kind(f)], axes_size(fs.axes[:k], mesh)
+                        size, PRECEDENCE[rule.kind(f)], axes_size(fs.axes[:k], mesh)
                     )
                 else:
                     c.total_source_size += size

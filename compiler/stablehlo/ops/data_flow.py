@@ -24,9 +24,10 @@ from shardc.ir.mapping import NamedMapping
 from shardc.ir.types import DistributedTensorType
 from shardc.stablehlo.attributes import unescape
 from shardc.stablehlo.export_table import prints, prints_lines
-from shardc.stablehlo.import_table import Props, SyntaxIssue, generic, pretty_form, read_rule
+from shardc.stablehlo.import_table import Props, generic, pretty_form, read_rule
 from shardc.stablehlo.mlir_text import results_text, string_text
 from shardc.stablehlo.mlir_text import tensor_text as _ty
+from shardc.stablehlo.ops.manual import body_op_record
 from shardc.stablehlo.outlining import free_names, outline
 from shardc.stablehlo.records import OpRec
 
@@ -53,14 +54,8 @@ def named_shardings(c: list) -> list:
 @read_rule("named_op")
 def named_op(c: list) -> OpRec:
     tok, name, operands, in_sh, out_sh = c[:5]
-    body, attrs, sig = c[-3:]
-    if body.args:
-        raise SyntaxIssue("the body's arguments are listed before its '{'", tok)
-    body.args = [a for a in c[5:-3] if a is not None]
-    extra = {"name": name, "in": in_sh, "out": out_sh}
-    rec = OpRec("named", tok, operands or [], extra, attrs, sig)
-    rec.regions = [body]
-    return rec
+    return body_op_record("named", tok, operands, {"name": name, "in": in_sh, "out": out_sh},
+                          c, 5)
 
 
 def _symbol_part(name: str) -> str:

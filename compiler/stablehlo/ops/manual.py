@@ -38,17 +38,23 @@ def sharding_list(c: list) -> list:
     return [t for t in c if t is not None]
 
 
-@read_rule("manual_op")
-def manual_op(c: list) -> OpRec:
-    tok, operands, in_sh, out_sh, axes = c[:5]
+def body_op_record(form: str, tok, operands, extra: dict, c: list, first_arg: int) -> OpRec:
+    """The record of an op written `op(...) ... (%arg: type, ...) { body } : sig` (manual and
+    named computations): `c[first_arg:-3]` are the body's arguments, `c[-3:]` body, attrs, sig."""
     body, attrs, sig = c[-3:]
     if body.args:
         raise SyntaxIssue("the body's arguments are listed before its '{'", tok)
-    body.args = [a for a in c[5:-3] if a is not None]
-    extra = {"in": in_sh, "out": out_sh, "axes": axes}
-    rec = OpRec("manual", tok, operands or [], extra, attrs, sig)
+    body.args = [a for a in c[first_arg:-3] if a is not None]
+    rec = OpRec(form, tok, operands or [], extra, attrs, sig)
     rec.regions = [body]
     return rec
+
+
+@read_rule("manual_op")
+def manual_op(c: list) -> OpRec:
+    tok, operands, in_sh, out_sh, axes = c[:5]
+    return body_op_record("manual", tok, operands, {"in": in_sh, "out": out_sh, "axes": axes},
+                          c, 5)
 
 
 @pretty_form("manual")
