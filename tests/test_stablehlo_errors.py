@@ -141,7 +141,9 @@ CASES = [
         "  %0 = stablehlo.constant dense<[1, 2]> : tensor<3xi32>\n"
         "  return %arg0 : tensor<8x16xf32>\n"),
      3, 3, "dense literal has shape [2], result [3]"),
-    ("maximal mesh", 'sdy.mesh @m = #sdy.mesh<[], device_ids=[0]>\n', 1, 10, "unsupported mesh"),
+    ("other dialect's mesh", 'sdy.mesh @m = #foo.mesh<[], device_ids=[0]>\n', 1, 15,
+     "unsupported mesh"),
+    ("malformed long mesh", 'sdy.mesh @m = #sdy.mesh<["x"=2, 3]>\n', 1, 15, "malformed mesh"),
     ("syntax", _func("  %0 = stablehlo.tanh %arg0, : tensor<8x16xf32>\n"
                      "  return %0 : tensor<8x16xf32>\n"),
      3, 30, "unexpected ':'"),

@@ -201,15 +201,12 @@ class ModuleBuilder:
 
     def add_mesh(self, m: MeshRec) -> None:
         name = str(m.name)[1:]
+        axes = tuple((unescape(str(t)), n) for t, n, _ in m.axes)
+        ids = tuple(m.device_ids) if m.device_ids is not None else None
         if m.dialect is not None:
-            raise self.fail(
-                f"unsupported mesh {m.dialect}: shardc meshes are written "
-                f'`sdy.mesh @{name} = <["x"=2, ...]>` (maximal and inline meshes do not import)',
-                m.name,
-            )
+            axes, ids = self.long_form_mesh(m.dialect, name)
         try:
-            mesh = DeviceMesh(name, tuple((unescape(str(t)), n) for t, n, _ in m.axes),
-                              tuple(m.device_ids) if m.device_ids is not None else None)
+            mesh = DeviceMesh(name, axes, ids)
             self.module.add_mesh(mesh, self.where(m.tok))
             check_mesh(mesh, self.where(m.tok), self.limits)
         except ShardcError as e:
@@ -220,6 +217,23 @@ class ModuleBuilder:
                 for key, v in m.attrs.entries.items()
             ) + "}"
             self.module.attributes[MESH_ATTRS_PREFIX + name] = OpaqueAttr(text)
+
+    def long_form_mesh(self, tok, name: str):
+        """`#sdy.mesh<["x"=2], device_ids=[...]>`: the mesh attribute written with its dialect
+        prefix (MLIR accepts both spellings and prints the short one)."""
+        text = str(tok)
+        if text.startswith("#sdy.mesh<"):
+            reader = ShardingText(text[len("#sdy.mesh"):])
+            try:
+                axes, ids = reader.inline_mesh()
+                if reader.peek():
+                    raise ValueError(f"unexpected {reader.peek()!r} after the mesh")
+                return axes, ids
+            except ValueError as e:
+                raise self.fail(f"malformed mesh {text}: {e}", tok) from None
+        raise self.fail(
+            f"unsupported mesh {text}: a mesh is written "
+            f'`sdy.mesh @{name} = <["x"=2, ...]>` or `#sdy.mesh<[...]>`', tok)
 
     def declare_function(self, f: FuncRec) -> Function:
         name = str(f.name)[1:]

@@ -18,6 +18,20 @@ sdy.mesh @ids = <["a"=2], device_ids=[1, 0]>
 
 // -----
 
+// The mesh attribute with its dialect prefix (`#sdy.mesh<...>`) is the same mesh; it prints in
+// the short form, as MLIR prints it.
+// CHECK: sdy.mesh @long = <["x"=2, "y"=2]>
+// CHECK-NEXT: sdy.mesh @long_ids = <["x"=2], device_ids=[1, 0]>
+// CHECK-LABEL: func.func @uses_long
+// CHECK-SAME: sdy.sharding = #sdy.sharding<@long, [{"x"}, {"y"}]>
+sdy.mesh @long = #sdy.mesh<["x"=2, "y"=2]>
+sdy.mesh @long_ids = #sdy.mesh<["x"=2], device_ids=[1, 0]>
+func.func @uses_long(%arg0: tensor<8x2xf32> {sdy.sharding = #sdy.sharding<@long, [{"x"}, {"y"}]>}) -> tensor<8x2xf32> {
+  return %arg0 : tensor<8x2xf32>
+}
+
+// -----
+
 // An inline mesh (its iota device ids dropped), a named one next to it, and a reduction of
 // the unreduced axes written before the set.
 // CHECK-LABEL: func.func @inline

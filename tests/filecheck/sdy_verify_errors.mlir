@@ -54,3 +54,14 @@ func.func @unordered(%arg0: tensor<4x4xf32>) -> tensor<4x4xf32> {
   %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, [{}, {}], replicated={"c", "a"}>]>} : tensor<4x4xf32>
   return %0 : tensor<4x4xf32>
 }
+
+// -----
+
+// A malformed long-form mesh attribute is an error at its declaration, as is another dialect's.
+// CHECK: sdy_verify_errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: malformed mesh #sdy.mesh<["x"=2, "y"]>
+sdy.mesh @bad_long = #sdy.mesh<["x"=2, "y"]>
+
+// -----
+
+// CHECK: sdy_verify_errors.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: unsupported mesh #other.mesh<["x"=2]>
+sdy.mesh @other = #other.mesh<["x"=2]>
