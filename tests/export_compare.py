@@ -20,6 +20,7 @@ FUNCTION_PASSES = {
     "sdy-drop-sharding-rules", "sdy-pad-for-divisibility", "sdy-sharding-constraint-to-reshard",
     "sdy-remove-all-gather-reduce-scatter-for-cmv1", "sdy-sink-data-flow-edges",
     "sdy-sink-func-data-flow-edges", "sdy-constant-or-scalar-splitter",
+    "sdy-explicit-gather-scatter-batching",
 }
 
 

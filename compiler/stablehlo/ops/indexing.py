@@ -154,13 +154,19 @@ def _dimension_fields(op: Operation, keys: tuple[str, ...]) -> str:
     return ", ".join(fields)
 
 
+def _flags(at: dict, keys: tuple[str, ...], before: bool = False) -> str:
+    """`indices_are_sorted = false, `: the boolean properties the op carries, as MLIR prints
+    them (present ones only, whatever their value; absent ones mean false)."""
+    out = "".join(f"{k} = {'true' if at[k] else 'false'}, " for k in keys if k in at)
+    return (", " + out) if before and out else out
+
+
 @prints("gather")
 def _print_gather(p: Printer, op: Operation, n: Names, args: str) -> str:
     at = op.attributes
     sizes = ", ".join(str(s) for s in at["slice_sizes"])
-    sorted_ = "true" if at.get("indices_are_sorted", False) else "false"
     props = (f"dimension_numbers = #stablehlo.gather<{_dimension_fields(op, GATHER_DIMS)}>, "
-             f"indices_are_sorted = {sorted_}, slice_sizes = array<i64: {sizes}>")
+             f"{_flags(at, ('indices_are_sorted',))}slice_sizes = array<i64: {sizes}>")
     return f'"stablehlo.gather"({args}) <{{{props}}}>{p.op_attrs(op)} : ' + functional_type(op)
 
 
@@ -169,11 +175,9 @@ def _print_scatter(p: Printer, op: Operation, n: Names, indent: str) -> list[str
     head = n.group(op)
     args = ", ".join(n(v) for v in op.operands)
     at = op.attributes
-    sorted_ = "true" if at.get("indices_are_sorted", False) else "false"
-    unique = "true" if at.get("unique_indices", False) else "false"
-    props = (f"indices_are_sorted = {sorted_}, scatter_dimension_numbers = "
-             f"#stablehlo.scatter<{_dimension_fields(op, SCATTER_DIMS)}>, "
-             f"unique_indices = {unique}")
+    props = (f"{_flags(at, ('indices_are_sorted',))}scatter_dimension_numbers = "
+             f"#stablehlo.scatter<{_dimension_fields(op, SCATTER_DIMS)}>"
+             + _flags(at, ("unique_indices",), before=True).rstrip(", "))
     lines = [f"{indent}{head}\"stablehlo.scatter\"({args}) <{{{props}}}> ({{"]
     lines += combiner_lines(p, op, n, indent)
     lines.append(f"{indent}}}){p.op_attrs(op)} : {functional_type(op)}" + p.tail(op))
