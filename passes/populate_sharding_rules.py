@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from shardc.ir.attributes import OpaqueAttr
 from shardc.ir.core import Module
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
-from shardc.passes.propagation.state import rule_for
+from shardc.passes.rules.registry import rule_for
 
 RULE_ATTR = "sdy.sharding_rule"
 
@@ -23,11 +23,16 @@ RULE_ATTR = "sdy.sharding_rule"
 @register_pass("populate-sharding-rules")
 @dataclass(frozen=True)
 class PopulateShardingRules(Pass):
-    """Attach every op's sharding rule to it (`sdy.sharding_rule`), for reading and debugging."""
+    """Attach every op's sharding rule to it (`sdy.sharding_rule`), for reading and debugging.
+    `conservative-propagation` writes the rules conservative propagation uses (Shardy's option:
+    no factor for a concatenated dim or a convolution's spatial dims, blocked factors where
+    pad, slice, reduce_window and select_and_scatter change a dim's size)."""
+
+    conservative_propagation: bool = False
 
     def run(self, module: Module, ctx: PassContext) -> None:
         for op in module.walk():
-            rule = rule_for(op)
+            rule = rule_for(op, conservative=self.conservative_propagation)
             if rule is not None:
                 op.attributes[RULE_ATTR] = OpaqueAttr(rule.text())
 
