@@ -48,6 +48,13 @@ func private @less(%a0: tensor<f32>, %b0: tensor<f32>, %a1: tensor<i32>, %b1: te
 }
 """
 
+_GE_SELECT = """
+func private @ge(%a: tensor<f32>, %b: tensor<f32>) -> tensor<i1> {
+  %0 = compare %a, %b {comparison_direction = GE} : tensor<i1>
+  return %0
+}
+"""
+
 
 def _scatter(kind: str, unique: bool = False) -> OpKind:
     """The gradient of an embedding lookup: rows of `%u` added (or max-ed, ...) into a table."""
@@ -231,6 +238,48 @@ func @main(%x: tensor<4x12x6xf32{s0}>) -> tensor<4x6x6xf32> {
   return %0
 }
 """,
+    ),
+    OpKind(
+        "max_pool_grad",
+        """{mesh}
+func @main(%x: tensor<4x12x6xf32{s0}>, %g: tensor<4x6x3xf32{s1}>) -> tensor<4x12x6xf32> {
+  %zero = constant {value = dense<0.0>} : tensor<f32>
+  %0 = select_and_scatter %x, %g, %zero {select = @ge, kind = add, window_dimensions = [1, 2, 2], window_strides = [1, 2, 2]} : tensor<4x12x6xf32>
+  return %0
+}
+"""
+        + _GE_SELECT,
+    ),
+    OpKind(
+        "pool_window_within_stride",
+        """{mesh}
+func @main(%x: tensor<6x12xf32{s0}>) -> tensor<6x4xf32> {
+  %zero = constant {value = dense<0.0>} : tensor<f32>
+  %0 = reduce_window %x, %zero {window_dimensions = [1, 2], window_strides = [1, 3], kind = add} : tensor<6x4xf32>
+  return %0
+}
+""",
+    ),
+    OpKind(
+        "pool_windows_straddle",
+        """{mesh}
+func @main(%x: tensor<6x12xf32{s0}>) -> tensor<6x5xf32> {
+  %ninf = constant {value = dense<0xFF800000>} : tensor<f32>
+  %0 = reduce_window %x, %ninf {window_dimensions = [1, 3], window_strides = [1, 2], kind = maximum} : tensor<6x5xf32>
+  return %0
+}
+""",
+    ),
+    OpKind(
+        "pool_grad_windows_straddle",
+        """{mesh}
+func @main(%x: tensor<6x11xf32{s0}>, %g: tensor<6x5xf32{s1}>) -> tensor<6x11xf32> {
+  %zero = constant {value = dense<0.0>} : tensor<f32>
+  %0 = select_and_scatter %x, %g, %zero {select = @ge, kind = add, window_dimensions = [1, 3], window_strides = [1, 2]} : tensor<6x11xf32>
+  return %0
+}
+"""
+        + _GE_SELECT,
     ),
     OpKind(
         "sort",

@@ -302,3 +302,37 @@ func @remat_barrier(%x: tensor<16x32xf32, <@mesh, [{"dp"}, {}]>>, %w: tensor<32x
   %d = dot_general %bx, %bw {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<16x64xf32, <@mesh, [{"dp"}, {}]>>
   return %d
 }
+
+// -----
+
+// Max pooling and its gradient with the pooled dim sharded on "tp": the windows (size = stride,
+// no padding) tile each device's block, so both compute locally and nothing is inserted. Windows
+// of 3 with stride 2 straddle two blocks: that dim is gathered first.
+// CHECK-LABEL: func @tiled_pool
+// CHECK: %[[Y:.*]] = reduce_window %x, %{{.*}} : tensor<8x8x3xf32, <@m, [{"dp"}, {"tp"}, {}]>>
+// CHECK-NEXT: %[[DX:.*]] = select_and_scatter %x, %g, %{{.*}} : tensor<8x16x6xf32, <@m, [{"dp"}, {"tp"}, {}]>>
+// CHECK-NEXT: return %[[Y]], %[[DX]]
+// CHECK-NOT: reshard
+// CHECK-LABEL: func @straddling_pool
+// CHECK: %[[ALL:.*]] = reshard %x : tensor<8x16xf32, <@m, [{"dp"}, {}]>>
+// CHECK-NEXT: %[[P:.*]] = reduce_window %[[ALL]], %{{.*}} : tensor<8x7xf32, <@m, [{"dp"}, {}]>>
+mesh @m = <["dp"=2, "tp"=4]>
+
+func @tiled_pool(%x: tensor<8x16x6xf32, <@m, [{"dp"}, {"tp"}, {}]>>, %g: tensor<8x8x3xf32, <@m, [{"dp"}, {"tp"}, {}]>>) -> (tensor<8x8x3xf32, <@m, [{"dp"}, {"tp"}, {}]>>, tensor<8x16x6xf32, <@m, [{"dp"}, {"tp"}, {}]>>) {
+  %ninf = constant {value = dense<0xFF800000>} : tensor<f32>
+  %zero = constant {value = dense<0.0>} : tensor<f32>
+  %y = reduce_window %x, %ninf {window_dimensions = [1, 2, 2], window_strides = [1, 2, 2], kind = maximum} : tensor<8x8x3xf32, <@m, [{"dp"}, {"tp"}, {}]>>
+  %dx = select_and_scatter %x, %g, %zero {select = @ge, kind = add, window_dimensions = [1, 2, 2], window_strides = [1, 2, 2]} : tensor<8x16x6xf32, <@m, [{"dp"}, {"tp"}, {}]>>
+  return %y, %dx
+}
+
+func @straddling_pool(%x: tensor<8x16xf32, <@m, [{"dp"}, {"tp"}]>>) -> tensor<8x7xf32, <@m, [{"dp"}, {}]>> {
+  %ninf = constant {value = dense<0xFF800000>} : tensor<f32>
+  %y = reduce_window %x, %ninf {window_dimensions = [1, 3], window_strides = [1, 2], kind = maximum} : tensor<8x7xf32, <@m, [{"dp"}, {}]>>
+  return %y
+}
+
+func private @ge(%a: tensor<f32>, %b: tensor<f32>) -> tensor<i1> {
+  %0 = compare %a, %b {comparison_direction = GE} : tensor<i1>
+  return %0
+}
