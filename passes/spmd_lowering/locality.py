@@ -24,7 +24,8 @@ def global_rule(low: FunctionLowering, op: Operation) -> OpShardingRule | None:
         return lowering_rule(op)
     stubs = [Value(o.type, op, i) for i, o in enumerate(originals)]  # no use-list entries
     probe = Operation(op.name, [], [r.type for r in op.results], dict(op.attributes), op.loc)
-    probe._operands = stubs  # read-only probe: never linked into a block
+    probe._operands = stubs  # read-only probe: never linked into a block, but it sees the
+    probe.parent = op.parent  # module (a scatter's body function decides its rule)
     return lowering_rule(probe)
 
 

@@ -336,3 +336,36 @@ func private @ge(%a: tensor<f32>, %b: tensor<f32>) -> tensor<i1> {
   %0 = compare %a, %b {comparison_direction = GE} : tensor<i1>
   return %0
 }
+
+// -----
+
+// A variadic scatter whose body adds every input (one reduction) with data-parallel updates:
+// each device scatters its own, both results are partial sums on "dp". A body that is no
+// reduction (a + b * b) cannot leave partial results: its updates are gathered along "dp".
+// CHECK-LABEL: func @scatter_bodies
+// CHECK-NEXT: %[[S:.*]], %[[T:.*]] = scatter %t, %n, %i, %u, %v {{.*}}body = @add_both} : tensor<12x8xf32, <@m, [{}, {"tp"}], unreduced={"dp"}>>, tensor<12x8xi32, <@m, [{}, {"tp"}], unreduced={"dp"}>>
+// CHECK: %[[I:.*]] = reshard %i : tensor<8x5xi32, <@m, [{}, {}]>>
+// CHECK-NEXT: %[[U:.*]] = reshard %u : tensor<8x5x8xf32, <@m, [{}, {}, {"tp"}]>>
+// CHECK-NEXT: %[[G:.*]] = scatter %{{.*}}, %[[I]], %[[U]] {{.*}}body = @square_add} : tensor<12x8xf32, <@m, [{}, {"tp"}]>>
+// CHECK-NEXT: %[[RS:.*]] = reshard %[[S]] : tensor<12x8xf32, <@m, [{}, {"tp"}]>>
+// CHECK-NEXT: %[[RT:.*]] = reshard %[[T]] : tensor<12x8xi32, <@m, [{}, {"tp"}]>>
+// CHECK-NEXT: return %[[RS]], %[[RT]], %[[G]]
+mesh @m = <["dp"=2, "tp"=4]>
+
+func @scatter_bodies(%t: tensor<12x8xf32, <@m, [{}, {"tp"}]>>, %n: tensor<12x8xi32, <@m, [{}, {"tp"}]>>, %i: tensor<8x5xi32, <@m, [{"dp"}, {}]>>, %u: tensor<8x5x8xf32, <@m, [{"dp"}, {}, {"tp"}]>>, %v: tensor<8x5x8xi32, <@m, [{"dp"}, {}, {"tp"}]>>) -> (tensor<12x8xf32, <@m, [{}, {"tp"}]>>, tensor<12x8xi32, <@m, [{}, {"tp"}]>>, tensor<12x8xf32, <@m, [{}, {"tp"}]>>) {
+  %0, %1 = scatter %t, %n, %i, %u, %v {update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2, body = @add_both} : tensor<12x8xf32, <@m, [{}, {"tp"}]>>, tensor<12x8xi32, <@m, [{}, {"tp"}]>>
+  %2 = scatter %t, %i, %u {update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2, body = @square_add} : tensor<12x8xf32, <@m, [{}, {"tp"}]>>
+  return %0, %1, %2
+}
+
+func private @add_both(%a: tensor<f32>, %b: tensor<i32>, %c: tensor<f32>, %d: tensor<i32>) -> (tensor<f32>, tensor<i32>) {
+  %0 = add %a, %c : tensor<f32>
+  %1 = add %b, %d : tensor<i32>
+  return %0, %1
+}
+
+func private @square_add(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
+  %0 = multiply %b, %b : tensor<f32>
+  %1 = add %a, %0 : tensor<f32>
+  return %1
+}
