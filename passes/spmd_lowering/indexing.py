@@ -25,7 +25,8 @@ the start indices point into, whose indices are global:
   idempotent, so every device keeps it. The padding of an uneven batch dim is the identity.
   A `body` is that reduction when every input combines with the same one (`scatter_reduction`).
   A `replace` scatter, or a body that is no reduction, cannot be split so: insert-reshards
-  (reshards/unlowerable.py) unshards its batch dims, as it does the operand dims an update window covers only in part.
+  (reshards/unlowerable.py) unshards its batch dims, as it does the operand dims an update
+  window covers only in part.
 
 An index dim the op has no start index for (always 0) gets one here, so it can be shifted.
 """
