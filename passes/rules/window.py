@@ -132,7 +132,6 @@ def tiled_dims(q: RuleQuery, operand: tuple[int, ...], windows: tuple[int, ...])
     """The dims of a window op whose windows tile the operand dim: no padding or base
     dilation, each (dilated) window within its stride, operand size = windows x stride."""
     rank = len(operand)
-
     written = dict(q.attrs)
 
     def at(key: str, default: int) -> tuple[int, ...]:
