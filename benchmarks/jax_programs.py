@@ -1,7 +1,9 @@
 """Programs written in JAX, for the quality benchmark's training rows: the GPT training step of
 examples/gpt_jax.py under each of its shardings, as `jax.jit` compiles it (the user's
 in_shardings, XLA deciding everything else) and as shardc compiles the shipped StableHLO text
-(examples/jax/gpt_train_<sharding>.mlir, the same lowering).
+(examples/jax/gpt_train_<sharding>.mlir, the same lowering); and a max-pooling training step
+(`reduce_window` and its gradient `select_and_scatter`) with the batch, channel or pooled
+dim sharded, lowered live.
 
     for program in gpt_programs():
         program.module, program.executable, program.run(*flat_inputs)
@@ -72,3 +74,43 @@ def gpt_programs() -> Iterator[JaxProgram]:
         path = ROOT / "examples" / "jax" / f"gpt_train_{name}.mlir"
         module = import_stablehlo(path.read_text(), str(path))
         yield JaxProgram(name, dict(axes), module, executable, jitted, jax.tree.structure(args))
+
+
+# The max-pool step's input sharding per row: batch on dp, batch and channels, the pooled dim.
+POOL_SHARDINGS = {
+    "batch": ("dp", None, None, None),
+    "batch_channels": ("dp", None, None, "tp"),
+    "pooled_dim": (None, "tp", None, None),
+    "batch_pooled_dim": ("dp", "tp", None, None),
+}
+
+
+def pool_programs() -> Iterator[JaxProgram]:
+    """sum(maxpool(tanh(x * w))^2) and an SGD step of w, x 8x8x8x4 (NHWC), 2x2 windows of
+    stride 2, on a dp=2, tp=4 mesh."""
+    import jax
+    import jax.numpy as jnp
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+
+    from shardc.stablehlo import import_stablehlo
+
+    def loss(w: Any, x: Any) -> Any:
+        pooled = jax.lax.reduce_window(
+            jnp.tanh(x * w), -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID"
+        )
+        return jnp.sum(pooled * pooled)
+
+    def step(w: Any, x: Any) -> Any:
+        value, grad = jax.value_and_grad(loss)(w, x)
+        return value, w - 0.1 * grad
+
+    mesh = jax.make_mesh((2, 4), ("dp", "tp"))
+    for name, spec in POOL_SHARDINGS.items():
+        jitted = jax.jit(step, in_shardings=(NamedSharding(mesh, P()),
+                                             NamedSharding(mesh, P(*spec))))
+        args = (jnp.zeros((4,)), jnp.zeros((8, 8, 8, 4)))
+        lowered = jitted.lower(*args)
+        module = import_stablehlo(lowered.as_text(), f"max_pool_{name}.mlir")
+        yield JaxProgram(name, {"dp": 2, "tp": 4}, module, lowered.compile(), jitted,
+                         jax.tree.structure(args))

@@ -20,9 +20,10 @@ model's default sizes (stacked models with `--layers` layers, default 2):
   argument + output + temp - alias bytes of the per-device program.
 
 With `--train sgd|adam` each model's training step (docs/guide.md, "Training steps") replaces
-its forward pass, and rows for the JAX-written GPT training steps of examples/gpt_jax.py follow
-(benchmarks/jax_programs.py): there XLA compiles the JAX function with only its in_shardings, as
-a JAX user runs it. `--write-docs` then writes the `quality-train` section.
+its forward pass, and rows for the JAX-written GPT training steps of examples/gpt_jax.py and a
+max-pooling training step follow (benchmarks/jax_programs.py): there XLA compiles the JAX
+function with only its in_shardings, as a JAX user runs it. `--write-docs` then writes the
+`quality-train` section.
 
 Before the numbers count, each case is run: shardc's SPMD program on the numpy executor and on
 the JAX executor, and XLA's partitioned program, on the same random inputs; the largest
@@ -490,7 +491,11 @@ def training_docs_section(table: str, command: str, findings: str) -> str:
         "training steps of `examples/gpt_jax.py`: shardc compiles the shipped StableHLO",
         "(`examples/jax/gpt_train_*.mlir`), XLA compiles the same function under `jax.jit` with",
         "only the user's `in_shardings` (XLA decides the results' shardings and everything",
-        f"else), as a JAX user would run it. 8 CPU devices, JAX {jax.__version__}.",
+        "else), as a JAX user would run it. The `max-pool (JAX)` rows are a max-pooling step",
+        "(`reduce_window` and its gradient `select_and_scatter`, 2x2 windows of stride 2 on an",
+        "8x8x8x4 NHWC input; benchmarks/jax_programs.py) lowered live, with the batch, channel",
+        "or pooled dim sharded, compiled the same way.",
+        f"8 CPU devices, JAX {jax.__version__}.",
         "",
         f"Command: `{command}`",
         "",
@@ -518,12 +523,19 @@ def existing_findings(section: str = "quality") -> str | None:
 
 
 def jax_rows(check: bool, cost: str) -> list[Case]:
-    """The JAX-written GPT training steps (benchmarks/jax_programs.py), one row per sharding."""
-    from jax_programs import gpt_programs
+    """The JAX-written GPT and max-pool training steps (benchmarks/jax_programs.py), one row per
+    sharding."""
+    import itertools
+
+    from jax_programs import gpt_programs, pool_programs
 
     cases = []
-    for program in gpt_programs():
-        case = Case("gpt (JAX)", program.name, program.mesh, {})
+    programs = itertools.chain(
+        (("gpt (JAX)", p) for p in gpt_programs()),
+        (("max-pool (JAX)", p) for p in pool_programs()),
+    )
+    for model, program in programs:
+        case = Case(model, program.name, program.mesh, {})
         _, result = measure_shardc(case, program.module, cost)
         measure_xla(case, program.executable, math.prod(program.mesh.values()))
         if check:

@@ -26,6 +26,7 @@ class OpKind:
     text: str
     ints: dict[int, IntRange] = field(default_factory=dict)
     positive: bool = False  # float inputs in [0.5, 1.5] (products stay finite)
+    numpy_only: bool = False  # a scatter body the JAX executor cannot run (a located error)
 
 
 _ARGMAX_BODY = """
@@ -44,6 +45,13 @@ func private @argmax(%a0: tensor<f32>, %a1: tensor<i32>, %b0: tensor<f32>, %b1: 
 _SORT_CMP = """
 func private @less(%a0: tensor<f32>, %b0: tensor<f32>, %a1: tensor<i32>, %b1: tensor<i32>) -> tensor<i1> {
   %0 = compare %a0, %b0 {comparison_direction = LT, compare_type = TOTALORDER} : tensor<i1>
+  return %0
+}
+"""
+
+_GE_SELECT = """
+func private @ge(%a: tensor<f32>, %b: tensor<f32>) -> tensor<i1> {
+  %0 = compare %a, %b {comparison_direction = GE} : tensor<i1>
   return %0
 }
 """
@@ -120,6 +128,52 @@ func @main(%x: tensor<6x8xf32{s0}>, %i: tensor<5x1xi32{s1}>) -> tensor<5xf32> {
     _scatter("minimum"),
     _scatter("multiply"),
     _scatter("replace", unique=True),
+    *[
+        OpKind(
+            f"scatter_body_{name}",
+            """{mesh}
+func @main(%t: tensor<12x6xf32{s0}>, %i: tensor<4x5xi32{s1}>, %u: tensor<4x5x6xf32{s2}>) -> tensor<12x6xf32> {
+  %0 = scatter %t, %i, %u {update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2, body = @combine} : tensor<12x6xf32>
+  return %0
+}
+func private @combine(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
+BODY
+}
+""".replace("BODY", body),
+            {1: IntRange(-1, 13)},
+            numpy_only=name == "general",
+        )
+        for name, body in (
+            # a known reduction written as a body; then a + b*b (no reduction: replicated)
+            ("add", "  %0 = add %b, %a : tensor<f32>\n  return %0"),
+            ("general", "  %0 = multiply %b, %b : tensor<f32>\n  %1 = add %a, %0 : tensor<f32>\n"
+                        "  return %1"),
+        )
+    ],
+    *[
+        OpKind(
+            f"scatter_variadic_{name}",
+            """{mesh}
+func @main(%t: tensor<12x6xf32{s0}>, %n: tensor<12x6xi32{s1}>, %i: tensor<4x5xi32{s2}>, %u: tensor<4x5x6xf32{s3}>, %v: tensor<4x5x6xi32{s4}>) -> (tensor<12x6xf32>, tensor<12x6xi32>) {
+  %0, %1 = scatter %t, %n, %i, %u, %v {update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2, body = @combine} : tensor<12x6xf32>, tensor<12x6xi32>
+  return %0, %1
+}
+func private @combine(%a: tensor<f32>, %b: tensor<i32>, %c: tensor<f32>, %d: tensor<i32>) -> (tensor<f32>, tensor<i32>) {
+BODY
+}
+""".replace("BODY", body),
+            {1: IntRange(0, 100), 2: IntRange(-1, 13), 4: IntRange(0, 100)},
+            numpy_only=name == "keep_max",
+        )
+        for name, body in (
+            ("add", "  %0 = add %a, %c : tensor<f32>\n  %1 = add %b, %d : tensor<i32>\n"
+                    "  return %0, %1"),
+            # keep the larger value and the index that came with it (ties: the earlier one)
+            ("keep_max", "  %0 = maximum %a, %c : tensor<f32>\n"
+                         "  %1 = compare %a, %c {comparison_direction = GE} : tensor<i1>\n"
+                         "  %2 = select %1, %b, %d : tensor<i32>\n  return %0, %2"),
+        )
+    ],
     OpKind(
         "scatter_take_along_axis",
         """{mesh}
@@ -231,6 +285,48 @@ func @main(%x: tensor<4x12x6xf32{s0}>) -> tensor<4x6x6xf32> {
   return %0
 }
 """,
+    ),
+    OpKind(
+        "max_pool_grad",
+        """{mesh}
+func @main(%x: tensor<4x12x6xf32{s0}>, %g: tensor<4x6x3xf32{s1}>) -> tensor<4x12x6xf32> {
+  %zero = constant {value = dense<0.0>} : tensor<f32>
+  %0 = select_and_scatter %x, %g, %zero {select = @ge, kind = add, window_dimensions = [1, 2, 2], window_strides = [1, 2, 2]} : tensor<4x12x6xf32>
+  return %0
+}
+"""
+        + _GE_SELECT,
+    ),
+    OpKind(
+        "pool_window_within_stride",
+        """{mesh}
+func @main(%x: tensor<6x12xf32{s0}>) -> tensor<6x4xf32> {
+  %zero = constant {value = dense<0.0>} : tensor<f32>
+  %0 = reduce_window %x, %zero {window_dimensions = [1, 2], window_strides = [1, 3], kind = add} : tensor<6x4xf32>
+  return %0
+}
+""",
+    ),
+    OpKind(
+        "pool_windows_straddle",
+        """{mesh}
+func @main(%x: tensor<6x12xf32{s0}>) -> tensor<6x5xf32> {
+  %ninf = constant {value = dense<0xFF800000>} : tensor<f32>
+  %0 = reduce_window %x, %ninf {window_dimensions = [1, 3], window_strides = [1, 2], kind = maximum} : tensor<6x5xf32>
+  return %0
+}
+""",
+    ),
+    OpKind(
+        "pool_grad_windows_straddle",
+        """{mesh}
+func @main(%x: tensor<6x11xf32{s0}>, %g: tensor<6x5xf32{s1}>) -> tensor<6x11xf32> {
+  %zero = constant {value = dense<0.0>} : tensor<f32>
+  %0 = select_and_scatter %x, %g, %zero {select = @ge, kind = add, window_dimensions = [1, 3], window_strides = [1, 2]} : tensor<6x11xf32>
+  return %0
+}
+"""
+        + _GE_SELECT,
     ),
     OpKind(
         "sort",

@@ -4,6 +4,8 @@ Shardy prints, byte for byte.
 - a residual MLP calling `jax.nn.relu` twice (a private function per use site, with different
   shardings at the two calls: Shardy propagates each call site on its own, `@relu`/`@relu_0`);
 - a training step with `jax.checkpoint` (`stablehlo.optimization_barrier`, a data-flow op);
+- a max-pooling training step with the pooled (spatial) dim sharded: `reduce_window` and its
+  gradient `select_and_scatter`, windows the size of their stride;
 - an argument sharding that does not divide its dim (`{"tp"}`, 4 devices, on a dim of 6: the
   largest dividing prefix `{"tp":(1)2}` is kept).
 """
@@ -66,6 +68,23 @@ def remat_training_step() -> str:
     return jax.jit(step, in_shardings=shardings).lower(*args).as_text()
 
 
+def max_pool_training_step() -> str:
+    def loss(w, x):
+        pooled = jax.lax.reduce_window(
+            jnp.tanh(x * w), -jnp.inf, jax.lax.max, (1, 2, 2, 1), (1, 2, 2, 1), "VALID"
+        )
+        return jnp.sum(pooled * pooled)
+
+    def step(w, x):
+        value, grad = jax.value_and_grad(loss)(w, x)
+        return value, w - 0.1 * grad
+
+    shardings = (ns(P()), ns(P(None, "tp", None, None)))
+    text = jax.jit(step, in_shardings=shardings).lower(f32(4), f32(8, 8, 8, 4)).as_text()
+    assert "select_and_scatter" in text and "reduce_window" in text
+    return text
+
+
 def non_dividing_argument() -> str:
     # JAX refuses a sharding that does not divide, so it is written into the lowered text
     text = jax.jit(lambda a: jnp.sin(a) * 2, in_shardings=ns(P("dp", None))).lower(f32(10, 6))
@@ -75,6 +94,7 @@ def non_dividing_argument() -> str:
 PROGRAMS = {
     "residual_mlp": residual_mlp,
     "remat_training_step": remat_training_step,
+    "max_pool_training_step": max_pool_training_step,
     "non_dividing_argument": non_dividing_argument,
 }
 
@@ -98,8 +118,10 @@ def test_the_programs_show_what_they_are_about() -> None:
 # Bytes per device XLA's partitioner moves for these programs (jax 0.10.2, 8 CPU devices:
 # the collectives of `jax.jit(...).lower(...).compile().as_text()`, as benchmarks/quality.py
 # counts them): one all-reduce of the residual MLP's row-parallel product; the remat step's
-# tp all-reduce (1,024) and its dp all-reduce of the loss and both weight gradients (4,100).
-XLA_BYTES = {"residual_mlp": 1024, "remat_training_step": 5124}
+# tp all-reduce (1,024) and its dp all-reduce of the loss and both weight gradients (4,100);
+# the max-pool step's all-reduce of the loss and the 4-element weight's gradient (20: the
+# pooled dim stays sharded, each device pools and scatters its own windows).
+XLA_BYTES = {"residual_mlp": 1024, "remat_training_step": 5124, "max_pool_training_step": 20}
 
 
 @pytest.mark.parametrize("name", sorted(XLA_BYTES))

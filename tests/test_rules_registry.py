@@ -849,3 +849,45 @@ if __name__ == "__main__":
     imported, imported_mismatches, not_imported = importer_agreement()
     print("via importer:", dict(imported), "mismatches:", len(imported_mismatches))
     print("files the importer rejects:", not_imported)
+
+
+def _window_ops(window: str, stride: str, padding: str = "") -> list[Operation]:
+    text = f"""func @main(%x: tensor<4x12xf32>, %g: tensor<4x6xf32>) -> (tensor<4x6xf32>, tensor<4x12xf32>) {{
+  %z = constant {{value = dense<0.0>}} : tensor<f32>
+  %y = reduce_window %x, %z {{window_dimensions = {window}, window_strides = {stride}{padding}, kind = maximum}} : tensor<4x6xf32>
+  %dx = select_and_scatter %x, %g, %z {{select = @ge, kind = add, window_dimensions = {window}, window_strides = {stride}{padding}}} : tensor<4x12xf32>
+  return %y, %dx
+}}
+func private @ge(%a: tensor<f32>, %b: tensor<f32>) -> tensor<i1> {{
+  %0 = compare %a, %b {{comparison_direction = GE}} : tensor<i1>
+  return %0
+}}
+"""
+    return [op for op in parse_module(text).main.ops if op.name != "constant"][:2]
+
+
+def test_lowering_rules_split_a_tiled_window_dim_into_windows_and_within_stride() -> None:
+    """Windows of 2 with stride 2 over 12 tile it: 6 windows (shardable) x 2 (replicated);
+    Shardy's rule, which propagation keeps, has one permutation factor."""
+    from shardc.passes.rules.registry import lowering_rule
+
+    pool, grad = _window_ops("[1, 2]", "[1, 2]")
+    assert str(lowering_rule(pool)) == (
+        "#sdy.op_sharding_rule<([i, jk], [])->([i, j]) {i=4, j=6, k=2} need_replication={k}>"
+    )
+    assert str(lowering_rule(grad)) == (
+        "#sdy.op_sharding_rule<([i, jk], [i, j], [])->([i, jk]) {i=4, j=6, k=2} "
+        "need_replication={k}>"
+    )
+    assert "permutation={j}" in str(rule_for(pool))
+
+
+@pytest.mark.parametrize("window, stride, padding", [
+    ("[1, 3]", "[1, 2]", ", padding = [[0, 0], [1, 0]]"),  # windows overlap: 3 > 2
+    ("[1, 2]", "[1, 2]", ", padding = [[0, 0], [1, 0]]"),  # padded: windows shifted by 1
+])
+def test_lowering_rules_keep_shardys_rule_where_windows_straddle(window, stride, padding) -> None:
+    from shardc.passes.rules.registry import lowering_rule
+
+    for op in _window_ops(window, stride, padding):
+        assert lowering_rule(op) == rule_for(op)

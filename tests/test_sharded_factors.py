@@ -4,10 +4,13 @@ For each program of tests/op_catalogue.py (gather, scatter, reduce, dot_general,
 sort, top_k, convolution, dynamic slices, ...), hypothesis shards its arguments at random on a
 random mesh (uneven dims included; open and closed dims, priorities). Whatever propagation
 accepts, `compile` must lower (never "not supported by spmd"), and the per-device program on
-simulated devices must give the reference interpreter's result.
+simulated devices must give the reference interpreter's result. `SHARDC_FACTOR_EXAMPLES=N`
+runs N programs per kind instead of 40 (a larger survey).
 """
 
 from __future__ import annotations
+
+import os
 
 import numpy as np
 import pytest
@@ -22,6 +25,7 @@ from shardc.passes.manager import PassContext, PassManager, parse_pipeline
 from shardc.pipeline import compile
 from tests.op_catalogue import CATALOGUE, OpKind
 
+EXAMPLES = int(os.environ.get("SHARDC_FACTOR_EXAMPLES", "40"))
 MESHES = [
     {"a": 2, "b": 4},
     {"a": 2, "b": 3},
@@ -135,7 +139,10 @@ def test_the_catalogue_parses_unsharded() -> None:
 @pytest.mark.parametrize("kind", CATALOGUE, ids=lambda k: k.name)
 def test_every_sharding_propagation_accepts_lowers_and_runs(kind: OpKind) -> None:
     @settings(
-        max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck)
+        max_examples=EXAMPLES,
+        deadline=None,
+        derandomize=True,
+        suppress_health_check=list(HealthCheck),
     )
     @given(programs(kind))
     def run(text: str) -> None:
@@ -162,4 +169,6 @@ def _fixed(kind: OpKind) -> str:
 @pytest.mark.parametrize("kind", CATALOGUE, ids=lambda k: k.name)
 def test_every_kind_runs_on_the_jax_executor(kind: OpKind) -> None:
     pytest.importorskip("jax")
+    if kind.numpy_only:
+        pytest.skip("the JAX executor runs no general scatter body (a located error)")
     check_kind(kind, _fixed(kind), backend="jax")

@@ -20,7 +20,7 @@ from shardc.passes.reshards.op_kinds import (
     LOCALLY_SHARDABLE_SOURCES,
     is_global_collective,
 )
-from shardc.passes.rules.registry import rule_for
+from shardc.passes.rules.registry import lowering_rule
 from shardc.passes.rules.rule import FactorKind
 
 
@@ -118,7 +118,7 @@ def _op_problems(module: Module, func: Function, op: Operation) -> list[str]:
             if not _layout_matches(v, m):
                 out.append(f"operand {i} is {v.mapping}, its in_sharding is {m}")
         return out
-    rule = rule_for(op)
+    rule = lowering_rule(op)
     values = [*op.operands, *op.results]
     if rule is None and name == "top_k":
         return out + _top_k_problems(op)

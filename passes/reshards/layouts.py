@@ -6,6 +6,7 @@ from __future__ import annotations
 from shardc.ir.core import Operation
 from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.mesh import DeviceMesh
+from shardc.ir.ops.scalar_bodies import scatter_reduction
 from shardc.ir.placements import ReduceOp
 
 
@@ -21,8 +22,12 @@ def replicated(mesh: DeviceMesh, rank: int) -> NamedMapping:
 
 
 def reduce_op_of(op: Operation) -> ReduceOp:
-    """How the partial results of `op`'s sharded reduction factors combine."""
-    kind = op.attributes.get("kind") if op.name in ("reduce", "scatter") else None
+    """How the partial results of `op`'s sharded reduction factors combine (a scatter's: the
+    one reduction of its `kind` or `body`, `scatter_reduction`)."""
+    if op.name == "scatter":
+        word = scatter_reduction(op)
+        return ReduceOp.SUM if word is None else ReduceOp.parse(word)
+    kind = op.attributes.get("kind") if op.name == "reduce" else None
     if kind is not None and kind.word != "replace":  # a replace scatter leaves none
         return ReduceOp.parse(kind.word)
     return ReduceOp.SUM

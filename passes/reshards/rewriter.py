@@ -30,7 +30,7 @@ from shardc.passes.reshards.op_kinds import (
 )
 from shardc.passes.reshards.top_k import shard_top_k
 from shardc.passes.reshards.unlowerable import unshard_unlowerable
-from shardc.passes.rules.registry import rule_for
+from shardc.passes.rules.registry import lowering_rule
 from shardc.passes.rules.rule import FactorKind, OpShardingRule
 
 
@@ -98,7 +98,7 @@ class FunctionRewriter:
             if target is not None:
                 self.reshard_operand(op, 0, target)
         else:
-            rule = rule_for(op)
+            rule = lowering_rule(op)
             if rule is None or needs_whole_operands(op):
                 self.visit_without_rule(op)
             else:

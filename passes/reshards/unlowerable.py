@@ -2,9 +2,10 @@
 unshards them (the operands are gathered before the op), so `compile` never stops at `spmd` on a
 program propagation accepted.
 
-- `scatter` with `kind = replace` (or a body function rather than a `kind`): its batch dims
-  (reduction factors) would leave partial results that no collective combines (which update
-  wins is not a reduction).
+- `scatter` with `kind = replace`, or a body function that is not one reduction every input
+  combines with (`scatter_reduction`: add, multiply, maximum, minimum, and, or): its batch dims
+  would leave partial results that no collective combines (which update wins, or `a + b * b`,
+  is not a reduction). Its rule already makes them need replication; `replace` is explicit.
 - `scatter`: an operand dim an update window covers only in part (a pass-through factor of the
   operand and result alone): a window may straddle two devices' blocks, and a window that does
   not fit a block is dropped whole.
@@ -21,6 +22,8 @@ import math
 
 from shardc.ir.core import Operation
 from shardc.ir.ops import attr
+from shardc.ir.ops.compute import scatter_parts
+from shardc.ir.ops.scalar_bodies import scatter_reduction
 from shardc.passes.reshards.factor_axes import AxesPerFactor
 from shardc.passes.rules.rule import FactorKind, OpShardingRule
 
@@ -43,11 +46,11 @@ def unshard_unlowerable(op: Operation, rule: OpShardingRule, axes: AxesPerFactor
 
 
 def _scatter(op: Operation, rule: OpShardingRule, axes: AxesPerFactor) -> None:
-    kind = op.attributes.get("kind")
-    if kind is None or kind.word == "replace":  # a body function: no collective combines it
+    if scatter_reduction(op) is None:  # no collective combines its partial results
         for f in rule.factors_of_kind(FactorKind.REDUCTION):
             axes[f] = ()
-    operand, updates = op.operand(0).type.shape, op.operand(2).type.shape
+    inputs, _, all_updates = scatter_parts(op)
+    operand, updates = inputs[0].type.shape, all_updates[0].type.shape
     no_window = set(attr(op, "inserted_window_dims")) | set(attr(op, "input_batching_dims"))
     window_dims = iter(sorted(attr(op, "update_window_dims")))
     for d, n in enumerate(operand):

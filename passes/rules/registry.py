@@ -232,6 +232,29 @@ def rule_for(op: Operation, *, conservative: bool = False) -> OpShardingRule | N
     return _build(query)
 
 
+# Ops insert-reshards and spmd lower under a finer rule than Shardy's (rules/window.py).
+LOWERING_RULES: dict[str, BuildFn] = {
+    "reduce_window": window.tiled_reduce_window,
+    "select_and_scatter": window.tiled_select_and_scatter,
+}
+
+
+def lowering_rule(op: Operation) -> OpShardingRule | None:
+    """The rule insert-reshards and spmd compute `op` under: `rule_for(op)`, except for the ops
+    in `LOWERING_RULES` without a written rule, whose finer rule lets more dims stay sharded
+    (propagation keeps Shardy's rule)."""
+    build = LOWERING_RULES.get(op.name)
+    if build is None or SHARDING_RULE_ATTR in op.attributes:
+        return rule_for(op)
+    query = _query(op, RULES[op.name], False)
+    return None if query is None else _build_lowering(query)
+
+
+@functools.lru_cache(maxsize=1 << 12)
+def _build_lowering(query: RuleQuery) -> OpShardingRule | None:
+    return LOWERING_RULES[query.name](query)
+
+
 def rule_query(op: Operation, *, conservative: bool = False) -> RuleQuery | None:
     """The memoisation key `rule_for` uses for `op` (None when the op gets no built rule)."""
     entry = RULES.get(op.name)

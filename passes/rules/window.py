@@ -10,6 +10,14 @@ dynamic_slice 16x32 -> 4x32
     ([i, j], [], [])->([i, j]) {i=16, j=32} need_replication={i} blocked_propagation={i}
 dynamic_update_slice 16x32, update 4x32
     ([i, k], [j, k], [], [])->([i, k]) {i=16, j=4, k=32} need_replication={j}
+
+The rules insert-reshards and spmd lower window ops under (`tiled_reduce_window`,
+`tiled_select_and_scatter`) say more than Shardy's: a dim whose windows tile it (no padding, no
+base dilation, each window within its stride, size = windows x stride) is the windows factor
+(major) then the within-stride factor, so its windows stay sharded with no communication::
+
+reduce_window 8x16x16x16 -> 8x8x8x16, window = stride = [1, 2, 2, 1]
+    ([i, jk, lm, n], [])->([i, j, l, n]) {i=8, j=8, k=2, l=8, m=2, n=16} need_replication={k, m}
 """
 
 from __future__ import annotations
@@ -117,6 +125,69 @@ def reduce_window(q: RuleQuery) -> OpShardingRule:
             b.add_factor_all(d, size)
         else:
             b.add_factor_all(d, size, FactorKind.PERMUTATION, q.attr("conservative"))
+    return b.build()
+
+
+def tiled_dims(q: RuleQuery, operand: tuple[int, ...], windows: tuple[int, ...]) -> list[int]:
+    """The dims of a window op whose windows tile the operand dim: no padding or base
+    dilation, each (dilated) window within its stride, operand size = windows x stride."""
+    rank = len(operand)
+    written = dict(q.attrs)
+
+    def at(key: str, default: int) -> tuple[int, ...]:
+        value = written.get(key)
+        return tuple(value) if value is not None else (default,) * rank
+
+    size, stride = at("window_dimensions", 1), at("window_strides", 1)
+    base, dilation = at("base_dilations", 1), at("window_dilations", 1)
+    padding = q.attr("padding")
+    out = []
+    for d in range(rank):
+        if padding is not None and tuple(padding[d]) != (0, 0):
+            continue
+        span = (size[d] - 1) * dilation[d] + 1
+        if base[d] == 1 and span <= stride[d] and operand[d] == windows[d] * stride[d] > windows[d]:
+            out.append(d)
+    return out
+
+
+def tiled_reduce_window(q: RuleQuery) -> OpShardingRule:
+    """`reduce_window` for lowering: a tiled dim is windows x within-stride factors (the second
+    needs replication); other dims as in `reduce_window`."""
+    n = len(q.results)
+    ranks = [len(s) for s in q.operands]
+    out = q.results[0]
+    tiled = tiled_dims(q, q.operands[0], out)
+    b = RuleBuilder(q.operands, q.results)
+    for d, size in enumerate(out):
+        if d in tiled:
+            on_inputs = [d if i < n and ranks[i] else NULL for i in range(len(ranks))]
+            b.add_factor(on_inputs, (d,) * n, size)
+            b.add_factor(on_inputs, (NULL,) * n, q.operands[0][d] // size,
+                         FactorKind.NEED_REPLICATION)
+        elif window_passthrough(q, d):
+            b.add_factor_all(d, size)
+        else:
+            b.add_factor_all(d, size, FactorKind.PERMUTATION)
+    return b.build()
+
+
+def tiled_select_and_scatter(q: RuleQuery) -> OpShardingRule:
+    """`select_and_scatter` for lowering: a tiled dim is the windows factor on operand, source
+    and result, then the within-stride factor (needs replication) on operand and result."""
+    (out,) = q.results
+    source = q.operands[1]
+    tiled = tiled_dims(q, out, source)
+    b = RuleBuilder(q.operands, q.results)
+    for d, size in enumerate(out):
+        if d in tiled:
+            b.add_factor((d, d, NULL), (d,), source[d])
+            b.add_factor((d, NULL, NULL), (d,), size // source[d], FactorKind.NEED_REPLICATION)
+        elif window_passthrough(q, d):
+            b.add_factor_all(d, size)
+        else:
+            b.add_factor((NULL, d, NULL), (NULL,), source[d], FactorKind.NEED_REPLICATION)
+            b.add_factor((d, NULL, NULL), (d,), size, FactorKind.PERMUTATION)
     return b.build()
 
 

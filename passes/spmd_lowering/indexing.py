@@ -23,8 +23,10 @@ the start indices point into, whose indices are global:
   sum, maximum: max, ...). The operand must count once: for add (multiply) only the first device
   of each group scatters into it, the others into zeros (ones); maximum and minimum are
   idempotent, so every device keeps it. The padding of an uneven batch dim is the identity.
-  A `replace` scatter cannot be split so: insert-reshards (reshards/unlowerable.py) unshards
-  its batch dims, as it does the operand dims an update window covers only in part.
+  A `body` is that reduction when every input combines with the same one (`scatter_reduction`).
+  A `replace` scatter, or a body that is no reduction, cannot be split so: insert-reshards
+  (reshards/unlowerable.py) unshards its batch dims, as it does the operand dims an update
+  window covers only in part.
 
 An index dim the op has no start index for (always 0) gets one here, so it can be shifted.
 """
@@ -34,7 +36,9 @@ from __future__ import annotations
 from shardc.ir.attributes import Keyword
 from shardc.ir.core import Operation, Value
 from shardc.ir.diagnostics import PassError
+from shardc.ir.ops.compute import scatter_parts
 from shardc.ir.ops.registry import attr
+from shardc.ir.ops.scalar_bodies import scatter_reduction
 from shardc.passes.rules.rule import OpShardingRule
 from shardc.passes.spmd_lowering.contraction import identity_value
 from shardc.passes.spmd_lowering.function_lowering import FunctionLowering
@@ -195,9 +199,12 @@ def _zero_unowned(low: FunctionLowering, op: Operation, valid: Value) -> None:
 
 
 def fix_scatter(low: FunctionLowering, op: Operation, rule: OpShardingRule) -> None:
-    """Shift the indices of sharded inserted dims; with sharded batch dims, count the operand
-    once and pad the updates with the identity (see the module docstring)."""
-    operand, indices, updates = op.operands
+    """Shift the indices of sharded inserted dims; with sharded batch dims, count each input
+    once and pad the updates with the identity (see the module docstring). A variadic scatter
+    (N inputs, the indices, N updates) does so for every input."""
+    inputs, indices, updates = scatter_parts(op)
+    n = len(inputs)
+    operand = inputs[0]
     inserted = [d for d in attr(op, "inserted_window_dims") if low.shards(operand, d) > 1]
     if inserted:
         starts = StartIndices(
@@ -206,36 +213,36 @@ def fix_scatter(low: FunctionLowering, op: Operation, rule: OpShardingRule) -> N
         for d in inserted:
             _shift(low, starts, operand, d)
         new_indices, ivd, index_map = starts.join()
-        op.set_operand(1, new_indices)
+        op.set_operand(n, new_indices)
         op.attributes["index_vector_dim"] = ivd
         op.attributes["scatter_dims_to_operand_dims"] = index_map
     result = low.mapping(op.results[0])
     if result is None or not result.unreduced:
         return
-    kind_attr = op.attributes.get("kind")
-    kind = kind_attr.word if kind_attr is not None else "replace"
-    if kind == "replace":
+    kind = scatter_reduction(op)
+    if kind is None:
         raise PassError(
-            "'scatter' op without an add/maximum/minimum/multiply kind cannot leave partial "
-            "results (its batch dims are sharded); run insert-reshards before spmd",
+            "'scatter' op without one add/maximum/minimum/multiply reduction cannot leave "
+            "partial results (its batch dims are sharded); run insert-reshards before spmd",
             op.loc,
         )
-    dtype = operand.type.dtype
-    identity = identity_value(kind, dtype)
-    if kind in ("add", "multiply"):
-        shape = low.local_shape(operand)
-        first = low.is_first(tuple(result.unreduced))
-        base = low.emit(
-            "select", [first, operand, low.const(identity, dtype, shape)], {}, shape, dtype
-        )
-        op.set_operand(0, base)
     window = set(attr(op, "update_window_dims"))
-    m = low.mapping(updates)
-    full = low.global_shape(updates)
+    m = low.mapping(updates[0])
+    full = low.global_shape(updates[0])
     padded = [
         (d, full[d], m.dims[d].axes)
         for d in range(len(full))
         if m is not None and d not in window and full[d] % max(m.num_shards(d), 1)
     ]
-    if padded:
-        op.set_operand(2, mask(low, updates, padded, identity))
+    for k, (x, u) in enumerate(zip(inputs, updates, strict=True)):
+        dtype = x.type.dtype
+        identity = identity_value(kind, dtype)
+        if kind in ("add", "multiply"):
+            shape = low.local_shape(x)
+            first = low.is_first(tuple(result.unreduced))
+            base = low.emit(
+                "select", [first, x, low.const(identity, dtype, shape)], {}, shape, dtype
+            )
+            op.set_operand(k, base)
+        if padded:
+            op.set_operand(n + 1 + k, mask(low, u, padded, identity))

@@ -11,7 +11,7 @@ from shardc.ir.mesh import AxisRef
 from shardc.passes.collectives.axes import merge_set, product
 from shardc.passes.collectives.shards import chunk
 from shardc.passes.propagation.projection import ShardingProjection
-from shardc.passes.rules.registry import rule_for
+from shardc.passes.rules.registry import lowering_rule
 from shardc.passes.rules.rule import FactorKind, OpShardingRule
 from shardc.passes.spmd_lowering.function_lowering import FunctionLowering
 
@@ -21,11 +21,12 @@ def global_rule(low: FunctionLowering, op: Operation) -> OpShardingRule | None:
     asked of a detached probe whose operands carry the original global types."""
     originals = [low.original(v) for v in op.operands]
     if all(o is v for o, v in zip(originals, op.operands)):
-        return rule_for(op)
+        return lowering_rule(op)
     stubs = [Value(o.type, op, i) for i, o in enumerate(originals)]  # no use-list entries
     probe = Operation(op.name, [], [r.type for r in op.results], dict(op.attributes), op.loc)
-    probe._operands = stubs  # read-only probe: never linked into a block
-    return rule_for(probe)
+    probe._operands = stubs  # read-only probe: never linked into a block, but it sees the
+    probe.parent = op.parent  # module (a scatter's body function decides its rule)
+    return lowering_rule(probe)
 
 
 def check_local(low: FunctionLowering, op: Operation, rule: OpShardingRule) -> None:

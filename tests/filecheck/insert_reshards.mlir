@@ -302,3 +302,70 @@ func @remat_barrier(%x: tensor<16x32xf32, <@mesh, [{"dp"}, {}]>>, %w: tensor<32x
   %d = dot_general %bx, %bw {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<16x64xf32, <@mesh, [{"dp"}, {}]>>
   return %d
 }
+
+// -----
+
+// Max pooling and its gradient with the pooled dim sharded on "tp": the windows (size = stride,
+// no padding) tile each device's block, so both compute locally and nothing is inserted. Windows
+// of 3 with stride 2 straddle two blocks: that dim is gathered first.
+// CHECK-LABEL: func @tiled_pool
+// CHECK: %[[Y:.*]] = reduce_window %x, %{{.*}} : tensor<8x8x3xf32, <@m, [{"dp"}, {"tp"}, {}]>>
+// CHECK-NEXT: %[[DX:.*]] = select_and_scatter %x, %g, %{{.*}} : tensor<8x16x6xf32, <@m, [{"dp"}, {"tp"}, {}]>>
+// CHECK-NEXT: return %[[Y]], %[[DX]]
+// CHECK-NOT: reshard
+// CHECK-LABEL: func @straddling_pool
+// CHECK: %[[ALL:.*]] = reshard %x : tensor<8x16xf32, <@m, [{"dp"}, {}]>>
+// CHECK-NEXT: %[[P:.*]] = reduce_window %[[ALL]], %{{.*}} : tensor<8x7xf32, <@m, [{"dp"}, {}]>>
+mesh @m = <["dp"=2, "tp"=4]>
+
+func @tiled_pool(%x: tensor<8x16x6xf32, <@m, [{"dp"}, {"tp"}, {}]>>, %g: tensor<8x8x3xf32, <@m, [{"dp"}, {"tp"}, {}]>>) -> (tensor<8x8x3xf32, <@m, [{"dp"}, {"tp"}, {}]>>, tensor<8x16x6xf32, <@m, [{"dp"}, {"tp"}, {}]>>) {
+  %ninf = constant {value = dense<0xFF800000>} : tensor<f32>
+  %zero = constant {value = dense<0.0>} : tensor<f32>
+  %y = reduce_window %x, %ninf {window_dimensions = [1, 2, 2], window_strides = [1, 2, 2], kind = maximum} : tensor<8x8x3xf32, <@m, [{"dp"}, {"tp"}, {}]>>
+  %dx = select_and_scatter %x, %g, %zero {select = @ge, kind = add, window_dimensions = [1, 2, 2], window_strides = [1, 2, 2]} : tensor<8x16x6xf32, <@m, [{"dp"}, {"tp"}, {}]>>
+  return %y, %dx
+}
+
+func @straddling_pool(%x: tensor<8x16xf32, <@m, [{"dp"}, {"tp"}]>>) -> tensor<8x7xf32, <@m, [{"dp"}, {}]>> {
+  %ninf = constant {value = dense<0xFF800000>} : tensor<f32>
+  %y = reduce_window %x, %ninf {window_dimensions = [1, 3], window_strides = [1, 2], kind = maximum} : tensor<8x7xf32, <@m, [{"dp"}, {}]>>
+  return %y
+}
+
+func private @ge(%a: tensor<f32>, %b: tensor<f32>) -> tensor<i1> {
+  %0 = compare %a, %b {comparison_direction = GE} : tensor<i1>
+  return %0
+}
+
+// -----
+
+// A variadic scatter whose body adds every input (one reduction) with data-parallel updates:
+// each device scatters its own, both results are partial sums on "dp". A body that is no
+// reduction (a + b * b) cannot leave partial results: its updates are gathered along "dp".
+// CHECK-LABEL: func @scatter_bodies
+// CHECK-NEXT: %[[S:.*]], %[[T:.*]] = scatter %t, %n, %i, %u, %v {{.*}}body = @add_both} : tensor<12x8xf32, <@m, [{}, {"tp"}], unreduced={"dp"}>>, tensor<12x8xi32, <@m, [{}, {"tp"}], unreduced={"dp"}>>
+// CHECK: %[[I:.*]] = reshard %i : tensor<8x5xi32, <@m, [{}, {}]>>
+// CHECK-NEXT: %[[U:.*]] = reshard %u : tensor<8x5x8xf32, <@m, [{}, {}, {"tp"}]>>
+// CHECK-NEXT: %[[G:.*]] = scatter %{{.*}}, %[[I]], %[[U]] {{.*}}body = @square_add} : tensor<12x8xf32, <@m, [{}, {"tp"}]>>
+// CHECK-NEXT: %[[RS:.*]] = reshard %[[S]] : tensor<12x8xf32, <@m, [{}, {"tp"}]>>
+// CHECK-NEXT: %[[RT:.*]] = reshard %[[T]] : tensor<12x8xi32, <@m, [{}, {"tp"}]>>
+// CHECK-NEXT: return %[[RS]], %[[RT]], %[[G]]
+mesh @m = <["dp"=2, "tp"=4]>
+
+func @scatter_bodies(%t: tensor<12x8xf32, <@m, [{}, {"tp"}]>>, %n: tensor<12x8xi32, <@m, [{}, {"tp"}]>>, %i: tensor<8x5xi32, <@m, [{"dp"}, {}]>>, %u: tensor<8x5x8xf32, <@m, [{"dp"}, {}, {"tp"}]>>, %v: tensor<8x5x8xi32, <@m, [{"dp"}, {}, {"tp"}]>>) -> (tensor<12x8xf32, <@m, [{}, {"tp"}]>>, tensor<12x8xi32, <@m, [{}, {"tp"}]>>, tensor<12x8xf32, <@m, [{}, {"tp"}]>>) {
+  %0, %1 = scatter %t, %n, %i, %u, %v {update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2, body = @add_both} : tensor<12x8xf32, <@m, [{}, {"tp"}]>>, tensor<12x8xi32, <@m, [{}, {"tp"}]>>
+  %2 = scatter %t, %i, %u {update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2, body = @square_add} : tensor<12x8xf32, <@m, [{}, {"tp"}]>>
+  return %0, %1, %2
+}
+
+func private @add_both(%a: tensor<f32>, %b: tensor<i32>, %c: tensor<f32>, %d: tensor<i32>) -> (tensor<f32>, tensor<i32>) {
+  %0 = add %a, %c : tensor<f32>
+  %1 = add %b, %d : tensor<i32>
+  return %0, %1
+}
+
+func private @square_add(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
+  %0 = multiply %b, %b : tensor<f32>
+  %1 = add %a, %0 : tensor<f32>
+  return %1
+}
