@@ -20,6 +20,7 @@ CASES = {
     "sdy-insert-explicit-reshards": op_module,
     "sdy-resolve-permutation-factors{enable-halo-exchange=false}": permutation_module,
     "sdy-resolve-permutation-factors": permutation_module,
+    "sdy-inline-meshes": op_module,
 }
 
 # What shardc does not build and says so (docs/interop.md): a shardc error with this text is
