@@ -19,8 +19,8 @@ from tests.export_programs import (
     _merged,
     _ref,
     random_mesh,
-    random_sharding,
     random_shape,
+    random_sharding,
     tensor,
 )
 
