@@ -11,6 +11,7 @@ import pytest
 
 pytest.importorskip("jax")
 
+from tests.export_call_programs import call_module, call_module_with_edges  # noqa: E402
 from tests.export_collective_programs import cmv1_module  # noqa: E402
 from tests.export_compare import JaxlibWorker, compare  # noqa: E402
 from tests.export_programs import op_module, permutation_module, reshard_module  # noqa: E402
@@ -23,6 +24,8 @@ CASES = {
     "sdy-resolve-permutation-factors": permutation_module,
     "sdy-inline-meshes": op_module,
     "sdy-remove-all-gather-reduce-scatter-for-cmv1": cmv1_module,
+    "sdy-add-func-data-flow-edges": call_module,
+    "sdy-sink-func-data-flow-edges": call_module_with_edges,
 }
 
 # What shardc does not build and says so (docs/interop.md): a shardc error with this text is
