@@ -2,9 +2,9 @@
 `func_data_flow_edge` op gives its sharding to its operand (a function argument or a call
 result) and goes; the inverse of `add-func-data-flow-edges`.
 
-    %0 = sdy.func_data_flow_edge %arg0 {sdy.sharding = <@m, [{"x", ?}]>}   ->  (%arg0 takes
-    %1 = stablehlo.negate %0                                                   <@m, [{"x", ?}]>)
-                                                                           %1 = stablehlo.negate %arg0
+    %0 = sdy.func_data_flow_edge %arg0 {sdy.sharding = <@m, [{"x", ?}]>}
+    %1 = stablehlo.negate %0
+ -> %1 = stablehlo.negate %arg0          (%arg0 takes <@m, [{"x", ?}]>)
 
 An edge without a sharding leaves a sharded operand fully open on its mesh (unlike
 `sink-data-flow-edges`, which leaves the owner's sharding as it was).

@@ -62,8 +62,8 @@ def call_module(rng: random.Random, n: int = 3, edges: bool = False) -> str:
         body.append(f"    return {', '.join(rets)} : {', '.join([ty] * n_out)}")
         lines.append(f"  func.func private @g{g}({args}) -> ({outs}) {{\n" + "\n".join(body)
                      + "\n  }")
-    body, values, k = [], ["%arg0"], 0
-    for _ in range(rng.randint(1, 4)):
+    body, values = [], ["%arg0"]
+    for k in range(rng.randint(1, 4)):
         g = rng.randrange(n)
         n_in, n_out = arity[g]
         operands = ", ".join(rng.choice(values[-2:]) for _ in range(n_in))
@@ -83,7 +83,6 @@ def call_module(rng: random.Random, n: int = 3, edges: bool = False) -> str:
                 results[j] = f"%f{k}_{j}"
         body.append(f"    %n{k} = stablehlo.negate {results[-1]} : {ty}")
         values.append(f"%n{k}")
-        k += 1
     body.append(f"    return {values[-1]} : {ty}")
     lines.append(f"  func.func @main(%arg0: {ty}{_attr(_sharding(rng, mesh, rank))}) -> {ty} "
                  "{\n" + "\n".join(body) + "\n  }")
