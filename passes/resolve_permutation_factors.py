@@ -43,31 +43,17 @@ from shardc.ir.ops.data_flow import _SDY_OPS
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 from shardc.passes.reshards import factor_shardings as fsh
 from shardc.passes.reshards.common_axes import shardy_projection
-from shardc.passes.reshards.explicit_walk import ExplicitReshards, Regions
+from shardc.passes.reshards.explicit_walk import (
+    ExplicitReshards,
+    Regions,
+    common_mesh_ignoring_device_order,
+)
 from shardc.passes.reshards.insertion import Cursor, dims_replicated
 from shardc.passes.rules.registry import rule_for
 from shardc.passes.rules.rule import FactorKind
 
 # Ops that are not StableHLO's (Shardy's pass visits StableHLO ops only).
 _NOT_STABLEHLO = _SDY_OPS | {"return", "call", "named_computation", "manual_computation"}
-
-
-def common_mesh_ignoring_device_order(shardings: list[NamedMapping | None]) -> DeviceMesh | None:
-    """Shardy's `getCommonMeshName(..., ignoreDeviceIds=true)`: the first mesh with axes that all
-    others with axes equal up to device order (an iota one preferred), else None."""
-    mesh: DeviceMesh | None = None
-    for s in shardings:
-        if s is None:
-            continue
-        if mesh is None or not mesh.axes:
-            mesh = s.mesh
-        elif not s.mesh.axes:
-            continue
-        elif s.mesh.axes != mesh.axes:
-            return None
-        elif s.mesh.device_ids is None:
-            mesh = s.mesh
-    return mesh
 
 
 def reversed_mesh_ids(mesh: DeviceMesh, axes: list[AxisRef]) -> tuple[int, ...]:
@@ -149,7 +135,7 @@ class Resolver:
         update_out = [False] * len(outs)
         for f in factors:
             if op.name == "slice":
-                if not _same_layout(ins[0], outs[0]):
+                if ins[0] != outs[0]:
                     raise PassError(
                         "'slice' op: its operand and result shardings differ (Shardy requires "
                         "them equal here; run sdy-insert-explicit-reshards first)", op.loc)
@@ -217,10 +203,6 @@ class Resolver:
         for n, m in meshes.items():
             self.module.add_mesh(m, locs.get(n))
         return new
-
-
-def _same_layout(a: NamedMapping | None, b: NamedMapping | None) -> bool:
-    return a == b
 
 
 @register_pass("resolve-permutation-factors")
