@@ -1,6 +1,7 @@
 """Shardy's export passes against jaxlib's own on random programs, at survey scale: for each pass
 of tests/test_export_differential.py, how many of `--seeds` random programs shardc prints as
-jaxlib does, how many differ, how many jaxlib rejects and how many shardc rejects.
+jaxlib does, how many differ, how many jaxlib rejects, how many shardc rejects as unsupported
+(what docs/interop.md lists as not built) and how many it rejects otherwise.
 
     python benchmarks/export_survey.py --seeds 300
 
@@ -19,24 +20,32 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.export_compare import JaxlibWorker, compare  # noqa: E402
-from tests.test_export_differential import CASES  # noqa: E402
+from tests.test_export_differential import CASES, unsupported  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=300)
     parser.add_argument("--first", type=int, default=0, help="first seed")
+    parser.add_argument("--only", default="", help="only the passes whose pipeline has this text")
     args = parser.parse_args(argv)
     worker = JaxlibWorker()
     try:
-        print("| pass | same as jaxlib | differ | jaxlib rejects the program | shardc errors |")
-        print("|---|---|---|---|---|")
+        print("| pass | same as jaxlib | differ | jaxlib rejects the program | shardc: unsupported "
+              "| shardc errors |")
+        print("|---|---|---|---|---|---|")
         for pipeline, make in CASES.items():
+            if args.only not in pipeline:
+                continue
             kinds: collections.Counter[str] = collections.Counter()
             for seed in range(args.first, args.first + args.seeds):
-                kinds[compare(make(random.Random(seed)), pipeline, worker).kind] += 1
+                outcome = compare(make(random.Random(seed)), pipeline, worker)
+                kind = outcome.kind
+                if kind == "shardc-error" and unsupported(pipeline, outcome.detail):
+                    kind = "unsupported"
+                kinds[kind] += 1
             print(f"| `{pipeline}` | {kinds['same']} | {kinds['differ']} | "
-                  f"{kinds['jaxlib-rejects']} | {kinds['shardc-error']} |")
+                  f"{kinds['jaxlib-rejects']} | {kinds['unsupported']} | {kinds['shardc-error']} |")
     finally:
         worker.close()
     return 0

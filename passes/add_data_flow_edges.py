@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.ops.data_flow import EDGE
-from shardc.ir.types import DistributedTensorType
+from shardc.ir.types import DistributedTensorType, TensorType
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 
 RESULT_OWNERS = ("while", "case", "optimization_barrier", "named_computation",
@@ -28,12 +28,16 @@ RESULT_OWNERS = ("while", "case", "optimization_barrier", "named_computation",
 BODY_OWNERS = ("named_computation", "manual_computation")
 
 
-def _edge_for(owner: Value) -> Operation | None:
-    if any(u.op.name == EDGE for u in owner.uses):
-        return None  # already has one
+def _edge_for(owner: Value, kind: str) -> Operation | None:
+    """An edge op of `kind` (`data_flow_edge`, `func_data_flow_edge`) holding `owner`'s
+    sharding; None when the owner has one already or is not a tensor (a token)."""
     t = owner.type
+    if any(u.op.name == kind for u in owner.uses) or not isinstance(t, TensorType) or (
+        t.dtype == "token"
+    ):
+        return None
     return Operation(
-        EDGE, [owner], [DistributedTensorType(t.shape, t.dtype, owner.mapping)],
+        kind, [owner], [DistributedTensorType(t.shape, t.dtype, owner.mapping)],
         loc=owner.defining_op.loc if owner.defining_op is not None else None,
     )
 
@@ -42,11 +46,12 @@ def _redirect(owner: Value, edge: Operation) -> None:
     owner.replace_uses_if(edge.results[0], lambda use: use.op is not edge)
 
 
-def add_result_edges(op: Operation) -> None:
+def add_result_edges(op: Operation, kind: str = EDGE) -> None:
+    """An edge after `op` for each of its results, in order."""
     anchor = op
     assert op.parent is not None
     for r in op.results:
-        edge = _edge_for(r)
+        edge = _edge_for(r, kind)
         if edge is None:
             continue
         op.parent.insert_after(anchor, edge)
@@ -54,10 +59,11 @@ def add_result_edges(op: Operation) -> None:
         _redirect(r, edge)
 
 
-def add_body_edges(body: Function) -> None:
+def add_body_edges(body: Function, kind: str = EDGE) -> None:
+    """An edge for each argument of `body`, in order, before its first op."""
     first = body.body.first
     for a in body.args:
-        edge = _edge_for(a)
+        edge = _edge_for(a, kind)
         if edge is None:
             continue
         if first is None:

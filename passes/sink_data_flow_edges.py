@@ -13,15 +13,21 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shardc.ir.core import Module, Operation
+from shardc.ir.mapping import NamedMapping
 from shardc.ir.ops.data_flow import EDGE
 from shardc.ir.ops.manual import sync_all
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 
 
-def sink_edge(edge: Operation) -> None:
+def sink_edge(edge: Operation, open_unsharded: bool = False) -> None:
+    """The edge's sharding onto its owner, and the edge gone. With `open_unsharded`, an edge
+    without a sharding leaves its owner fully open on the owner's mesh (Shardy's
+    `getFullyOpenLike`), not as it was."""
     owner, result = edge.operand(0), edge.results[0]
     if result.mapping is not None:
         owner.set_mapping(result.mapping)
+    elif open_unsharded and owner.mapping is not None:
+        owner.set_mapping(NamedMapping.fully_open(owner.mapping.mesh, owner.type.rank))
     result.replace_all_uses_with(owner)
     edge.erase()
 

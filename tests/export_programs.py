@@ -259,9 +259,14 @@ class _Program:
         return [self.rng.choice((2, 4, 8, 12, 16, 6)) for _ in range(rank)]
 
     def emit(self, text: str, shape: list[int], like: Sharding | None = None,
-             unreduced_ok: bool = False) -> _Val:
-        s = self.sharding(shape, like, unreduced_ok)
-        mesh = self.rng.choice(self.meshes)
+             unreduced_ok: bool = False, same_as: _Val | None = None) -> _Val:
+        """A new value defined by `text`; its sharding is random (near `like`), or `same_as`'s
+        sharding on `same_as`'s mesh."""
+        if same_as is not None:
+            s, mesh = same_as.sharding, same_as.mesh or self.mesh
+        else:
+            s = self.sharding(shape, like, unreduced_ok)
+            mesh = self.rng.choice(self.meshes)
         name = f"%{self.n}"
         self.n += 1
         attr = "" if s is None else (
@@ -315,8 +320,7 @@ def _reduce(p: _Program) -> None:
         return
     dims = sorted(p.rng.sample(range(rank), p.rng.randint(1, min(2, rank))))
     out = [n for d, n in enumerate(a.shape) if d not in dims]
-    init = f"%c{p.n}"
-    p.lines.append(f"    {init} = stablehlo.constant dense<0.000000e+00> : tensor<f32>")
+    init = _constant(p)
     text = (f"stablehlo.reduce({a.name} init: {init}) applies stablehlo.add across dimensions = "
             f"[{', '.join(map(str, dims))}]@ATTR : ({tensor(a.shape)}, tensor<f32>) -> "
             f"{tensor(out)}")
@@ -374,16 +378,69 @@ def _concatenate(p: _Program) -> None:
            f"{tensor(b.shape)}) -> {tensor(out)}", out)
 
 
+def _constant(p: _Program) -> str:
+    name = f"%c{p.n}"
+    p.lines.append(f"    {name} = stablehlo.constant dense<0.000000e+00> : tensor<f32>")
+    return name
+
+
+def _pad(p: _Program) -> None:
+    a, rng = p.pick(), p.rng
+    if not a.shape:
+        return
+    low = [rng.choice((0, 0, 1, 2, -1)) if n > 1 else 0 for n in a.shape]
+    high = [rng.choice((0, 0, 1, 3, -1)) if n > 1 else 0 for n in a.shape]
+    interior = [rng.choice((0, 0, 0, 1)) for _ in a.shape]
+    out = [lo + hi + n + (n - 1) * i for lo, hi, n, i in zip(low, high, a.shape, interior,
+                                                             strict=True)]
+    if min(out) < 1:
+        return
+    c = _constant(p)
+    p.emit(f"stablehlo.pad {a.name}, {c}, low = {low}, high = {high}, interior = {interior}@ATTR"
+           f" : ({tensor(a.shape)}, tensor<f32>) -> {tensor(out)}", out, a.sharding)
+
+
+def _slice(p: _Program) -> None:
+    """Mostly with the operand's sharding (Shardy's pass requires it for a slice)."""
+    a, rng = p.pick(), p.rng
+    if not a.shape:
+        return
+    ranges = []
+    for n in a.shape:
+        start = min(n - 1, rng.choice((0, 0, 0, 1, n // 2)))
+        limit = rng.choice((n, n, n - 1, max(start + 1, n // 2)))
+        limit = max(start + 1, min(n, limit))
+        stride = rng.choice((1, 1, 1, 2))
+        ranges.append((start, limit, stride))
+    out = [-(-(hi - lo) // st) for lo, hi, st in ranges]
+    text = ", ".join(f"{lo}:{hi}" + (f":{st}" if st != 1 else "") for lo, hi, st in ranges)
+    same = a if rng.random() < 0.95 else None
+    p.emit(f"stablehlo.slice {a.name} [{text}]@ATTR : ({tensor(a.shape)}) -> {tensor(out)}",
+           out, a.sharding, same_as=same)
+
+
+def _reverse(p: _Program) -> None:
+    a, rng = p.pick(), p.rng
+    if not a.shape:
+        return
+    dims = sorted(rng.sample(range(len(a.shape)), rng.randint(1, len(a.shape))))
+    p.emit(f"stablehlo.reverse {a.name}, dims = {dims}@ATTR : {tensor(a.shape)}", a.shape,
+           a.sharding, same_as=a if rng.random() < 0.5 else None)
+
+
 OP_MAKERS = (_elementwise, _elementwise, _dot, _reduce, _transpose, _broadcast, _reshape,
              _concatenate)
 
 
+PERMUTATION_MAKERS = (_pad, _pad, _slice, _slice, _reverse, _reverse, _elementwise, _transpose)
+
+
 def op_function(rng: random.Random, name: str, mesh: Mesh, meshes: list[Mesh],
-                n_ops: int = 4) -> str:
+                n_ops: int = 4, makers: tuple = OP_MAKERS) -> str:
     p = _Program(rng, mesh, meshes)
     p.arg(p.rng_shape(rng.randint(1, 3)))
     for _ in range(n_ops):
-        rng.choice(OP_MAKERS)(p)
+        rng.choice(makers)(p)
     results = [v for v in p.values if not v.name.startswith("%arg")][-2:] or [p.values[-1]]
     args = ", ".join(
         f"{v.name}: {tensor(v.shape)}"
@@ -403,7 +460,7 @@ def op_function(rng: random.Random, name: str, mesh: Mesh, meshes: list[Mesh],
             f"    return {ret} : {tys}\n  }}")
 
 
-def op_module(rng: random.Random, n: int = 3) -> str:
+def op_module(rng: random.Random, n: int = 3, makers: tuple = OP_MAKERS) -> str:
     """A module of `n` functions of random ops whose values carry random shardings."""
     mesh = random_mesh(rng)
     meshes = [mesh]
@@ -411,5 +468,10 @@ def op_module(rng: random.Random, n: int = 3) -> str:
         meshes.append(permuted(rng, mesh, "mesh_perm"))
     lines = [m.decl() for m in meshes]
     for f in range(n):
-        lines.append(op_function(rng, f"f{f}", mesh, meshes))
+        lines.append(op_function(rng, f"f{f}", mesh, meshes, makers=makers))
     return "\n".join(lines) + "\n"
+
+
+def permutation_module(rng: random.Random, n: int = 3) -> str:
+    """`op_module` of mostly pad, slice and reverse ops (permutation factors)."""
+    return op_module(rng, n, PERMUTATION_MAKERS)

@@ -11,14 +11,33 @@ import pytest
 
 pytest.importorskip("jax")
 
+from tests.export_call_programs import call_module, call_module_with_edges  # noqa: E402
+from tests.export_collective_programs import cmv1_module  # noqa: E402
 from tests.export_compare import JaxlibWorker, compare  # noqa: E402
-from tests.export_programs import op_module, reshard_module  # noqa: E402
+from tests.export_programs import op_module, permutation_module, reshard_module  # noqa: E402
 
 CASES = {
     "sdy-reshard-to-collectives": reshard_module,
     "sdy-insert-explicit-reshards{enable-full-version=true}": op_module,
     "sdy-insert-explicit-reshards": op_module,
+    "sdy-resolve-permutation-factors{enable-halo-exchange=false}": permutation_module,
+    "sdy-resolve-permutation-factors": permutation_module,
+    "sdy-inline-meshes": op_module,
+    "sdy-remove-all-gather-reduce-scatter-for-cmv1": cmv1_module,
+    "sdy-add-func-data-flow-edges": call_module,
+    "sdy-sink-func-data-flow-edges": call_module_with_edges,
 }
+
+# What shardc does not build and says so (docs/interop.md): a shardc error with this text is
+# counted apart, any other fails the test.
+UNSUPPORTED = {
+    "sdy-resolve-permutation-factors": "its halo exchange is not implemented",
+}
+
+
+def unsupported(pipeline: str, detail: str) -> bool:
+    text = UNSUPPORTED.get(pipeline)
+    return text is not None and text in detail
 
 
 @pytest.fixture(scope="module")
@@ -33,6 +52,8 @@ def test_shardc_prints_what_jaxlib_prints(pipeline: str, worker) -> None:
     kinds: dict[str, int] = {}
     for seed in range(80):
         outcome = compare(CASES[pipeline](random.Random(seed)), pipeline, worker)
-        kinds[outcome.kind] = kinds.get(outcome.kind, 0) + 1
-        assert outcome.kind not in ("differ", "shardc-error"), f"seed {seed}:\n{outcome.detail}"
+        kind = "unsupported" if outcome.kind == "shardc-error" and unsupported(
+            pipeline, outcome.detail) else outcome.kind
+        kinds[kind] = kinds.get(kind, 0) + 1
+        assert kind not in ("differ", "shardc-error"), f"seed {seed}:\n{outcome.detail}"
     assert kinds.get("same", 0) >= 8, kinds  # the comparison really ran

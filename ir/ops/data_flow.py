@@ -15,6 +15,12 @@ data-flow edge (a result of a data-flow op, or a body argument of a named or man
 computation). Its result carries the sharding of the edge's targets while propagation runs
 with explicit edges (`sdy-add-data-flow-edges` puts them in, `sdy-sink-data-flow-edges` moves
 their shardings back onto the owners and removes them); every use of the owner goes through it.
+
+`func_data_flow_edge` (Shardy's `sdy.func_data_flow_edge`) is the same for the edges between
+functions: its operand is an argument of a function (the edge from each call's operand) or a
+result of a `call` (the edge from the callee's returned value); `sdy-add-func-data-flow-edges`
+and `sdy-sink-func-data-flow-edges` put them in and take them out. Its sharding is written as
+any op's, `{sdy.sharding = #sdy.sharding_per_value<[...]>}`.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from shardc.ir.types import DistributedTensorType, TensorType
 
 NAMED = "named_computation"
 EDGE = "data_flow_edge"
+FUNC_EDGE = "func_data_flow_edge"
 
 
 def body_of(op: Operation) -> Function | None:
@@ -75,6 +82,20 @@ def _verify_edge(op: Operation) -> None:
                            "SdyDialect op (other than an sdy.named_computation).")
 
 
+def _verify_func_edge(op: Operation) -> None:
+    source = op.operand(0)
+    if len(source.uses) != 1:
+        raise op_error(op, "expected operand of sdy.func_data_flow_edge to have a single user")
+    d = source.defining_op
+    if d is None:
+        if not isinstance(source.owner, Function):
+            raise op_error(op, "expected operand of sdy.func_data_flow_edge to be a block "
+                               "argument of a func op.")
+    elif d.name != "call":
+        raise op_error(op, "expected operand of sdy.func_data_flow_edge to be a result of call "
+                           "op.")
+
+
 def _infer_edge(op: Operation) -> list[TensorType]:
     t = op.operand(0).type
     return [TensorType(t.shape, t.dtype)]
@@ -100,5 +121,17 @@ register(
         _infer_edge,
         _verify_edge,
         summary="identity; its result holds the sharding of a data-flow edge's targets",
+    )
+)
+register(
+    OpDef(
+        FUNC_EDGE,
+        1,
+        1,
+        {},
+        _infer_edge,
+        _verify_func_edge,
+        summary="identity; its result holds the sharding of a function argument's or call "
+                "result's edge",
     )
 )

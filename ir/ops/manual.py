@@ -235,9 +235,10 @@ def sync_all(module: Module) -> None:
 
 def _mesh_of(op: Operation) -> DeviceMesh | None:
     shardings = (*attr(op, "in_shardings"), *attr(op, "out_shardings"))
-    meshes = {m.mesh.name: m.mesh for m in shardings}
+    # One mesh, named or written inline: meshes compare by their devices, not their names.
+    meshes = {(m.mesh.axes, m.mesh.device_ids): m.mesh for m in shardings}
     if len(meshes) > 1:
-        names = ", ".join(f"@{n}" for n in meshes)
+        names = ", ".join(dict.fromkeys(f"@{m.mesh.name}" for m in shardings))
         raise op_error(op, f"uses several meshes ({names}); its shardings must share one mesh")
     if meshes:
         return next(iter(meshes.values()))

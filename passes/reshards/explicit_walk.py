@@ -113,23 +113,31 @@ class Regions:
         return self.sharding(op.operand(v.index + offset))
 
 
-def get_mesh(shardings: Sequence[NamedMapping | None]) -> DeviceMesh | None:
-    """Shardy's `getMesh`: the mesh the op's shardings share (ignoring device order, preferring
-    the iota one), None when they have none, differ, or it is a single device; then the most
-    common mesh among the sharded ones."""
+def common_mesh_ignoring_device_order(
+    shardings: Sequence[NamedMapping | None],
+) -> DeviceMesh | None:
+    """Shardy's `getCommonMeshName(..., ignoreDeviceIds=true)`: the first mesh with axes that
+    all others with axes equal up to device order (an iota one preferred), else None."""
     common: DeviceMesh | None = None
     for s in shardings:
         if s is None:
             continue
         if common is None or not common.axes:
             common = s.mesh
+        elif not s.mesh.axes:
             continue
-        if not s.mesh.axes:
-            continue
-        if s.mesh.axes != common.axes:
+        elif s.mesh.axes != common.axes:
             return None
-        if s.mesh.device_ids is None:
+        elif s.mesh.device_ids is None:
             common = s.mesh
+    return common
+
+
+def get_mesh(shardings: Sequence[NamedMapping | None]) -> DeviceMesh | None:
+    """Shardy's `getMesh`: the mesh the op's shardings share (ignoring device order, preferring
+    the iota one), None when they have none, differ, or it is a single device; then the most
+    common mesh among the sharded ones."""
+    common = common_mesh_ignoring_device_order(shardings)
     if common is None or getattr(common, "is_maximal", False):
         return None
     best, counts, best_count = common, {}, 0

@@ -194,6 +194,8 @@ NO_RULE: dict[str, str] = {
     "case": "data-flow edges: the driver links results and captures (data_flow.py)",
     "named_computation": "data-flow edges: operands to body arguments, body results to results",
     "data_flow_edge": "an explicit data-flow edge: the driver visits the edge it stands for",
+    "func_data_flow_edge": "an explicit function/call edge (Shardy's, between "
+                           "sdy-add-func-data-flow-edges and its sink): no factors to propagate by",
     "return": "terminator: the driver links it to the function results",
     "sharding_group": "no results: the driver unifies the shardings of a group",
     "all_gather": "explicit collective: its result type fixes its sharding (no Shardy rule)",

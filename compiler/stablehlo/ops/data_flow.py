@@ -6,6 +6,8 @@ optimization_barrier, whose pretty form is read and printed in elementwise.py).
         <-> named_computation %x {body = @main_relu, name = "relu"}
     %2 = sdy.data_flow_edge %1 sharding=<@m, [{"x", ?}]> : tensor<8xf32>
         <-> data_flow_edge %1, its result typed with that sharding
+    %3 = sdy.func_data_flow_edge %arg0 {sdy.sharding = #sdy.sharding_per_value<[...]>} : ...
+        <-> func_data_flow_edge %arg0, its result typed with that sharding
 
 A named computation's body is outlined into a private function (outlining.py; it may only use
 its own arguments): `in_shardings` are that function's argument shardings and `out_shardings`
@@ -108,6 +110,10 @@ def sdy_edge_op(c: list) -> OpRec:
 def _edge(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     fb.check_type(rec.sig[2][0], operands[0], 0)
     tok = rec.extra["sharding"]
+    if rec.name == "sdy.func_data_flow_edge":
+        if tok is not None:
+            raise ValueError("takes its sharding as {sdy.sharding = ...}, not sharding=")
+        return "func_data_flow_edge", {}, [rec.sig[2][0]], None
     mappings = None if tok is None else [fb.b.mapping(str(tok), tok)]
     return "data_flow_edge", {}, [rec.sig[2][0]], mappings
 
@@ -120,6 +126,11 @@ def _print_edge(p: Printer, op: Operation, n: Names, args: str) -> str:
     m = op.results[0].mapping
     sharding = f" sharding={m.text()}" if m is not None else ""
     return f"sdy.data_flow_edge {args}{sharding}{p.op_attrs(op, False)} : {_ty(op.results[0].type)}"
+
+
+@prints("func_data_flow_edge")
+def _print_func_edge(p: Printer, op: Operation, n: Names, args: str) -> str:
+    return f"sdy.func_data_flow_edge {args}{p.op_attrs(op)} : {_ty(op.results[0].type)}"
 
 
 def sharding_list(mappings: list[NamedMapping | None], ranks: list[int]) -> str | None:

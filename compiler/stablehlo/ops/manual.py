@@ -68,9 +68,10 @@ def _manual(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     results = fb.results_of(rec, operands)
     in_sh = [b.mapping(str(t), t) for t in rec.extra["in"]]
     out_sh = [b.mapping(str(t), t) for t in rec.extra["out"]]
-    meshes = {m.mesh.name for m in in_sh + out_sh}
-    if len(meshes) > 1:
-        raise ValueError(f"in/out shardings name several meshes ({sorted(meshes)})")
+    # One mesh, named or written inline (Shardy compares the meshes, not their names).
+    if len({(m.mesh.axes, m.mesh.device_ids) for m in in_sh + out_sh}) > 1:
+        names = sorted({m.mesh.name for m in in_sh + out_sh})
+        raise ValueError(f"in/out shardings name several meshes ({names})")
     axes = tuple(AxisRef(a.name if hasattr(a, "name") else a[0]) for a in rec.extra["axes"])
     saved = fb.manual_mesh
     mesh = (in_sh + out_sh)[0].mesh if in_sh or out_sh else None
