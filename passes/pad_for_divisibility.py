@@ -223,8 +223,7 @@ class _FunctionPadder:
         if name == "pad":
             return [self.pad(op)]
         if name == "convolution":
-            raise PassError("'convolution' op: padding a convolution for divisibility is not "
-                            "supported yet (make its shardings divide its dims)", op.loc)
+            return [self.convolution(op)]
         return self.generic(op, list(op.operands))
 
     def generic(self, op: Operation, operands: list[Value]) -> list[Value]:
@@ -296,6 +295,28 @@ class _FunctionPadder:
         rhs = self.ensure_kind(rhs, self.orig_type(rhs), ZERO,
                                tuple(op.attr("rhs_contracting_dims", ())))
         return self.generic(op, [lhs, rhs])
+
+    def convolution(self, op: Operation) -> Value:
+        """Zero the padding of the feature and spatial dims the window reads, convolve, and slice
+        the output's spatial dims back to their padded size."""
+        lhs, rhs = op.operands
+        a = op.attr
+        lhs = self.ensure_kind(lhs, self.orig_type(lhs), ZERO,
+                               (a("input_feature_dimension"), *a("input_spatial_dimensions")))
+        rhs = self.ensure_kind(rhs, self.orig_type(rhs), ZERO, (
+            a("kernel_input_feature_dimension"), *a("kernel_spatial_dimensions")))
+        inferred = infer_result_types(op.name, [lhs.type, rhs.type], op.attributes)[0]
+        target = padded_type(op.result.type)
+        spatial = tuple(a("output_spatial_dimensions"))
+        for d in spatial:
+            if inferred.shape[d] < target.shape[d]:
+                raise PassError(
+                    "'convolution' op: inferred convolution output spatial size is smaller than "
+                    "the target padded size. Spatial sharding must be resolved by "
+                    "resolve-permutation-factors to be divisible or replicated.", op.loc)
+        t = DistributedTensorType(inferred.shape, inferred.dtype, op.result.mapping)
+        out = self.rebuild(op, [lhs, rhs], [t])[0]
+        return self.trim(out, target, spatial, ZERO)
 
     def slice(self, op: Operation) -> Value:
         t = padded_type(op.result.type)
