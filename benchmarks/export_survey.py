@@ -19,22 +19,26 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.export_compare import JaxlibWorker, compare  # noqa: E402
-from tests.test_export_differential import CASES  # noqa: E402
+from tests.test_export_differential import CASES, NORMALIZE  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=300)
     parser.add_argument("--first", type=int, default=0, help="first seed")
+    parser.add_argument("--passes", nargs="*", help="only these passes (default: every one)")
     args = parser.parse_args(argv)
     worker = JaxlibWorker()
     try:
         print("| pass | same as jaxlib | differ | jaxlib rejects the program | shardc errors |")
         print("|---|---|---|---|---|")
         for pipeline, make in CASES.items():
+            if args.passes and pipeline not in args.passes:
+                continue
             kinds: collections.Counter[str] = collections.Counter()
             for seed in range(args.first, args.first + args.seeds):
-                kinds[compare(make(random.Random(seed)), pipeline, worker).kind] += 1
+                text = make(random.Random(seed))
+                kinds[compare(text, pipeline, worker, NORMALIZE.get(pipeline)).kind] += 1
             print(f"| `{pipeline}` | {kinds['same']} | {kinds['differ']} | "
                   f"{kinds['jaxlib-rejects']} | {kinds['shardc-error']} |")
     finally:
