@@ -178,13 +178,17 @@ def without_mask_shardings(text: str) -> str:
 
 
 def compare(text: str, pipeline: str, worker: JaxlibWorker | None = None,
-            normalize=None) -> Outcome:
+            normalize=None, jaxlib_pipeline: str | None = None) -> Outcome:
     """Both tools on `text`; with a `worker` jaxlib runs in its child process (survives Shardy's
-    aborting checks). `normalize` (text -> text) is applied to each function of both outputs."""
+    aborting checks). `normalize` (text -> text) is applied to each function of both outputs;
+    `jaxlib_pipeline`, when given, is what jaxlib runs instead of `pipeline` (options jaxlib's
+    older passes do not know)."""
     from shardc.ir.diagnostics import ShardcError
 
     try:
-        theirs = worker.run(text, pipeline) if worker is not None else run_jaxlib(text, pipeline)
+        their_pipeline = jaxlib_pipeline or pipeline
+        theirs = (worker.run(text, their_pipeline) if worker is not None
+                  else run_jaxlib(text, their_pipeline))
     except Exception as e:  # noqa: BLE001 - jaxlib's MLIRError: not a program Shardy accepts
         return Outcome("jaxlib-rejects", str(e)[:300])
     try:
