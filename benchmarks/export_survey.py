@@ -19,7 +19,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.export_compare import JaxlibWorker, compare  # noqa: E402
-from tests.test_export_differential import CASES, NORMALIZE  # noqa: E402
+from tests.test_export_differential import CASES, JAXLIB, NORMALIZE  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -38,7 +38,8 @@ def main(argv: list[str] | None = None) -> int:
             kinds: collections.Counter[str] = collections.Counter()
             for seed in range(args.first, args.first + args.seeds):
                 text = make(random.Random(seed))
-                kinds[compare(text, pipeline, worker, NORMALIZE.get(pipeline)).kind] += 1
+                kinds[compare(text, pipeline, worker, NORMALIZE.get(pipeline),
+                               JAXLIB.get(pipeline)).kind] += 1
             print(f"| `{pipeline}` | {kinds['same']} | {kinds['differ']} | "
                   f"{kinds['jaxlib-rejects']} | {kinds['shardc-error']} |")
     finally:

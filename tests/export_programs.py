@@ -413,3 +413,8 @@ def op_module(rng: random.Random, n: int = 3) -> str:
     for f in range(n):
         lines.append(op_function(rng, f"f{f}", mesh, meshes))
     return "\n".join(lines) + "\n"
+
+
+def main_module(rng: random.Random, n: int = 3) -> str:
+    """`op_module` with its first function named `main` (Shardy's export pipeline looks it up)."""
+    return op_module(rng, n).replace("@f0(", "@main(", 1)
