@@ -169,6 +169,22 @@ def unused_all_to_all(op: Operation) -> bool:
     return True
 
 
+def all_to_all_fusion(op: Operation) -> bool:
+    """all_to_all{B}(all_to_all{A}(x)), the inner one used once and A, B on distinct dims ->
+    all_to_all{A and B by source dim}(x) (Shardy's `AllToAllFusionPattern`)."""
+    inner = _producer(op.operand(0), "all_to_all")
+    if inner is None or len(inner.result.uses) != 1:
+        return False
+    params = (*inner.attr("params"), *op.attr("params"))
+    dims = [d for p in params for d in (p.src_dim, p.tgt_dim)]
+    if len(set(dims)) != len(dims):
+        return False
+    op.attributes["params"] = tuple(sorted(params, key=lambda p: p.src_dim))
+    op.set_operand(0, inner.operand(0))
+    inner.erase()
+    return True
+
+
 def slice_of_gather(op: Operation) -> bool:
     inner = _producer(op.operand(0), "all_gather")
     if inner is None or inner.attr("gathering_axes") != op.attr("slicing_axes"):
@@ -251,6 +267,7 @@ LABELLED: dict[str, list[tuple[str | tuple[str, ...], Rewrite]]] = {
         ("all_slice", _empty_axes("slicing_axes")),  # all_slice [{}] x -> x
         ("all_reduce", _empty_axes("reduction_axes")),  # all_reduce {} x -> x
         ("all_reduce", all_reduce_of_replicated_to_unreduced),  # u2r{A}(r2u{A}(x)) -> x
+        ("all_to_all", all_to_all_fusion),  # all_to_all(all_to_all(x)) on other dims -> one
         ("all_to_all", unused_all_to_all),  # unused all_to_all -> nothing
         ("collective_permute", permute_noop),  # permute to an equivalent sharding -> x
         ("all_slice", reduce_scatter_fusion),  # all_slice(all_reduce(x)) -> reduce_scatter(x)

@@ -63,3 +63,20 @@ func.func @chains(%arg0: tensor<8x8xf32> {sdy.sharding = #sdy.sharding<@m, [{"x"
   %6 = sdy.all_reduce {"y"} %5 out_sharding=<@m, [{"x"}, {}]> : tensor<8x8xf32>
   return %1, %6 : tensor<8x8xf32>, tensor<8x8xf32>
 }
+
+// -----
+
+sdy.mesh @m = <["x"=2, "y"=2]>
+
+// Two all_to_alls on distinct dims, the first used once, become one with both moves by source
+// dim; a third on a dim already moved stays.
+// CHECK-LABEL: func @all_to_alls
+// CHECK-NEXT: %[[A:.*]] = sdy.all_to_all [{"x"}: 0->2, {"y"}: 1->3] %arg0 out_sharding=<@m, [{}, {}, {"x"}, {"y"}]>
+// CHECK-NEXT: %[[B:.*]] = sdy.all_to_all [{"x"}: 2->0] %[[A]]
+// CHECK-NEXT: return %[[B]]
+func.func @all_to_alls(%arg0: tensor<4x4x4x4xf32> {sdy.sharding = #sdy.sharding<@m, [{"x"}, {"y"}, {}, {}]>}) -> tensor<4x4x4x4xf32> {
+  %0 = sdy.all_to_all [{"y"}: 1->3] %arg0 out_sharding=<@m, [{"x"}, {}, {}, {"y"}]> : tensor<4x4x4x4xf32>
+  %1 = sdy.all_to_all [{"x"}: 0->2] %0 out_sharding=<@m, [{}, {}, {"x"}, {"y"}]> : tensor<4x4x4x4xf32>
+  %2 = sdy.all_to_all [{"x"}: 2->0] %1 out_sharding=<@m, [{"x"}, {}, {}, {"y"}]> : tensor<4x4x4x4xf32>
+  return %2 : tensor<4x4x4x4xf32>
+}
