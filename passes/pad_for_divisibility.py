@@ -18,6 +18,9 @@ Ops are rewritten in program order, each reading the padded versions of its oper
 The padding a value is known to hold (zero or one, from the `pad` that made it) follows it
 through collectives, so a later contraction needs no mask. Function arguments and results must
 already be divisible (an error otherwise), so padded values never leave a function.
+
+NOTE: only a function's top-level ops are rewritten; Shardy's conversion also visits ops inside
+regions (a `while` body, a manual computation), which shardc leaves as they are.
 """
 
 from __future__ import annotations
