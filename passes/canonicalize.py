@@ -148,13 +148,6 @@ def _empty_axes(key: str) -> Rewrite:
     return rewrite
 
 
-def permute_noop(op: Operation) -> bool:
-    source, result = op.operand(0).mapping, op.result.mapping
-    if source is None or result is None or not same_layout(source, result):
-        return False
-    return _forward(op, op.operand(0))
-
-
 def all_reduce_of_replicated_to_unreduced(op: Operation) -> bool:
     inner = _producer(op.operand(0), "replicated_to_unreduced")
     if inner is None or tuple(inner.attr("axes")) != tuple(op.attr("reduction_axes")):
@@ -269,7 +262,7 @@ LABELLED: dict[str, list[tuple[str | tuple[str, ...], Rewrite]]] = {
         ("all_reduce", all_reduce_of_replicated_to_unreduced),  # u2r{A}(r2u{A}(x)) -> x
         ("all_to_all", all_to_all_fusion),  # all_to_all(all_to_all(x)) on other dims -> one
         ("all_to_all", unused_all_to_all),  # unused all_to_all -> nothing
-        ("collective_permute", permute_noop),  # permute to an equivalent sharding -> x
+        ("collective_permute", drop_noop),  # permute to an equivalent sharding -> x
         ("all_slice", reduce_scatter_fusion),  # all_slice(all_reduce(x)) -> reduce_scatter(x)
         ("reduce_scatter", _empty_axes("scatter_axes")),  # reduce_scatter [{}] x -> x
     ],
