@@ -20,7 +20,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.export_compare import JaxlibWorker, compare  # noqa: E402
-from tests.test_export_differential import CASES, unsupported  # noqa: E402
+from tests.test_export_differential import CASES, JAXLIB, NORMALIZE, unsupported  # noqa: E402
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -28,6 +28,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seeds", type=int, default=300)
     parser.add_argument("--first", type=int, default=0, help="first seed")
     parser.add_argument("--only", default="", help="only the passes whose pipeline has this text")
+    parser.add_argument("--passes", nargs="*", help="only these passes (default: every one)")
     args = parser.parse_args(argv)
     worker = JaxlibWorker()
     try:
@@ -35,11 +36,12 @@ def main(argv: list[str] | None = None) -> int:
               "| shardc errors |")
         print("|---|---|---|---|---|---|")
         for pipeline, make in CASES.items():
-            if args.only not in pipeline:
+            if args.only not in pipeline or (args.passes and pipeline not in args.passes):
                 continue
             kinds: collections.Counter[str] = collections.Counter()
             for seed in range(args.first, args.first + args.seeds):
-                outcome = compare(make(random.Random(seed)), pipeline, worker)
+                outcome = compare(make(random.Random(seed)), pipeline, worker,
+                                  NORMALIZE.get(pipeline), JAXLIB.get(pipeline))
                 kind = outcome.kind
                 if kind == "shardc-error" and unsupported(pipeline, outcome.detail):
                     kind = "unsupported"

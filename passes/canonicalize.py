@@ -13,11 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from shardc.ir.core import Module, Operation, Value
-from shardc.ir.diagnostics import ShardcError
+from shardc.ir.diagnostics import PassError, ShardcError
+from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.mesh import AxisRef
 from shardc.ir.ops import GLOBAL_COLLECTIVES, verify_operation
 from shardc.ir.types import DistributedTensorType
 from shardc.passes.collectives.steps import same_layout
+from shardc.passes.collectives.sub_axes import add_or_merge
 from shardc.passes.manager import Pass, PassContext, register_pass
 
 Rewrite = Callable[[Operation], bool]
@@ -134,6 +136,175 @@ REWRITES: list[tuple[str | tuple[str, ...], Rewrite]] = [
 ]
 
 
+# ----- Shardy's labelled canonicalization patterns (`canonicalize{enable-patterns=LABEL}`) -----
+
+
+def _empty_axes(key: str) -> Rewrite:
+    """`collective(x)` with no axes -> x (Shardy's `*NoopPattern`s)."""
+    def rewrite(op: Operation) -> bool:
+        if any(op.attr(key)):  # a non-empty dim (per-dim axes) or axis (flat axes)
+            return False
+        return _forward(op, op.operand(0))
+    return rewrite
+
+
+def all_reduce_of_replicated_to_unreduced(op: Operation) -> bool:
+    inner = _producer(op.operand(0), "replicated_to_unreduced")
+    if inner is None or tuple(inner.attr("axes")) != tuple(op.attr("reduction_axes")):
+        return False
+    return _forward(op, inner.operand(0))
+
+
+def unused_all_to_all(op: Operation) -> bool:
+    if op.result.uses:
+        return False
+    op.erase()
+    return True
+
+
+def all_to_all_fusion(op: Operation) -> bool:
+    """all_to_all{B}(all_to_all{A}(x)), the inner one used once and A, B on distinct dims ->
+    all_to_all{A and B by source dim}(x) (Shardy's `AllToAllFusionPattern`)."""
+    inner = _producer(op.operand(0), "all_to_all")
+    if inner is None or len(inner.result.uses) != 1:
+        return False
+    params = (*inner.attr("params"), *op.attr("params"))
+    dims = [d for p in params for d in (p.src_dim, p.tgt_dim)]
+    if len(set(dims)) != len(dims):
+        return False
+    op.attributes["params"] = tuple(sorted(params, key=lambda p: p.src_dim))
+    op.set_operand(0, inner.operand(0))
+    inner.erase()
+    return True
+
+
+def slice_of_gather(op: Operation) -> bool:
+    inner = _producer(op.operand(0), "all_gather")
+    if inner is None or inner.attr("gathering_axes") != op.attr("slicing_axes"):
+        return False
+    return _forward(op, inner.operand(0))
+
+
+def reduce_scatter_fusion(op: Operation) -> bool:
+    """Shardy's `ReduceScatterFusion`: all_slice(all_reduce{R}(x)) -> reduce_scatter of the
+    longest prefix of each dim's slicing axes in R (when that uses all of R), then an all_slice
+    of the rest; every user of the all_reduce is an identical all_slice, this one first."""
+    reduce = _producer(op.operand(0), "all_reduce")
+    if reduce is None:
+        return False
+    slicing = op.attr("slicing_axes")
+    users = reduce.result.users
+    if any(u.name != "all_slice" or u.attr("slicing_axes") != slicing for u in users):
+        return False
+    if users[0] is not op and _before(users[0], op):
+        return False
+    remaining = list(reduce.attr("reduction_axes"))
+    scatter, residual = [], []
+    for axes in slicing:
+        k = 0
+        while k < len(axes) and axes[k] in remaining:
+            remaining.remove(axes[k])
+            k += 1
+        scatter.append(tuple(axes[:k]))
+        residual.append(tuple(axes[k:]))
+    if remaining:
+        return False
+    source = reduce.operand(0)
+    out = op.result.mapping
+    mesh = reduce.result.mapping.mesh
+    base = source.mapping or NamedMapping.fully_replicated(mesh, source.type.rank)
+    dims = []
+    for dim, added in zip(base.dims, scatter):
+        axes = list(dim.axes)
+        for ref in added:
+            add_or_merge(axes, ref, mesh)
+        dims.append(DimSharding(tuple(axes), True))
+    mapping = NamedMapping(mesh, tuple(dims), out.replicated, out.unreduced, out.unreduced_op)
+    attrs = {"scatter_axes": tuple(scatter)}
+    if reduce.attr("reduction_op") is not None:
+        attrs["reduction_op"] = reduce.attr("reduction_op")
+    block = op.parent
+    assert block is not None
+    new = block.insert_before(op, Operation(
+        "reduce_scatter", [source], [DistributedTensorType(source.type.shape, source.type.dtype,
+                                                           mapping)], attrs, reduce.loc))
+    verify_operation(new)
+    final = new.result
+    if any(residual):
+        rest = block.insert_before(op, Operation(
+            "all_slice", [final], [op.result.type], {"slicing_axes": tuple(residual)}, op.loc))
+        verify_operation(rest)
+        final = rest.result
+    for user in users:
+        _forward(user, final)
+    reduce.erase()
+    return True
+
+
+def _before(a: Operation, b: Operation) -> bool:
+    """`a` comes before `b` in their block."""
+    op = a.next
+    while op is not None:
+        if op is b:
+            return True
+        op = op.next
+    return False
+
+
+# Shardy's patterns by label (shardy/dialect/sdy/ir/canonicalization.td).
+LABELLED: dict[str, list[tuple[str | tuple[str, ...], Rewrite]]] = {
+    "sdy-reshard": [("reshard", fold_reshard_chain)],  # reshard(reshard(x)) one use
+    "sdy-collective": [
+        ("all_gather", _empty_axes("gathering_axes")),  # all_gather [{}] x -> x
+        ("all_slice", slice_of_gather),  # all_slice{A}(all_gather{A}(x)) -> x
+        ("all_slice", _empty_axes("slicing_axes")),  # all_slice [{}] x -> x
+        ("all_reduce", _empty_axes("reduction_axes")),  # all_reduce {} x -> x
+        ("all_reduce", all_reduce_of_replicated_to_unreduced),  # u2r{A}(r2u{A}(x)) -> x
+        ("all_to_all", all_to_all_fusion),  # all_to_all(all_to_all(x)) on other dims -> one
+        ("all_to_all", unused_all_to_all),  # unused all_to_all -> nothing
+        ("collective_permute", drop_noop),  # permute to an equivalent sharding -> x
+        ("all_slice", reduce_scatter_fusion),  # all_slice(all_reduce(x)) -> reduce_scatter(x)
+        ("reduce_scatter", _empty_axes("scatter_axes")),  # reduce_scatter [{}] x -> x
+    ],
+}
+# Ops MLIR's canonicalizer may not erase when unused (not `Pure`): sdy's collectives and
+# sharding ops, and StableHLO's ops with effects.
+IMPURE = frozenset({*SIDE_EFFECTS, *COLLECTIVES, "sharding_constraint", "data_flow_edge",
+                    "named_computation", "call", "while", "case", "infeed", "outfeed", "send",
+                    "recv", "after_all", "create_token"})
+
+
+def _mlir_canonicalize(module: Module, patterns: list) -> int:
+    """What MLIR's greedy canonicalizer does with only `patterns` enabled: the patterns to a
+    fixed point, unused `Pure` ops erased, and constants uniqued and hoisted to the top of the
+    function (each moved to the front as it is met, so they end in reverse order)."""
+    count = 0
+    for func in module.functions.values():
+        seen: dict[tuple[str, str], Operation] = {}
+        for op in list(func.body):
+            if op.name != "constant":
+                continue
+            key = (repr(op.attributes), op.result.type.text())
+            if key in seen:
+                _forward(op, seen[key].result)
+                count += 1
+                continue
+            seen[key] = op
+            first = func.body.ops[0]
+            if first is not op:
+                func.body._unlink(op)
+                func.body.insert_before(first, op)
+    rows = [*patterns, (ANY, erase_dead_pure)]
+    return count + canonicalize_module(module, rows)
+
+
+def erase_dead_pure(op: Operation) -> bool:
+    if op.name in IMPURE or not op.results or any(r.uses for r in op.results):
+        return False
+    op.erase()
+    return True
+
+
 def _matches(pattern: str | tuple[str, ...], op: Operation) -> bool:
     if pattern == ANY:
         return True
@@ -161,8 +332,21 @@ def canonicalize_module(module: Module, rewrites=REWRITES) -> int:
 @register_pass("canonicalize")
 @dataclass(frozen=True)
 class Canonicalize(Pass):
-    """Fold reshard chains, drop no-op collectives, fuse all_reduce+all_slice, erase dead ops."""
+    """Fold reshard chains, drop no-op collectives, fuse all_reduce+all_slice, erase dead ops.
+    With `enable-patterns=sdy-reshard` or `sdy-collective`: MLIR's canonicalizer with only
+    Shardy's patterns of that label (what Shardy's export pipeline runs)."""
+
+    enable_patterns: str = ""
 
     def run(self, module: Module, ctx: PassContext) -> None:
         stats = ctx.data.setdefault("canonicalize", {"rewrites": 0})
-        stats["rewrites"] += canonicalize_module(module)
+        if not self.enable_patterns:
+            stats["rewrites"] += canonicalize_module(module)
+            return
+        labels = [x.strip() for x in self.enable_patterns.strip("{}").split(",") if x.strip()]
+        unknown = [x for x in labels if x not in LABELLED]
+        if unknown:
+            raise PassError(f"canonicalize: unknown pattern label '{unknown[0]}' (known: "
+                            f"{', '.join(LABELLED)})")
+        rows = [row for x in labels for row in LABELLED[x]]
+        stats["rewrites"] += _mlir_canonicalize(module, rows)

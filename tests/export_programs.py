@@ -475,3 +475,8 @@ def op_module(rng: random.Random, n: int = 3, makers: tuple = OP_MAKERS) -> str:
 def permutation_module(rng: random.Random, n: int = 3) -> str:
     """`op_module` of mostly pad, slice and reverse ops (permutation factors)."""
     return op_module(rng, n, PERMUTATION_MAKERS)
+
+
+def main_module(rng: random.Random, n: int = 3) -> str:
+    """`op_module` with its first function named `main` (Shardy's export pipeline looks it up)."""
+    return op_module(rng, n).replace("@f0(", "@main(", 1)
