@@ -23,7 +23,7 @@ from shardc.ir.diagnostics import PassError
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import AxisRef
 from shardc.ir.ops.registry import attr
-from shardc.passes.collectives.axes import cut_points, product, split_refs
+from shardc.passes.collectives.axes import cut_points, mesh_atoms, product
 from shardc.passes.global_to_local.state import Localizer, shard_index
 
 _KIND = {"sum": "add", "max": "maximum", "min": "minimum"}
@@ -176,8 +176,7 @@ def collective_permute(lz: Localizer, op: Operation) -> None:
         raise PassError("'collective_permute' op between meshes of different sizes", op.loc)
     mesh = out.mesh
     refs = [*src.used_axes(), *out.used_axes()]
-    atoms = set(split_refs(refs, cut_points(refs, mesh), mesh))
-    ordered = sorted(atoms, key=lambda a: (mesh.axis_index(a.name), a.pre))
+    ordered = mesh_atoms(cut_points(refs, mesh), mesh)  # Shardy's getOrderedAxisRefs
 
     def sharding_axes(m: NamedMapping) -> list[AxisRef]:
         axes: list[AxisRef] = []
