@@ -169,7 +169,7 @@ def all_to_all(lz: Localizer, op: Operation) -> None:
 
 def collective_permute(lz: Localizer, op: Operation) -> None:
     out = _out_mapping(op)
-    src = op.operand(0).mapping
+    src = lz.mapping(op.operand(0))
     if src is None:
         raise PassError("'collective_permute' op: its operand has no sharding", op.loc)
     if src.mesh.num_devices != out.mesh.num_devices:
@@ -199,7 +199,7 @@ def collective_permute(lz: Localizer, op: Operation) -> None:
 
 
 def reduce_scatter(lz: Localizer, op: Operation) -> None:
-    m = op.operand(0).mapping or _out_mapping(op)
+    m = lz.mapping(op.operand(0)) or _out_mapping(op)
     mesh = m.mesh
     x = op.operand(0)
     shape, dtype = x.type.shape, x.type.dtype

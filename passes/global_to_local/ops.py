@@ -84,7 +84,7 @@ def _axes(axes) -> str:
 
 def slice_op(lz: Localizer, op: Operation, global_in: tuple[int, ...]) -> None:
     src, r = op.operand(0), op.results[0]
-    m_in, m_out = src.mapping, r.mapping
+    m_in, m_out = lz.mapping(src), r.mapping
     if _replicated(m_in) and _replicated(m_out):
         return generic(lz, op)
     starts, limits = list(attr(op, "start_indices")), list(attr(op, "limit_indices"))
@@ -107,7 +107,7 @@ def concatenate(lz: Localizer, op: Operation) -> None:
         raise PassError(f"'concatenate' op: dimension {d} is sharded but the concatenation "
                         "is on this dimension", op.loc)
     for i, v in enumerate(op.operands):
-        m = v.mapping
+        m = lz.mapping(v)
         if _replicated(m):
             continue
         assert m is not None
@@ -122,7 +122,7 @@ def concatenate(lz: Localizer, op: Operation) -> None:
 
 def dot(lz: Localizer, op: Operation) -> None:
     lhs = op.operand(0)
-    m = lhs.mapping
+    m = lz.mapping(lhs)
     if not _replicated(m):
         assert m is not None
         dims = (attr(op, "lhs_contracting_dims") if op.name == "dot_general"

@@ -81,6 +81,7 @@ class Localizer:
         self.next_channel = first_channel(module)
         self.anchor: Operation | None = None
         self.global_shapes: dict[int, tuple[int, ...]] = {}  # localized value -> global shape
+        self.origins: dict[int, NamedMapping | None] = {}  # new value -> the replaced one's
 
     # ----- emitting -------------------------------------------------------------------------
 
@@ -146,7 +147,12 @@ class Localizer:
     def global_shape(self, v: Value) -> tuple[int, ...]:
         return self.global_shapes.get(id(v), v.type.shape)
 
+    def mapping(self, v: Value) -> NamedMapping | None:
+        """The sharding of the global value `v` stands for (a new op's result carries none)."""
+        return self.origins[id(v)] if id(v) in self.origins else v.mapping
+
     def replace(self, op: Operation, value: Value) -> None:
+        self.origins[id(value)] = op.results[0].mapping
         value.name_hint = op.results[0].name_hint
         op.results[0].replace_all_uses_with(value)
         op.erase()
