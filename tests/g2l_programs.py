@@ -57,14 +57,14 @@ def g2l_function(rng: random.Random, name: str, axes: list[tuple[str, int]]) -> 
     first, last = steps[0], steps[-1]
     lines = [f"  func.func @{name}(%arg0: {ty} {{sdy.sharding = #sdy.sharding{_text('mesh', first)}}})"
              f" -> ({ty} {{sdy.sharding = #sdy.sharding{_text('mesh', last)}}}) {{"]
-    v, k = "%arg0", 0
+    v, k, prev = "%arg0", 0, first
     for s in steps[1:]:
         op = rng.choice(("abs", "add", "negate"))
         args = f"{v}, {v}" if op == "add" else v
         lines.append(f"    %{k} = stablehlo.{op} {args} {{sdy.sharding = #sdy.sharding_per_value<"
-                     f"[{_text('mesh', first if k == 0 else prev)}]>}} : {ty}")
+                     f"[{_text('mesh', prev)}]>}} : {ty}")
         lines.append(f"    %{k + 1} = sdy.reshard %{k} {_text('mesh', s)} : {ty}")
-        v, prev, k = f"%{k + 1}", s, k + 2
+        v, k, prev = f"%{k + 1}", k + 2, s
     lines.append(f"    return {v} : {ty}")
     lines.append("  }")
     return "\n".join(lines)

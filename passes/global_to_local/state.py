@@ -149,7 +149,7 @@ class Localizer:
 
     def mapping(self, v: Value) -> NamedMapping | None:
         """The sharding of the global value `v` stands for (a new op's result carries none)."""
-        return self.origins[id(v)] if id(v) in self.origins else v.mapping
+        return self.origins.get(id(v), v.mapping)
 
     def replace(self, op: Operation, value: Value) -> None:
         self.origins[id(value)] = op.results[0].mapping
