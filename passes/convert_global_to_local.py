@@ -14,8 +14,9 @@ types (`passes/global_to_local/ops.py`).
 
 Options, Shardy's: `per-dim-all-gather` (one all_gather per dim), `combine-multi-dimension-
 reduce-scatter`, `replica-count`/`partition-count` (the device id is `replica_id` when there are
-several replicas). Not supported (an error says so): `enable-rgv3` (mesh-axes replica groups),
-and convolution, gather, scatter, reduce_window and select_and_scatter with a sharded operand.
+several replicas), `enable-rgv3` (replica groups written as mesh axes,
+`#stablehlo.replica_group_mesh_axes<...>`, where no sub-axis takes part). Not supported (an
+error says so): convolution, gather and scatter with a sharded operand or result.
 
 shardc's own `spmd` pass lowers the same input to its `spmd.*` collectives, pads uneven shards
 and masks padding; this pass, like Shardy's, needs every sharded dim to divide evenly.
@@ -34,7 +35,7 @@ from shardc.passes.global_to_local.state import Localizer, local_shape
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 
 # Ops whose sharded operands Shardy rewrites in ways not reproduced here.
-_UNSUPPORTED = ("convolution", "gather", "scatter", "reduce_window", "select_and_scatter")
+_UNSUPPORTED = ("convolution", "gather", "scatter")
 
 
 @register_pass("convert-global-to-local")
@@ -50,9 +51,6 @@ class ConvertGlobalToLocal(Pass):
     partition_count: int = 1
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        if self.enable_rgv3:
-            raise PassError("option 'enable-rgv3' (mesh-axes replica groups) is not supported; "
-                            "the replica groups are written as device ids")
         if self.replica_count > 1 and self.partition_count > 1:
             raise PassError("convert_global_to_local does not support both replica-count > 1 "
                             "and partition-count > 1")
@@ -98,6 +96,10 @@ def convert_op(lz: Localizer, op: Operation) -> None:
         return ops.iota(lz, op)
     if name == "slice":
         return ops.slice_op(lz, op, lz.global_shape(op.operand(0)))
+    if name in ("reduce_window", "select_and_scatter"):
+        return ops.windowed(lz, op)
+    if name == "pad":
+        return ops.pad(lz, op)
     if name == "concatenate":
         return ops.concatenate(lz, op)
     if name in ("dot", "dot_general"):

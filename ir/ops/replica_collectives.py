@@ -124,6 +124,9 @@ def _infer_permute(op: Operation) -> list[TensorType]:
 _C = frozenset({COLLECTIVE})
 _GROUPS = {
     "replica_groups": opt("int_groups", ()),
+    # The same groups written as mesh axes (StableHLO's replica_group_mesh_axes), printed in
+    # place of the device ids: `#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [...]>`.
+    "replica_group_mesh_axes": opt("any", None),
     "channel_handle": opt("any", None),
     "use_global_device_ids": opt("bool", False),
 }

@@ -37,7 +37,7 @@ def _out_mapping(op: Operation) -> NamedMapping:
 
 
 def _groups_attrs(lz: Localizer, m: NamedMapping, axes) -> dict:
-    return {"replica_groups": lz.groups(m.mesh, axes), "channel_handle": lz.channel(),
+    return {**lz.groups(m.mesh, axes), "channel_handle": lz.channel(),
             "use_global_device_ids": True}
 
 
@@ -119,8 +119,7 @@ def all_to_all(lz: Localizer, op: Operation) -> None:
         shape[p.src_dim] *= n
         shape[p.tgt_dim] //= n
         attrs = {"split_dimension": p.tgt_dim, "concat_dimension": p.src_dim,
-                 "split_count": n, "replica_groups": lz.groups(mesh, p.axes),
-                 "channel_handle": lz.channel()}
+                 "split_count": n, **lz.groups(mesh, p.axes), "channel_handle": lz.channel()}
         lz.replace(op, lz.emit("xla.all_to_all", [x], attrs, shape, dtype))
         return
     order = sorted(range(len(params)), key=lambda i: params[i].tgt_dim)
@@ -146,7 +145,7 @@ def all_to_all(lz: Localizer, op: Operation) -> None:
     shape1 = [group, *shape_t[len(params):]]
     v = lz.emit("reshape", [t0], {}, shape1, dtype)
     attrs = {"split_dimension": 0, "concat_dimension": 0, "split_count": group,
-             "replica_groups": lz.groups(mesh, every), "channel_handle": lz.channel()}
+             **lz.groups(mesh, every), "channel_handle": lz.channel()}
     v = lz.emit("xla.all_to_all", [v], attrs, shape1, dtype)
     v = lz.emit("reshape", [v], {}, shape_t, dtype)
     perm1 = [i + len(params) for i in range(len(shape))]

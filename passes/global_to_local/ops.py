@@ -4,9 +4,11 @@
   the global constant and a `dynamic_slice` at this device's offsets;
 - `iota` sharded along its dim: a local iota plus this device's offset;
 - `slice` of a sharded dim: only the whole dim (the local block) slices without communication;
+- `pad` of a sharded dim: each block padded by its own offset (a table when devices differ);
 - `concatenate`: only along a replicated dim, the other dims sharded alike;
 - `dot` / `dot_general` with a sharded contracting dim: the partial sums must be reduced by the
   one `sdy.all_reduce` over those axes that uses the result;
+- `reduce_window` / `select_and_scatter`: only along pass-through dims;
 - `manual_computation`: its (converted) body inlined where it stands.
 Every other op keeps its attributes and sharding and takes local types (`generic`).
 """
@@ -18,7 +20,7 @@ from shardc.ir.core import Operation, Value
 from shardc.ir.diagnostics import PassError
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.ops.registry import attr
-from shardc.passes.global_to_local.state import Localizer
+from shardc.passes.global_to_local.state import Localizer, shard_index
 
 
 def generic(lz: Localizer, op: Operation) -> None:
@@ -83,21 +85,32 @@ def _axes(axes) -> str:
 
 
 def slice_op(lz: Localizer, op: Operation, global_in: tuple[int, ...]) -> None:
+    """Unsharded dims keep their indices; a sharded dim must be sliced whole, or from 0 with
+    stride 1 to a size whose blocks are as many as the operand's (Shardy's
+    isCommunicationFreeSliceDim), and takes the local block."""
     src, r = op.operand(0), op.results[0]
     m_in, m_out = lz.mapping(src), r.mapping
     if _replicated(m_in) and _replicated(m_out):
         return generic(lz, op)
-    starts, limits = list(attr(op, "start_indices")), list(attr(op, "limit_indices"))
-    for d in range(len(starts)):
+    starts, limits = attr(op, "start_indices"), list(attr(op, "limit_indices"))
+    strides = attr(op, "strides") or (1,) * len(limits)
+    global_out = r.type.shape
+    lz.localize(r, op)
+    for d in range(len(limits)):
         _mismatch(op, d, m_in, m_out)
-        if m_in is not None and m_in.dims[d].axes:
-            if starts[d] != 0 or limits[d] != global_in[d]:
-                raise PassError(
-                    f"'slice' op: dimension {d} is sharded but the slice is not a full slice "
-                    "and requires device communication", op.loc)
-            limits[d] = src.type.shape[d]
-    op.attributes["limit_indices"] = tuple(limits)
-    generic(lz, op)
+        if m_in is None or not m_in.dims[d].axes:
+            continue
+        k = m_in.num_shards(d)
+        free = k <= 1 or (starts[d] == 0 and strides[d] == 1
+                          and -(-global_in[d] // k) == -(-global_out[d] // k))
+        if starts[d] != 0 or (limits[d] != global_in[d] and not free):
+            raise PassError(
+                f"'slice' op: dimension {d} is sharded but the slice is not a full slice "
+                "and requires device communication", op.loc)
+        limits[d] = src.type.shape[d] if limits[d] == global_in[d] else r.type.shape[d]
+    attrs = {"start_indices": tuple(starts), "limit_indices": tuple(limits),
+             "strides": tuple(strides)}
+    lz.replace(op, lz.emit("slice", [src], attrs, r.type.shape, r.type.dtype))
 
 
 def concatenate(lz: Localizer, op: Operation) -> None:
@@ -155,3 +168,79 @@ def inline_body(lz: Localizer, op: Operation, body_ops: list[Operation],
         for old, new in zip(inner.results, copy.results):
             values[id(old)] = new
     op.erase()
+
+
+def pad(lz: Localizer, op: Operation) -> None:
+    """Each device pads its block by the offset between where its input block lands and where
+    its output block starts; when that offset differs between devices along a dim, pad enough
+    for every device and take this device's window with a dynamic_slice."""
+    x, value, r = op.operand(0), op.operand(1), op.results[0]
+    m_in, m_out = lz.mapping(x), r.mapping
+    if _replicated(m_in):
+        return generic(lz, op)
+    assert m_in is not None
+    mesh = m_in.mesh
+    g_in, g_out = lz.global_shape(x), r.type.shape
+    low, interior = attr(op, "edge_padding_low"), attr(op, "interior_padding")
+    n = mesh.num_devices
+    offsets: list[list[int]] = []
+    for d in range(len(g_in)):
+        _mismatch(op, d, m_in, m_out)
+        axes = m_in.dims[d].axes
+        k = m_in.num_shards(d)
+        s_in, s_out = g_in[d] // k, g_out[d] // k
+        row = [0] * n
+        for p in range(n):
+            i = shard_index(mesh, p, axes)
+            row[mesh.device_id(p)] = (i * s_in) * (interior[d] + 1) + low[d] - i * s_out
+        offsets.append(row)
+    lz.localize(r, op)
+    local_in, local_out, dtype = x.type.shape, r.type.shape, r.type.dtype
+    expanded = [(s - 1) * (interior[d] + 1) + 1 for d, s in enumerate(local_in)]
+    if all(len(set(row)) == 1 for row in offsets):
+        lo = [row[0] for row in offsets]
+        hi = [local_out[d] - (expanded[d] + lo[d]) for d in range(len(lo))]
+        attrs = {"edge_padding_low": tuple(lo), "edge_padding_high": tuple(hi),
+                 "interior_padding": tuple(interior)}
+        return lz.replace(op, lz.emit("pad", [x, value], attrs, local_out, dtype))
+    k_low = [max(0, max(row)) for row in offsets]
+    k_high = [max(0, local_out[d] - min(row) - expanded[d]) for d, row in enumerate(offsets)]
+    shape = [a + e + b for a, e, b in zip(k_low, expanded, k_high)]
+    attrs = {"edge_padding_low": tuple(k_low), "edge_padding_high": tuple(k_high),
+             "interior_padding": tuple(interior)}
+    safe = lz.emit("pad", [x, value], attrs, shape, dtype)
+    pid = lz.device_id()
+    starts = []
+    for d, row in enumerate(offsets):
+        table = [k_low[d] - o for o in row]
+        if len(set(row)) == 1:
+            starts.append(lz.const([table[0]], (), "i64"))
+            continue
+        t = lz.const(table, (n,), "i64")
+        one = lz.emit("dynamic_slice", [t, pid], {"slice_sizes": (1,)}, (1,), "i64")
+        starts.append(lz.emit("reshape", [one], {}, (), "i64"))
+    lz.replace(op, lz.emit("dynamic_slice", [safe, *starts], {"slice_sizes": tuple(local_out)},
+                           local_out, dtype))
+
+
+def windowed(lz: Localizer, op: Operation) -> None:
+    """reduce_window / select_and_scatter compute locally when every sharded dim of the windowed
+    operand is a pass-through: no padding, and a window of 1 or a stride of at least the window."""
+    m = lz.mapping(op.operand(0))
+    if not _replicated(m):
+        assert m is not None
+        window = attr(op, "window_dimensions") or ()
+        strides = attr(op, "window_strides") or ()
+        padding = attr(op, "padding") or ()
+        for d in range(m.rank):
+            if m.num_shards(d) <= 1:
+                continue
+            ok = not padding or tuple(padding[d]) == (0, 0)
+            w = window[d] if window else None
+            s = strides[d] if strides else None
+            ok = ok and (s is None or s == 1 or (w is not None and s >= w))
+            ok = ok and (w is None or w == 1 or (s is not None and s >= w))
+            if not ok:
+                raise PassError(f"'{op.name}' op: dimension {d} is sharded but is not a "
+                                "pass-through dimension", op.loc)
+    generic(lz, op)

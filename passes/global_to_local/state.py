@@ -105,9 +105,16 @@ class Localizer:
         self.next_channel += 1
         return OpaqueAttr(f"#stablehlo.channel_handle<handle = {n}, type = 1>")
 
-    def groups(self, mesh: DeviceMesh, axes: Sequence[AxisRef]) -> tuple[tuple[int, ...], ...]:
-        """Shardy's replica groups over `axes` (V1: device ids)."""
-        return tuple(tuple(g) for g in device_groups(mesh, tuple(axes)))
+    def groups(self, mesh: DeviceMesh, axes: Sequence[AxisRef]) -> dict[str, Any]:
+        """The replica-group attributes of a collective over `axes`: the device ids, and with
+        `enable-rgv3` (no sub-axis among `axes`) the same groups written as mesh axes."""
+        out: dict[str, Any] = {
+            "replica_groups": tuple(tuple(g) for g in device_groups(mesh, tuple(axes)))}
+        if self.options.enable_rgv3 and not any(a.is_sub_axis for a in axes):
+            refs = ", ".join(f'#stablehlo.axis_ref<name = "{a.name}">' for a in axes)
+            out["replica_group_mesh_axes"] = OpaqueAttr(
+                f"#stablehlo.replica_group_mesh_axes<mesh = @{mesh.name}, axes = [{refs}]>")
+        return out
 
     def device_id(self) -> Value:
         """This device's id as an i64 scalar (Shardy's getDeviceId)."""

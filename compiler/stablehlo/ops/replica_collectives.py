@@ -106,6 +106,8 @@ def _print_replica_collective(p: Printer, op: Operation, n: Names, indent: str) 
     for key in _GROUP_PROPS:
         if key in at:
             props[key] = _dense(at[key])
+    if at.get("replica_group_mesh_axes") is not None:
+        props["replica_groups"] = at["replica_group_mesh_axes"].text
     if at.get("use_global_device_ids"):
         props["use_global_device_ids"] = ""
     text = ", ".join(k if not v else f"{k} = {v}" for k, v in sorted(props.items()))
