@@ -2,8 +2,13 @@
 // collectives. Expected text is what jaxlib's sdy-convert-global-to-local prints for this input.
 // RUN: shardc opt %s -p sdy-convert-global-to-local | filecheck %s
 // RUN: shardc opt %s -p 'sdy-convert-global-to-local{per-dim-all-gather=true}' | filecheck %s --check-prefix=PERDIM
-// RUN: not shardc opt %s -p 'sdy-convert-global-to-local{enable-rgv3=true}' 2>&1 | filecheck %s --check-prefix=RGV3
-// RGV3: error: in pass 'convert-global-to-local': option 'enable-rgv3'
+// RUN: shardc opt %s -p 'sdy-convert-global-to-local{enable-rgv3=true}' | filecheck %s --check-prefix=RGV3
+// (enable-rgv3: the replica groups written as mesh axes; Shardy's current text, which jaxlib
+// 0.10.2 prints as `#sdy<axis_ref"a">`.)
+// RGV3-LABEL: func @gather_two_dims
+// RGV3: "stablehlo.all_gather"({{.*}}replica_groups = #stablehlo.replica_group_mesh_axes<mesh = @m, axes = [#stablehlo.axis_ref<name = "a">, #stablehlo.axis_ref<name = "b">]>, use_global_device_ids}>
+// RGV3-LABEL: func @swap
+// RGV3: source_target_pairs = dense<{{\[\[}}0, 0], [1, 2], [2, 1], [3, 3]]>
 
 sdy.mesh @m = <["a"=2, "b"=2]>
 
