@@ -9,6 +9,7 @@
 - `dot` / `dot_general` with a sharded contracting dim: the partial sums must be reduced by the
   one `sdy.all_reduce` over those axes that uses the result;
 - `reduce_window` / `select_and_scatter`: only along pass-through dims;
+- `convolution`: a new local op, its group counts divided by the axes sharding them;
 - `manual_computation`: its (converted) body inlined where it stands.
 Every other op keeps its attributes and sharding and takes local types (`generic`).
 """
@@ -19,7 +20,9 @@ from shardc.ir.attributes import DenseElements
 from shardc.ir.core import Operation, Value
 from shardc.ir.diagnostics import PassError
 from shardc.ir.mapping import NamedMapping
+from shardc.ir.ops import OPS
 from shardc.ir.ops.registry import attr
+from shardc.passes.collectives.axes import merge_set, product
 from shardc.passes.global_to_local.state import Localizer, shard_index
 
 
@@ -142,15 +145,20 @@ def dot(lz: Localizer, op: Operation) -> None:
                 else (lhs.type.rank - 1,))
         axes = [a for d in dims for a in m.dims[d].axes]
         if axes:
-            users = op.results[0].uses
-            user = users[0].op if len(users) == 1 else None
-            if user is None or user.name != "all_reduce":
-                raise PassError(f"'{op.name}' op: a sharded contracting dim needs the result's "
-                                "one user to be an sdy.all_reduce", op.loc)
-            if tuple(attr(user, "reduction_axes")) != tuple(axes):
-                raise PassError(f"'{op.name}' op: the sdy.all_reduce of its result must reduce "
-                                "the axes of its sharded contracting dims", op.loc)
+            _check_reduced_by_user(op, tuple(axes))
     generic(lz, op)
+
+
+def _check_reduced_by_user(op: Operation, axes: tuple) -> None:
+    """The partial sums of `op` over `axes` are reduced by its one user, an `sdy.all_reduce`."""
+    uses = op.results[0].uses
+    user = uses[0].op if len(uses) == 1 else None
+    if user is None or user.name != "all_reduce":
+        raise PassError(f"'{op.name}' op: a sharded contracting dim needs the result's one "
+                        "user to be an sdy.all_reduce", op.loc)
+    if tuple(attr(user, "reduction_axes")) != tuple(axes):
+        raise PassError(f"'{op.name}' op: the sdy.all_reduce of its result must reduce the "
+                        "axes of its sharded contracting dims", op.loc)
 
 
 def inline_body(lz: Localizer, op: Operation, body_ops: list[Operation],
@@ -244,3 +252,37 @@ def windowed(lz: Localizer, op: Operation) -> None:
                 raise PassError(f"'{op.name}' op: dimension {d} is sharded but is not a "
                                 "pass-through dimension", op.loc)
     generic(lz, op)
+
+
+def _local_group_count(count: int, axes, mesh) -> int:
+    if count <= 1 or not axes:
+        return count
+    k = min(count, product(axes, mesh))
+    return count // k
+
+
+def convolution(lz: Localizer, op: Operation) -> None:
+    """A new local convolution: sharded kernel input-feature/spatial dims must feed one
+    matching `sdy.all_reduce`; the group counts shrink by the axes sharding them."""
+    lhs, rhs = op.operand(0), op.operand(1)
+    ml, mr, mo = lz.mapping(lhs), lz.mapping(rhs), op.results[0].mapping
+    if _replicated(ml) and _replicated(mr) and _replicated(mo):
+        return generic(lz, op)
+    mesh = next(m.mesh for m in (ml, mr, mo) if m is not None)
+    axes: list = []
+    if mr is not None:
+        for d in (attr(op, "kernel_input_feature_dimension"),
+                  *attr(op, "kernel_spatial_dimensions")):
+            axes += [a for a in mr.dims[d].axes if a not in axes]
+    if axes:
+        _check_reduced_by_user(op, merge_set(axes, mesh))
+    attrs = {k: v for k, v in op.attributes.items() if k in OPS[op.name].attrs}
+    out_feature = attr(op, "kernel_output_feature_dimension")
+    batch = attr(op, "input_batch_dimension")
+    attrs["feature_group_count"] = _local_group_count(
+        attr(op, "feature_group_count") or 1, mr.dims[out_feature].axes if mr else (), mesh)
+    attrs["batch_group_count"] = _local_group_count(
+        attr(op, "batch_group_count") or 1, ml.dims[batch].axes if ml else (), mesh)
+    lz.localize(op.results[0], op)
+    r = op.results[0]
+    lz.replace(op, lz.emit("convolution", [lhs, rhs], attrs, r.type.shape, r.type.dtype))
