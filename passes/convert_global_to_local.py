@@ -16,7 +16,7 @@ Options, Shardy's: `per-dim-all-gather` (one all_gather per dim), `combine-multi
 reduce-scatter`, `replica-count`/`partition-count` (the device id is `replica_id` when there are
 several replicas), `enable-rgv3` (replica groups written as mesh axes,
 `#stablehlo.replica_group_mesh_axes<...>`, where no sub-axis takes part). Not supported (an
-error says so): gather and scatter with a sharded operand or result.
+error says so): scatter with a sharded operand or result.
 
 shardc's own `spmd` pass lowers the same input to its `spmd.*` collectives, pads uneven shards
 and masks padding; this pass, like Shardy's, needs every sharded dim to divide evenly.
@@ -30,12 +30,12 @@ from shardc.ir.core import Function, Module, Operation
 from shardc.ir.diagnostics import PassError, ShardcError
 from shardc.ir.ops.registry import attr
 from shardc.ir.types import TensorType, with_sharding
-from shardc.passes.global_to_local import collectives, ops
+from shardc.passes.global_to_local import collectives, gather, ops
 from shardc.passes.global_to_local.state import Localizer, local_shape
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 
 # Ops whose sharded operands Shardy rewrites in ways not reproduced here.
-_UNSUPPORTED = ("gather", "scatter")
+_UNSUPPORTED = ("scatter",)
 
 
 @register_pass("convert-global-to-local")
@@ -98,6 +98,8 @@ def convert_op(lz: Localizer, op: Operation) -> None:
         return ops.slice_op(lz, op, lz.global_shape(op.operand(0)))
     if name in ("reduce_window", "select_and_scatter"):
         return ops.windowed(lz, op)
+    if name == "gather":
+        return gather.gather(lz, op)
     if name == "convolution":
         return ops.convolution(lz, op)
     if name == "pad":

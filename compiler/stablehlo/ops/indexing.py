@@ -147,10 +147,12 @@ def _print_dynamic_update_slice(p: Printer, op: Operation, n: Names, args: str) 
 
 
 def _dimension_fields(op: Operation, keys: tuple[str, ...]) -> str:
-    """`offset_dims = [1], ..., index_vector_dim = 1`: the non-empty lists, then the index dim."""
+    """`offset_dims = [1], ..., index_vector_dim = 1`: the non-empty lists, then the index dim
+    (MLIR leaves out each field at its default: an empty list, an index dim of 0)."""
     at = op.attributes
     fields = [f"{key} = {int_list(at[key])}" for key in keys[:-1] if at.get(key)]
-    fields.append(f"index_vector_dim = {at['index_vector_dim']}")
+    if at["index_vector_dim"]:
+        fields.append(f"index_vector_dim = {at['index_vector_dim']}")
     return ", ".join(fields)
 
 
@@ -158,9 +160,12 @@ def _dimension_fields(op: Operation, keys: tuple[str, ...]) -> str:
 def _print_gather(p: Printer, op: Operation, n: Names, args: str) -> str:
     at = op.attributes
     sizes = ", ".join(str(s) for s in at["slice_sizes"])
-    sorted_ = "true" if at.get("indices_are_sorted", False) else "false"
+    # `indices_are_sorted` prints when it was set (JAX and Shardy's rewrites set it; MLIR's
+    # parser leaves it unset when the text omits it).
+    sorted_ = ("" if "indices_are_sorted" not in at else
+               f"indices_are_sorted = {'true' if at['indices_are_sorted'] else 'false'}, ")
     props = (f"dimension_numbers = #stablehlo.gather<{_dimension_fields(op, GATHER_DIMS)}>, "
-             f"indices_are_sorted = {sorted_}, slice_sizes = array<i64: {sizes}>")
+             f"{sorted_}slice_sizes = array<i64: {sizes}>")
     return f'"stablehlo.gather"({args}) <{{{props}}}>{p.op_attrs(op)} : ' + functional_type(op)
 
 
