@@ -1,5 +1,6 @@
 """Random programs for sdy-convert-global-to-local (seeded): chains of reshards between random
-shardings, which sdy-reshard-to-collectives turns into the sdy collectives the pass lowers.
+shardings, which sdy-reshard-to-collectives turns into the sdy collectives the pass lowers, with
+sharded iotas and dense sdy.constants added in along the way.
 
     text = g2l_module(random.Random(3))
 
@@ -65,9 +66,33 @@ def g2l_function(rng: random.Random, name: str, axes: list[tuple[str, int]]) -> 
                      f"[{_text('mesh', prev)}]>}} : {ty}")
         lines.append(f"    %{k + 1} = sdy.reshard %{k} {_text('mesh', s)} : {ty}")
         v, k, prev = f"%{k + 1}", k + 2, s
+        n = 1
+        for d in shape:
+            n *= d
+        # A sharded value made in place, added in (constants small: MLIR prints larger ones
+        # as hex, which shardc's printer does not).
+        source = rng.choice((None, None, "iota", "constant" if n <= 64 else "iota"))
+        if source is not None:
+            per_value = f"{{sdy.sharding = #sdy.sharding_per_value<[{_text('mesh', s)}]>}}"
+            if source == "iota":
+                made = f"stablehlo.iota dim = {rng.randrange(rank)} {per_value} : {ty}"
+            else:
+                values = ", ".join(f"{rng.randint(-9, 9)}.0" for _ in range(n))
+                made = f"sdy.constant {per_value} dense<{_nest(values.split(', '), shape)}> : {ty}"
+            lines.append(f"    %{k} = {made}")
+            lines.append(f"    %{k + 1} = stablehlo.add {v}, %{k} {per_value} : {ty}")
+            v, k = f"%{k + 1}", k + 2
     lines.append(f"    return {v} : {ty}")
     lines.append("  }")
     return "\n".join(lines)
+
+
+def _nest(values: list[str], shape: list[int]) -> str:
+    if len(shape) == 1:
+        return "[" + ", ".join(values) + "]"
+    step = len(values) // shape[0]
+    return "[" + ", ".join(_nest(values[i * step:(i + 1) * step], shape[1:])
+                           for i in range(shape[0])) + "]"
 
 
 def g2l_module(rng: random.Random, n: int = 3, meshes=MESHES) -> str:
