@@ -3,6 +3,7 @@ of tests/test_export_differential.py, how many of `--seeds` random programs shar
 jaxlib does, how many differ, how many jaxlib rejects and how many shardc rejects.
 
     python benchmarks/export_survey.py --seeds 300
+    python benchmarks/export_survey.py --seeds 200 --only convert-global-to-local
 
 CI runs the same comparison on 80 seeds per pass (tests/test_export_differential.py); the table
 in docs/interop.md comes from this script.
@@ -19,23 +20,35 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.export_compare import JaxlibWorker, compare  # noqa: E402
+from tests.g2l_programs import MESHES, PRIME_MESHES, g2l_module  # noqa: E402
 from tests.test_export_differential import CASES  # noqa: E402
+
+G2L = "sdy-reshard-to-collectives,sdy-convert-global-to-local"
+# (label, pipeline, program maker): tests/test_g2l_differential.py runs the first in CI.
+SURVEY = [(p, p, make) for p, make in CASES.items()] + [
+    (f"{G2L} (meshes without sub-axes)", G2L,
+     lambda rng: g2l_module(rng, meshes=PRIME_MESHES)),
+    (f"{G2L} (any mesh)", G2L, lambda rng: g2l_module(rng, meshes=MESHES)),
+]
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seeds", type=int, default=300)
     parser.add_argument("--first", type=int, default=0, help="first seed")
+    parser.add_argument("--only", default="", help="only the passes whose label has this text")
     args = parser.parse_args(argv)
     worker = JaxlibWorker()
     try:
         print("| pass | same as jaxlib | differ | jaxlib rejects the program | shardc errors |")
         print("|---|---|---|---|---|")
-        for pipeline, make in CASES.items():
+        for label, pipeline, make in SURVEY:
+            if args.only not in label:
+                continue
             kinds: collections.Counter[str] = collections.Counter()
             for seed in range(args.first, args.first + args.seeds):
                 kinds[compare(make(random.Random(seed)), pipeline, worker).kind] += 1
-            print(f"| `{pipeline}` | {kinds['same']} | {kinds['differ']} | "
+            print(f"| `{label}` | {kinds['same']} | {kinds['differ']} | "
                   f"{kinds['jaxlib-rejects']} | {kinds['shardc-error']} |")
     finally:
         worker.close()

@@ -171,6 +171,9 @@ def collective_permute(lz: Localizer, op: Operation) -> None:
     src = lz.mapping(op.operand(0))
     if src is None:
         raise PassError("'collective_permute' op: its operand has no sharding", op.loc)
+    if src.text() == out.text():
+        raise PassError("'collective_permute' op: its operand is already laid out as its "
+                        "out_sharding (a no-op that canonicalize removes)", op.loc)
     if src.mesh.num_devices != out.mesh.num_devices:
         raise PassError("'collective_permute' op between meshes of different sizes", op.loc)
     mesh = out.mesh
