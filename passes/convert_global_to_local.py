@@ -7,10 +7,10 @@ The input is a global program whose data moves only through explicit sdy collect
 `sdy-reshard-to-collectives`); the output has local (per-device) types: each value's type is its
 global type split by its sharding, which stays written on it. The sdy collectives become
 StableHLO's (`"stablehlo.all_gather"(...) <{replica_groups = ..., channel_handle = ...,
-use_global_device_ids}>`, `passes/global_to_local/collectives.py`), `sdy.constant`s, sharded
-iotas and slices take this device's block (`stablehlo.partition_id` indexing a table of
-offsets), manual_computations are inlined and named_computations keep their body with local
-types (`passes/global_to_local/ops.py`).
+use_global_device_ids}>`, `passes/global_to_local/collectives.py`); `sdy.constant`s, sharded
+iotas, slices, pads, convolutions, reduce_windows, dots and manual/named computations are
+rewritten as Shardy does (`passes/global_to_local/ops.py`), and gathers of sharded operands
+(`gather.py`).
 
 Options, Shardy's: `per-dim-all-gather` (one all_gather per dim), `combine-multi-dimension-
 reduce-scatter`, `replica-count`/`partition-count` (the device id is `replica_id` when there are
