@@ -10,13 +10,13 @@ StableHLO's (`"stablehlo.all_gather"(...) <{replica_groups = ..., channel_handle
 use_global_device_ids}>`, `passes/global_to_local/collectives.py`); `sdy.constant`s, sharded
 iotas, slices, pads, convolutions, reduce_windows, dots and manual/named computations are
 rewritten as Shardy does (`passes/global_to_local/ops.py`), and gathers of sharded operands
-(`gather.py`).
+(`gather.py`) and scatters (`scatter.py`).
 
 Options, Shardy's: `per-dim-all-gather` (one all_gather per dim), `combine-multi-dimension-
 reduce-scatter`, `replica-count`/`partition-count` (the device id is `replica_id` when there are
 several replicas), `enable-rgv3` (replica groups written as mesh axes,
 `#stablehlo.replica_group_mesh_axes<...>`, where no sub-axis takes part). Not supported (an
-error says so): scatter with a sharded operand or result.
+error says so): a variadic scatter of sharded operands.
 
 shardc's own `spmd` pass lowers the same input to its `spmd.*` collectives, pads uneven shards
 and masks padding; this pass, like Shardy's, needs every sharded dim to divide evenly.
@@ -30,12 +30,9 @@ from shardc.ir.core import Function, Module, Operation
 from shardc.ir.diagnostics import PassError, ShardcError
 from shardc.ir.ops.registry import attr
 from shardc.ir.types import TensorType, with_sharding
-from shardc.passes.global_to_local import collectives, gather, ops
+from shardc.passes.global_to_local import collectives, gather, ops, scatter
 from shardc.passes.global_to_local.state import Localizer, local_shape
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
-
-# Ops whose sharded operands Shardy rewrites in ways not reproduced here.
-_UNSUPPORTED = ("scatter",)
 
 
 @register_pass("convert-global-to-local")
@@ -98,6 +95,8 @@ def convert_op(lz: Localizer, op: Operation) -> None:
         return ops.slice_op(lz, op, lz.global_shape(op.operand(0)))
     if name in ("reduce_window", "select_and_scatter"):
         return ops.windowed(lz, op)
+    if name == "scatter":
+        return scatter.scatter(lz, op)
     if name == "gather":
         return gather.gather(lz, op)
     if name == "convolution":
@@ -118,10 +117,6 @@ def convert_op(lz: Localizer, op: Operation) -> None:
         if name == "named_computation":
             return ops.generic(lz, op)
         return ops.inline_body(lz, op, list(body.body), list(body.args))
-    if name in _UNSUPPORTED and any(
-            v.mapping is not None and v.mapping.used_axes() for v in (*op.operands, *op.results)):
-        raise PassError(f"'{name}' op with a sharded operand or result is not supported by "
-                        "sdy-convert-global-to-local in shardc yet", op.loc)
     return ops.generic(lz, op)
 
 
