@@ -16,7 +16,10 @@ own CHECK lines (the active prefixes renamed to CHECK, the others dropped). What
 - otherwise each function with a `CHECK-LABEL`: a module of the file's top-level non-function
   ops (meshes), the function and the functions it calls, checked with its label's section
   (sections whose label names no input function join the one before; checks before the first
-  label go with the first case); a file without labels is one case.
+  label go with the first case); a file without labels is one case. With `--whole-module`
+  the module is the whole file (as sdy_opt sees it), still checked section by section: for
+  passes that number things across functions, such as sdy-convert-global-to-local's channel
+  handles.
 
 With `-verify-diagnostics` a case that annotates `expected-error` passes when `shardc opt` exits
 1 with an error located at the annotated line (the message wording is not compared; how many
@@ -307,7 +310,7 @@ def _annotation_only(line: str) -> bool:
     return line.strip().startswith("//")
 
 
-def cases_of(file: str, text: str) -> list[Case]:
+def cases_of(file: str, text: str, whole_module: bool = False) -> list[Case]:
     out = []
     for r, line in enumerate(run_lines(text)):
         run = parse_run(line)
@@ -321,11 +324,12 @@ def cases_of(file: str, text: str) -> list[Case]:
                          expected_errors(chunk) if run.verify else [], run)
                 )
         else:
-            out += _function_cases(file, r, text, run)
+            out += _function_cases(file, r, text, run, whole_module)
     return out
 
 
-def _function_cases(file: str, r: int, text: str, run: Run) -> list[Case]:
+def _function_cases(file: str, r: int, text: str, run: Run,
+                    whole_module: bool = False) -> list[Case]:
     checks = check_lines(text, run.prefixes)
     labels = [i for i, c in enumerate(checks) if c.startswith("// CHECK-LABEL:")]
     header, prelude, funcs, footer = split_functions(text)
@@ -357,7 +361,7 @@ def _function_cases(file: str, r: int, text: str, run: Run) -> list[Case]:
             joins.setdefault(last, []).append(n)
     out = []
     for name, section in sections:
-        keep = _with_callees(name, bodies)
+        keep = set(bodies) if whole_module else _with_callees(name, bodies)
         for joined in joins.get(name, []):
             keep |= _with_callees(joined, bodies)
         parts = prelude + [item for n, item in funcs if n in keep]
@@ -490,6 +494,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--timeout", type=float, default=30.0)
     ap.add_argument("--memory-mb", type=int, default=2048)
     ap.add_argument("--json", type=Path, help="write every case's outcome here")
+    ap.add_argument("--whole-module", action="store_true",
+                    help="run each labelled case on the file's whole module (as sdy_opt does), "
+                    "checking its own section: for passes that number things across functions "
+                    "(channel handles)")
     ap.add_argument("-v", "--verbose", action="store_true", help="print every failing case")
     ap.add_argument("--shardc", default=f"{sys.executable} -m shardc.cli")
     ap.add_argument("--filecheck", default=default_filecheck(),
@@ -501,7 +509,7 @@ def main(argv: list[str] | None = None) -> int:
     source = Source(args.shardy)
     cases: list[Case] = []
     for f in select(source, args.set, args.files):
-        cases += cases_of(f, source.read(f))
+        cases += cases_of(f, source.read(f), args.whole_module)
     if args.set == "invalid":
         cases = [c for c in cases if c.expected_errors]
     shardc = shlex.split(args.shardc)

@@ -8,6 +8,7 @@ device-level collectives by replica groups.
 %s = xla.reduce_scatter %a {scatter_dimension = 0, replica_groups = [[0, 1]], kind = add}
 %r = xla.all_reduce %a {replica_groups = [[0, 1]], kind = add} : tensor<8xf32>
 %p = xla.collective_permute %a {source_target_pairs = [[0, 1], [1, 0]]} : tensor<8xf32>
+%i = partition_id : tensor<ui32>            (this device's id: `replica_id` likewise)
 
 Each group member is one replica (or, with `use_global_device_ids`, one device) running its own
 copy of the whole program, so a global program that holds them describes one member of a group.
@@ -123,6 +124,9 @@ def _infer_permute(op: Operation) -> list[TensorType]:
 _C = frozenset({COLLECTIVE})
 _GROUPS = {
     "replica_groups": opt("int_groups", ()),
+    # The same groups written as mesh axes (StableHLO's replica_group_mesh_axes), printed in
+    # place of the device ids: `#stablehlo.replica_group_mesh_axes<mesh = @m, axes = [...]>`.
+    "replica_group_mesh_axes": opt("any", None),
     "channel_handle": opt("any", None),
     "use_global_device_ids": opt("bool", False),
 }
@@ -140,3 +144,13 @@ register(OpDef("xla.all_reduce", None, None, {**_GROUPS, **_REDUCTION}, _infer_s
 register(OpDef("xla.collective_permute", 1, 1,
                {"source_target_pairs": req("int_groups"), "channel_handle": opt("any", None)},
                _infer_permute, traits=_C))
+
+
+def _infer_device_id(op: Operation) -> list[TensorType]:
+    return [TensorType((), "ui32")]
+
+
+# The id of the device (partition) or replica running this copy of the program: what a
+# per-device program indexes its tables by (sdy-convert-global-to-local emits them).
+register(OpDef("partition_id", 0, 1, {}, _infer_device_id))
+register(OpDef("replica_id", 0, 1, {}, _infer_device_id))

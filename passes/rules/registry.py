@@ -214,6 +214,8 @@ NO_RULE: dict[str, str] = {
     "batch_norm_training": "Shardy registers none",
     "batch_norm_grad": "Shardy registers none",
     "after_all": "tokens carry no data (Shardy registers none)",
+    "partition_id": "no operands: a per-device scalar (Shardy registers none)",
+    "replica_id": "no operands: a per-device scalar (Shardy registers none)",
 }
 
 def rule_for(op: Operation, *, conservative: bool = False) -> OpShardingRule | None:

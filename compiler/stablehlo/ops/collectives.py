@@ -137,7 +137,8 @@ def _generic_all_reduce(fb: FunctionBuilder, rec: OpRec, operands: list[Value], 
     if groups_attr is None or groups_attr.kind != "dense":
         raise ValueError("needs replica_groups = dense<[[...]]>")
     if props.get("use_global_device_ids", "absent") == "absent":
-        raise ValueError("imports only with use_global_device_ids (as shard_map emits)")
+        # Groups of replicas, not of this mesh's devices: XLA's all-reduce as written.
+        return import_replica_collective(fb, rec, props, results)
     groups = _dense_groups(str(groups_attr.value[0]))
     axes = _axes_for_groups(mesh, groups, device_groups)
     if axes is None:

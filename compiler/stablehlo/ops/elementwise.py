@@ -150,6 +150,11 @@ def _print_complex(p: Printer, op: Operation, n: Names, args: str) -> str:
     return f"stablehlo.complex {args}{p.op_attrs(op)} : {_ty(op.results[0].type)}"
 
 
+@prints("partition_id", "replica_id")
+def _print_device_id(p: Printer, op: Operation, n: Names, args: str) -> str:
+    return f"stablehlo.{op.name}{p.op_attrs(op)} : {_ty(op.results[0].type)}"
+
+
 @prints("optimization_barrier")
 def _print_optimization_barrier(p: Printer, op: Operation, n: Names, args: str) -> str:
     # MLIR's format: the attribute dictionary comes before the operands.

@@ -147,10 +147,12 @@ def _print_dynamic_update_slice(p: Printer, op: Operation, n: Names, args: str) 
 
 
 def _dimension_fields(op: Operation, keys: tuple[str, ...]) -> str:
-    """`offset_dims = [1], ..., index_vector_dim = 1`: the non-empty lists, then the index dim."""
+    """`offset_dims = [1], ..., index_vector_dim = 1`: the non-empty lists, then the index dim
+    (MLIR leaves out each field at its default: an empty list, an index dim of 0)."""
     at = op.attributes
     fields = [f"{key} = {int_list(at[key])}" for key in keys[:-1] if at.get(key)]
-    fields.append(f"index_vector_dim = {at['index_vector_dim']}")
+    if at["index_vector_dim"]:
+        fields.append(f"index_vector_dim = {at['index_vector_dim']}")
     return ", ".join(fields)
 
 

@@ -1,12 +1,12 @@
-"""StableHLO's collectives in a global program (not in a manual_computation body): the native
-`xla.*` ops (ir/ops/replica_collectives.py), every property kept.
+"""StableHLO's collectives by replica groups: the native `xla.*` ops
+(ir/ops/replica_collectives.py), every property kept, in a global program or a manual body.
 
     %0:2 = "stablehlo.all_gather"(%a, %b) <{all_gather_dim = 1 : i64, replica_groups =
            dense<[[0, 1]]> : tensor<1x2xi64>}> : (...) -> (...)
         <-> xla.all_gather %a, %b {all_gather_dim = 1, replica_groups = [[0, 1]]}
 
-`stablehlo.all_reduce` is read here too when it is not inside a manual body (collectives.py
-reads it there, as a per-device `spmd.all_reduce`).
+`stablehlo.all_reduce` is read here too, except inside a manual body with
+`use_global_device_ids` (collectives.py reads that one as a per-device `spmd.all_reduce`).
 """
 
 from __future__ import annotations
@@ -76,9 +76,6 @@ def import_replica_collective(fb: FunctionBuilder, rec: OpRec, props: Props,
          "stablehlo.collective_permute")
 def _generic_collective(fb: FunctionBuilder, rec: OpRec, operands: list[Value], props: Props,
                         results: list):
-    if fb.manual_mesh is not None:
-        raise ValueError("imports only outside a manual_computation body (inside one, shardc "
-                         "reads stablehlo.all_reduce over whole mesh axes only)")
     return import_replica_collective(fb, rec, props, results)
 
 
@@ -106,6 +103,8 @@ def _print_replica_collective(p: Printer, op: Operation, n: Names, indent: str) 
     for key in _GROUP_PROPS:
         if key in at:
             props[key] = _dense(at[key])
+    if at.get("replica_group_mesh_axes") is not None:
+        props["replica_groups"] = at["replica_group_mesh_axes"].text
     if at.get("use_global_device_ids"):
         props["use_global_device_ids"] = ""
     text = ", ".join(k if not v else f"{k} = {v}" for k, v in sorted(props.items()))
