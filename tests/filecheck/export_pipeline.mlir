@@ -1,8 +1,9 @@
 // export-pipeline: Shardy's export passes in order (what jaxlib's sdy-export-pipeline prints for
-// this input; inline-meshes=false until shardc has sdy-inline-meshes).
+// this input; inline-meshes=false as jaxlib 0.10.2's older pipeline has no such step).
 // RUN: shardc opt %s -p 'sdy-export-pipeline{inline-meshes=false}' | filecheck %s
 // RUN: shardc opt %s -p 'sdy-export-pipeline{inline-meshes=false enable-insert-explicit-collectives=true}' | filecheck %s --check-prefix=COLL
-// RUN: not shardc opt %s -p sdy-export-pipeline 2>&1 | filecheck %s --check-prefix=INLINE
+// RUN: shardc opt %s -p sdy-export-pipeline | filecheck %s --check-prefix=INLINE
+// RUN: not shardc opt %s -p 'sdy-export-pipeline{enable-per-instruction-partitioning=true}' 2>&1 | filecheck %s --check-prefix=PIP
 
 sdy.mesh @m = <["x"=2, "y"=4]>
 
@@ -26,7 +27,13 @@ sdy.mesh @m = <["x"=2, "y"=4]>
 // COLL-NEXT: %[[P:.*]] = sdy.collective_permute %[[S]] out_sharding=<@m, [{"y":(2)2}, {"y":(1)2}]>
 // COLL-NEXT: %[[A:.*]] = sdy.all_to_all [{"y":(2)2}: 0->1] %[[P]] out_sharding=<@m, [{}, {"y"}]>
 // COLL-NEXT: return %[[A]]
-// INLINE: error: in pass 'export-pipeline': export-pipeline: this shardc has no 'sdy-inline-meshes' pass yet; run with inline-meshes=false to leave it out
+// By default the meshes end inlined in every sharding, the symbol gone.
+// INLINE-NOT: sdy.mesh
+// INLINE-LABEL: func.func @main(%arg0: tensor<6x16xf32> {sdy.sharding = #sdy.sharding<mesh<["x"=2, "y"=4]>, [{"y":(1)2}, {}]>}
+// INLINE: %[[DOT:.*]] = stablehlo.dot_general
+// INLINE-NEXT: %[[R:.*]] = sdy.reshard %[[DOT]] <mesh<["x"=2, "y"=4]>, [{}, {"y"}]>
+// INLINE-NEXT: return %[[R]]
+// PIP: error: in pass 'export-pipeline': export-pipeline: this shardc has no 'sdy-per-instruction-partitioning' pass yet; run with enable-per-instruction-partitioning=false to leave it out
 func.func @main(%arg0: tensor<6x16xf32> {sdy.sharding = #sdy.sharding<@m, [{"y"}, {}]>}, %arg1: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@m, [{"x"}, {}]>}) -> (tensor<6x8xf32> {sdy.sharding = #sdy.sharding<@m, [{}, {"y"}]>}) {
   %c = stablehlo.constant dense<1.0> : tensor<16x8xf32>
   %0 = stablehlo.add %arg1, %c {sdy.sharding = #sdy.sharding_per_value<[<@m, [{"x"}, {}]>]>} : tensor<16x8xf32>
