@@ -64,7 +64,7 @@ from shardc.passes.propagation.state import (
 NONE = PropagationDirection.NONE
 MAX_SWEEPS = 10
 _MISSING = object()
-_NOTHING_SHARDED = ("nothing sharded",)
+_NOTHING_SHARDED = "nothing sharded"  # `Site.clean` of an op nothing flows through
 _NONES: dict[int, tuple[PropagationDirection, ...]] = {}
 
 
@@ -129,7 +129,7 @@ class Driver:
                         else:
                             item.witness = user
                     last = item.clean
-                    if last is not None and (last is _NOTHING_SHARDED or last[0] is self):
+                    if last is not None and (last is _NOTHING_SHARDED or last is self):
                         continue  # see _visit
                 if visit(item):
                     changed = True
@@ -280,10 +280,10 @@ class Driver:
         # ask of a stage happens at the same point.
         last = site.clean
         if last is not None:
-            if last is _NOTHING_SHARDED or last[0] is self:
+            if last is _NOTHING_SHARDED or last is self:
                 return False
-            if site.barrier is not None or self._directions(site) is last[1]:
-                site.clean = (self, last[1])
+            if site.barrier is not None or self._directions(site) is site.clean_directions:
+                site.clean = self
                 return False
         state.visits += 1
         in_ops = tuple([v.type.mapping for v in site.operands])
@@ -301,7 +301,8 @@ class Driver:
                                   in_ops, in_res)
         self._current = None
         if not changed:
-            site.clean = (self, directions)
+            site.clean = self
+            site.clean_directions = directions
         return changed
 
     def _directions(self, site: Site) -> tuple[PropagationDirection, ...]:

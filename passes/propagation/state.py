@@ -82,6 +82,11 @@ SKIP = "skip"
 _SKIPPED = frozenset({"return", "sharding_group", "manual_computation", "call", EDGE})
 
 
+@functools.cache
+def _nones(n: int) -> tuple[None, ...]:
+    return (None,) * n  # one shared tuple per length
+
+
 class Site:
     """The driver's record of one op during a run, kept on the op (`op.scratch`, see
     `PropagationState.site_of`): looking it up costs an attribute read, where tables keyed by
@@ -92,14 +97,15 @@ class Site:
     propagation does not change the IR's structure): how to visit the op (`kind`), its
     `OpInfo`, its operands and results, the all-unsharded mappings (to tell that nothing is
     sharded yet) and, for a `propagation_barrier`, its directions. The rest is the worklist's
-    state: whether the op is on the worklist (`queued`), the outcome of its last visit that
-    changed nothing (`clean`: see `Driver._visit`), a user of it last seen alive (`witness`,
+    state: whether the op is on the worklist (`queued`), the driver and the directions of its
+    last visit if that visit changed nothing (`clean`, `clean_directions`: see
+    `Driver._visit`), a user of it last seen alive (`witness`,
     -1 for an op never erased as dead), and the directions the running stage gave it
     (`directions`, asked of the stage's driver `asked_by` once per stage)."""
 
     __slots__ = ("op", "kind", "info", "operands", "results", "unsharded_operands",
-                 "unsharded_results", "barrier", "data_flow", "queued", "clean", "witness",
-                 "asked_by", "directions")
+                 "unsharded_results", "barrier", "data_flow", "queued", "clean",
+                 "clean_directions", "witness", "asked_by", "directions")
 
     def __init__(self, op: Operation, data_flow: bool):
         self.op = op
@@ -113,7 +119,8 @@ class Site:
         # A data-flow op or an edge op: its edges are the worklist's items, not the op.
         self.data_flow = data_flow
         self.queued = False
-        self.clean: tuple | None = None
+        self.clean: object = None
+        self.clean_directions: tuple[PropagationDirection, ...] | None = None
         self.witness: int | None = None
         self.asked_by: object = None
         self.directions: tuple[PropagationDirection, ...] | None = None
@@ -124,8 +131,8 @@ class Site:
         self.info = info
         self.operands = op.operands
         self.results = tuple(op.results)
-        self.unsharded_operands = (None,) * len(self.operands)
-        self.unsharded_results = (None,) * len(self.results)
+        self.unsharded_operands = _nones(len(self.operands))
+        self.unsharded_results = _nones(len(self.results))
         self.barrier = barrier
         return kind
 
