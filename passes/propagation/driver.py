@@ -28,6 +28,9 @@ visits with nothing sharded or nothing allowed to move return at once, and the o
 factor propagation, a pure function of (OpInfo, directions, shardings), is memoised per run:
 a model's layers repeat the same ops with the same shardings, so most visits are a lookup
 (benchmarks/propagation.py).
+What the worklist keeps per op (queued, the last visit that changed nothing, a live user, the
+stage's directions) is on the op's `Site` (state.py), not in tables keyed by `id(op)`: lookups in
+tables as large as the program missed the caches, and the time per op grew with its size.
 
 Here is the worklist; the edges it visits besides ops are in edges.py, the first walk's order in
 walk_order.py, the dead ops it replays in liveness.py, and what a run shares in state.py.

@@ -1,5 +1,6 @@
 """What one propagation run shares between its stages: the module's groups, callers, region and
-manual edges, the ops erased as dead, each op's `OpInfo` and the memo of factor propagation.
+manual edges, the ops erased as dead, each op's `Site` (its `OpInfo` and the worklist's record
+of it, kept on the op while the run lasts) and the memo of factor propagation.
 
 `rule_for(op)` is the rule propagation uses (a `sdy.sharding_rule` attribute on the op wins over
 the registry); `identity_rule(shape)` is the rule of every data-flow edge.
