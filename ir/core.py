@@ -104,6 +104,12 @@ class Operation:
 
     `loc` is where diagnostics point; `loc_written` says whether the text spelled it
     (`loc("f.py":3:1)`), in which case the printer writes it back.
+
+    NOTE: `scratch` is a pass's own per-op record while that pass runs (None otherwise; the
+    pass that sets it clears it before it returns). It is not part of the IR: never printed,
+    compared or copied. Propagation keeps its per-op worklist state there (passes/propagation/
+    state.py's `Site`), because tables keyed by `id(op)` made the time per op grow with the
+    program (docs/benchmarks.md).
     """
 
     __slots__ = (
@@ -116,6 +122,7 @@ class Operation:
         "parent",
         "prev",
         "next",
+        "scratch",
         "__weakref__",
     )
 
@@ -137,6 +144,7 @@ class Operation:
         self.parent: Block | None = None
         self.prev: Operation | None = None
         self.next: Operation | None = None
+        self.scratch: object = None
         for v in operands:
             self._add_operand(v)
 

@@ -22,6 +22,8 @@ from shardc.passes.manager import Pass, PassContext, register_alias, register_pa
 
 
 def pre_order_funcs(module: Module) -> None:
+    if len(module.functions) < 2:
+        return  # one order only (and no call graph to walk through every op)
     ordered = list(reversed(post_order(module)))
     names = {f.name for f in ordered}
     rest = [f for f in module.functions.values() if f.name not in names]

@@ -26,7 +26,7 @@ from shardc.ir.ops.manual import normalize as normalize_manual
 from shardc.passes.manager import Pass, PassContext, register_pass
 from shardc.passes.propagation.origins import OriginTracker
 from shardc.passes.propagation.priorities import run_op_priority, run_user_priorities
-from shardc.passes.propagation.state import build_state, rule_for
+from shardc.passes.propagation.state import PropagationState, build_state, rule_for
 from shardc.passes.propagation.strategies import strategy_named
 
 RULE_ATTR = "sdy.sharding_rule"
@@ -76,6 +76,16 @@ def _run(module: Module, ctx: PassContext, strategy, options: PropagationOptions
     origins = OriginTracker()
     origins.seed(module, annotation_label, ctx.data.get("auto_shard_axes", {}))
     state = build_state(module, strategy, conservative=options.conservative, origins=origins)
+    try:
+        _propagate(module, state, ctx, options)
+    finally:
+        state.release()
+
+
+def _propagate(
+    module: Module, state: PropagationState, ctx: PassContext, options: PropagationOptions
+) -> None:
+    origins = state.origins
     for gid, op in state.group_conflicts:
         ctx.warn(
             f"the initial shardings of sharding group {gid} do not match: each member gets an "

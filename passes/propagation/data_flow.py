@@ -51,7 +51,7 @@ class RegionEdge:
     """The data-flow edge of result `index` (or, for a named computation, body argument `index`
     when `kind` is ARGUMENT) of a data-flow op (identity hashed: a worklist item)."""
 
-    __slots__ = ("op", "index", "kind", "body", "holder")
+    __slots__ = ("op", "index", "kind", "body", "holder", "queued")
 
     def __init__(self, op: Operation, index: int, kind: str = RESULT, body: Function | None = None):
         self.op = op
@@ -61,6 +61,7 @@ class RegionEdge:
         owner = self.owner
         edge = explicit_edge(owner)
         self.holder = edge.results[0] if edge is not None else owner
+        self.queued = False  # on the driver's worklist
 
     @property
     def owner(self) -> Value:

@@ -28,6 +28,9 @@ visits with nothing sharded or nothing allowed to move return at once, and the o
 factor propagation, a pure function of (OpInfo, directions, shardings), is memoised per run:
 a model's layers repeat the same ops with the same shardings, so most visits are a lookup
 (benchmarks/propagation.py).
+What the worklist keeps per op (queued, the last visit that changed nothing, a live user, the
+stage's directions) is on the op's `Site` (state.py), not in tables keyed by `id(op)`: lookups in
+tables as large as the program missed the caches, and the time per op grew with its size.
 
 Here is the worklist; the edges it visits besides ops are in edges.py, the first walk's order in
 walk_order.py, the dead ops it replays in liveness.py, and what a run shares in state.py.
@@ -40,7 +43,6 @@ from collections.abc import Sequence
 from shardc.ir.core import Function, Operation, Value
 from shardc.ir.diagnostics import PassError, ShardcError
 from shardc.ir.mapping import NamedMapping
-from shardc.ir.ops.data_flow import EDGE
 from shardc.ir.ops.manual import sync_all as sync_manual
 from shardc.passes.propagation.data_flow import RegionEdge
 from shardc.passes.propagation.direction import DirectionFn, PropagationDirection
@@ -58,13 +60,14 @@ from shardc.passes.propagation.state import (
     OpInfo,
     Outcome,
     PropagationState,
+    Site,
     mapping_of,
 )
 
 NONE = PropagationDirection.NONE
 MAX_SWEEPS = 10
 _MISSING = object()
-_NOTHING_SHARDED = ("nothing sharded",)
+_NOTHING_SHARDED = "nothing sharded"  # `Site.clean` of an op nothing flows through
 _NONES: dict[int, tuple[PropagationDirection, ...]] = {}
 
 
@@ -93,46 +96,45 @@ class Driver:
         self.state = state
         self.direction = direction
         self.stage = stage
-        self._stack: list[Operation | RegionEdge] = []
-        self._queued: set[int] = set()
-        self._current: Operation | RegionEdge | None = None
+        self._stack: list[Site | RegionEdge | ManualEdge] = []
+        self._current: Site | RegionEdge | ManualEdge | None = None
         self._erased = state.erased
-        self._clean = state.clean
 
     # ----- the worklist ----------------------------------------------------------------------
 
     def run(self) -> None:
         module = self.state.module
         sync_func_results(self)
-        ops = self.state.walk()
+        items = self.state.walk()
         for sweep in range(MAX_SWEEPS):
-            stack = self._stack = list(reversed(ops))
-            self._queued = {id(op) for op in ops}
-            pop, discard = stack.pop, self._queued.discard
+            stack = self._stack = list(reversed(items))
+            for item in items:
+                item.queued = True
+            pop = stack.pop
             erase_if_dead, visit = self._erase_if_dead, self._visit
-            erased, clean, witness = self._erased, self._clean, self.state.live_user
+            erased = self._erased
             changed = False
             while stack:
-                op = pop()
-                key = id(op)
-                discard(key)
-                if op.__class__ is Operation:
-                    if key in erased:
+                item = pop()
+                item.queued = False
+                if item.__class__ is Site:
+                    op = item.op
+                    if id(op) in erased:
                         continue
                     # A used op is alive: the common case, decided by a user found alive
                     # before and still not erased.
-                    user = witness.get(key)
+                    user = item.witness
                     if user is None or user in erased:
                         user = _live_user(op, erased)
                         if user is None:
                             if erase_if_dead(op):
                                 continue
                         else:
-                            witness[key] = user
-                    last = clean.get(key)
-                    if last is not None and (last is _NOTHING_SHARDED or last[0] is self):
+                            item.witness = user
+                    last = item.clean
+                    if last is not None and (last is _NOTHING_SHARDED or last is self):
                         continue  # see _visit
-                if visit(op):
+                if visit(item):
                     changed = True
             if not changed:
                 break
@@ -141,16 +143,14 @@ class Driver:
                     f"propagation did not converge after {MAX_SWEEPS} sweeps over the module "
                     f"({self.state.visits} op visits); this is a bug in shardc, please report it"
                 )
-            ops = self.state.walk()
+            items = self.state.walk()
         sync_func_results(self)
         if self.state.manual is not None and self.state.manual.args:
             sync_manual(module)
 
-    def _erase_if_dead(self, op: Operation | RegionEdge | ManualEdge) -> bool:
+    def _erase_if_dead(self, op: Operation) -> bool:
         """MLIR's driver erases an op nothing uses any more, then revisits its operands'
         defining ops that are left with at most one other user."""
-        if op.__class__ is not Operation:
-            return False  # a RegionEdge or ManualEdge
         erased = self._erased
         if id(op) in erased:
             return True
@@ -171,18 +171,25 @@ class Driver:
                     self._notify(d)
         return True
 
-    def _notify(self, op: Operation | RegionEdge | ManualEdge | None) -> None:
-        if op is None:
+    def _notify(self, item: Operation | RegionEdge | ManualEdge | None) -> None:
+        if item is None:
             return
-        self._clean.pop(id(op), None)  # a value of it changed: it must be visited again
-        if op is self._current or id(op) in self._queued:
+        if item.__class__ is Operation:
+            site = item.scratch  # type: ignore[union-attr]
+            if site is None:
+                site = self.state.site_of(item)  # type: ignore[arg-type]
+            site.clean = None  # a value of it changed: it must be visited again
+            if site is self._current or site.queued:
+                return
+            if site.data_flow:
+                return  # Shardy visits a data-flow op to no effect; its edges are the items
+            if id(item) in self._erased:
+                return
+            item = site
+        elif item is self._current or item.queued:  # type: ignore[union-attr]
             return
-        if isinstance(op, Operation) and (id(op) in self.state.regions.edges or op.name == EDGE):
-            return  # Shardy visits a data-flow op to no effect; its edges are the items
-        if id(op) in self._erased:
-            return
-        self._queued.add(id(op))
-        self._stack.append(op)
+        item.queued = True  # type: ignore[union-attr]
+        self._stack.append(item)  # type: ignore[arg-type]
 
     def _notify_value(self, v: Value) -> None:
         """Revisit the defining op and every user of `v` (the data-flow edge of a data-flow op's
@@ -249,56 +256,64 @@ class Driver:
 
     # ----- one op ------------------------------------------------------------------------------
 
-    def _visit(self, op: Operation | RegionEdge) -> bool:
+    def _visit(self, item: Site | RegionEdge | ManualEdge) -> bool:
         state = self.state
-        if op.__class__ is not Operation:
+        if item.__class__ is not Site:
             state.visits += 1
-            self._current = op
-            changed = (visit_region_edge if isinstance(op, RegionEdge) else visit_manual_edge)(
-                self, op  # type: ignore[arg-type]
+            self._current = item
+            changed = (visit_region_edge if isinstance(item, RegionEdge) else visit_manual_edge)(
+                self, item  # type: ignore[arg-type]
             )
             self._current = None
             return changed
-        site = state.sites.get(id(op))
-        if site is None:
-            site = state.site(op)
+        site: Site = item  # type: ignore[assignment]
+        op = site.op
         kind = site.kind
+        if kind is None:
+            kind = state.describe(site)
         if kind is not RULE:
             state.visits += 1
             if kind is NO_RULE:
                 state.no_rule.setdefault(op.name, op)
-            self._clean[id(op)] = _NOTHING_SHARDED  # nothing flows through it: skip it now on
+            site.clean = _NOTHING_SHARDED  # nothing flows through it: skip it now on
             return False
         # An op none of whose values changed since a visit that changed nothing, asked with
         # the same directions, would change nothing again (the outcome is a pure function of
         # them): skip it. Its directions are asked where a visit would ask them, so the first
         # ask of a stage happens at the same point.
-        clean = self._clean
-        last = clean.get(id(op))
+        last = site.clean
         if last is not None:
-            if last is _NOTHING_SHARDED or last[0] is self:
+            if last is _NOTHING_SHARDED or last is self:
                 return False
-            if site.barrier is not None or self.direction(op, site.info.rule) is last[1]:  # type: ignore[arg-type]
-                clean[id(op)] = (self, last[1])
+            if site.barrier is not None or self._directions(site) is site.clean_directions:
+                site.clean = self
                 return False
         state.visits += 1
         in_ops = tuple([v.type.mapping for v in site.operands])
         in_res = tuple([v.type.mapping for v in site.results])
         if in_ops == site.unsharded_operands and in_res == site.unsharded_results:
-            clean[id(op)] = _NOTHING_SHARDED
+            site.clean = _NOTHING_SHARDED
             return False  # nothing sharded yet: nothing to propagate
-        info = site.info
+        info: OpInfo = site.info  # type: ignore[assignment]
         if site.barrier is not None:
             directions: Sequence[PropagationDirection] = site.barrier
         else:
-            directions = self.direction(op, info.rule)  # type: ignore[arg-type]
-        self._current = op
+            directions = self._directions(site)
+        self._current = site
         changed = self._propagate(op, site.operands, site.results, info, directions,
                                   in_ops, in_res)
         self._current = None
         if not changed:
-            clean[id(op)] = (self, directions)
+            site.clean = self
+            site.clean_directions = directions
         return changed
+
+    def _directions(self, site: Site) -> tuple[PropagationDirection, ...]:
+        """The directions this driver's stage gives the op, asked once per op and stage."""
+        if site.asked_by is not self:
+            site.directions = self.direction(site.op, site.info.rule)  # type: ignore[union-attr,arg-type]
+            site.asked_by = self
+        return site.directions  # type: ignore[return-value]
 
     def propagate(
         self,

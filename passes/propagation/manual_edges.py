@@ -37,7 +37,7 @@ class ManualEdge:
     """A worklist item of the driver: edge `index` of `op` (`is_result`: body result -> op
     result, else operand -> body argument). Not an op: it has no results and is never dead."""
 
-    __slots__ = ("op", "index", "is_result")
+    __slots__ = ("op", "index", "is_result", "queued")
     name = "manual_computation edge"
     results: tuple = ()
 
@@ -45,6 +45,7 @@ class ManualEdge:
         self.op = op
         self.index = index
         self.is_result = is_result
+        self.queued = False  # on the driver's worklist
 
     def endpoints(self) -> tuple[Value, Value] | None:
         """(source, target), or None when the body is missing. The target is the edge's owner

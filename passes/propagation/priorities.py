@@ -86,18 +86,15 @@ def stage_direction(stage: int, dead: set[int] = frozenset()) -> StageFn:  # typ
     That is what jaxlib's Shardy does (measured: tests/data/shardy_regressions/; neither
     counting the live uses at every visit nor the uses as the stage started agrees)."""
 
-    # An op's rule never changes during a stage, so its directions are decided once per stage
-    # (at the first ask, which is what the single-use test needs) and kept; data-flow edges
-    # (op None) are pass-through, so theirs depend on the rule alone.
-    decided: dict[int, tuple[PropagationDirection, ...]] = {}
+    # An op's rule never changes during a stage, so the driver asks for an op's directions once
+    # per stage (at the first visit that finds something sharded, which is what the single-use
+    # test needs) and keeps them (`Driver._directions`); data-flow edges (op None) are
+    # pass-through, so theirs depend on the rule alone.
 
     def direction(op: Operation | None, rule: OpShardingRule) -> tuple[PropagationDirection, ...]:
         if op is None:
             return _uniform(BOTH, rule.num_factors)
-        known = decided.get(id(op))
-        if known is None:
-            known = decided[id(op)] = _decide(op, rule)
-        return known
+        return _decide(op, rule)
 
     def _decide(op: Operation, rule: OpShardingRule) -> tuple[PropagationDirection, ...]:
         n = rule.num_factors
@@ -248,7 +245,7 @@ def run_user_priorities(state: PropagationState, *, op_priority: bool = True) ->
     run_op_priority(state, op_priority, "priority 0, ")
     rounds = [0]
     for p in sorted(priorities.levels):
-        state.clean.clear()  # the driver's record of what it visited is stale now
+        state.forget_visits()  # the driver's record of what it visited is stale now
         for ref in priorities.levels[p]:
             current = ref.get()
             if current is not None:

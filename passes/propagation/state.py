@@ -1,5 +1,6 @@
 """What one propagation run shares between its stages: the module's groups, callers, region and
-manual edges, the ops erased as dead, each op's `OpInfo` and the memo of factor propagation.
+manual edges, the ops erased as dead, each op's `Site` (its `OpInfo` and the worklist's record
+of it, kept on the op while the run lasts) and the memo of factor propagation.
 
 `rule_for(op)` is the rule propagation uses (a `sdy.sharding_rule` attribute on the op wins over
 the registry); `identity_rule(shape)` is the rule of every data-flow edge.
@@ -82,23 +83,59 @@ SKIP = "skip"
 _SKIPPED = frozenset({"return", "sharding_group", "manual_computation", "call", EDGE})
 
 
+@functools.cache
+def _nones(n: int) -> tuple[None, ...]:
+    return (None,) * n  # one shared tuple per length
+
+
 class Site:
-    """What the driver reads from an op at every visit, computed at the first (propagation
-    does not change the IR's structure): how to visit it, its `OpInfo`, its operands and
-    results, the all-unsharded mappings (to tell that nothing is sharded yet) and, for a
-    `propagation_barrier`, its directions."""
+    """The driver's record of one op during a run, kept on the op (`op.scratch`, see
+    `PropagationState.site_of`): looking it up costs an attribute read, where tables keyed by
+    `id(op)` cost hash lookups in tables as large as the program, whose cache misses made the
+    time per op grow with the program's size.
 
-    __slots__ = ("kind", "info", "operands", "results", "unsharded_operands",
-                 "unsharded_results", "barrier")
+    What the driver reads at every visit is filled in at the first visit (`describe`;
+    propagation does not change the IR's structure): how to visit the op (`kind`), its
+    `OpInfo`, its operands and results, the all-unsharded mappings (to tell that nothing is
+    sharded yet) and, for a `propagation_barrier`, its directions. The rest is the worklist's
+    state: whether the op is on the worklist (`queued`), the driver and the directions of its
+    last visit if that visit changed nothing (`clean`, `clean_directions`: see
+    `Driver._visit`), a user of it last seen alive (`witness`,
+    -1 for an op never erased as dead), and the directions the running stage gave it
+    (`directions`, asked of the stage's driver `asked_by` once per stage)."""
 
-    def __init__(self, kind: str, info: OpInfo | None, op: Operation, barrier=None):
+    __slots__ = ("op", "kind", "info", "operands", "results", "unsharded_operands",
+                 "unsharded_results", "barrier", "data_flow", "queued", "clean",
+                 "clean_directions", "witness", "asked_by", "directions")
+
+    def __init__(self, op: Operation, data_flow: bool):
+        self.op = op
+        self.kind: str | None = None  # not described yet
+        self.info: OpInfo | None = None
+        self.operands: tuple[Value, ...] = ()
+        self.results: tuple[Value, ...] = ()
+        self.unsharded_operands: tuple[None, ...] = ()
+        self.unsharded_results: tuple[None, ...] = ()
+        self.barrier: tuple[PropagationDirection, ...] | None = None
+        # A data-flow op or an edge op: its edges are the worklist's items, not the op.
+        self.data_flow = data_flow
+        self.queued = False
+        self.clean: object = None
+        self.clean_directions: tuple[PropagationDirection, ...] | None = None
+        self.witness: int | None = None
+        self.asked_by: object = None
+        self.directions: tuple[PropagationDirection, ...] | None = None
+
+    def describe(self, kind: str, info: OpInfo | None, barrier=None) -> str:
+        op = self.op
         self.kind = kind
         self.info = info
         self.operands = op.operands
         self.results = tuple(op.results)
-        self.unsharded_operands = (None,) * len(self.operands)
-        self.unsharded_results = (None,) * len(self.results)
+        self.unsharded_operands = _nones(len(self.operands))
+        self.unsharded_results = _nones(len(self.results))
         self.barrier = barrier
+        return kind
 
 
 @dataclass
@@ -123,64 +160,72 @@ class PropagationState:
     # erases an op with no uses when it pops it from the worklist, so a dead op is gone for the
     # ops after it, and its operands' uses drop; shardc keeps the op in the IR but replays that.
     erased: set[int] = field(default_factory=set)
-    # id(op) -> its OpInfo, filled on first visit (ops outlive the state, so ids are stable).
-    op_infos: dict[int, OpInfo] = field(default_factory=dict)
     interned_infos: dict[tuple, OpInfo] = field(default_factory=dict)
     # Memo of factor propagation: (OpInfo, directions, operand mappings, result mappings) ->
     # Outcome. Propagation through an op is a pure function of these, and a model's layers
     # repeat the same ops with the same shardings, so most visits are a lookup.
     outcomes: dict[tuple, Outcome | None] = field(default_factory=dict)
-    # id(op) -> its Site, filled on first visit.
-    sites: dict[int, Site] = field(default_factory=dict)
-    # id(op) -> (the driver, the directions) of its last visit when that visit changed
-    # nothing, or a marker when nothing around it was sharded; dropped as soon as one of its
-    # values changes (`Driver._notify`). The driver skips such ops (driver.py). Whoever
-    # changes shardings behind the driver's back must clear it.
-    clean: dict[int, tuple] = field(default_factory=dict)
-    # id(op) -> the id of a user of it last seen alive (-1: an op never erased as dead).
-    live_user: dict[int, int] = field(default_factory=dict)
+    # Every op's Site (`site_of`), in the order they were made; `release` takes them off the
+    # ops. Whoever changes shardings behind the driver's back must `forget_visits`.
+    sites: list[Site] = field(default_factory=list)
     _walk: list | None = None
     _walk_erased: int = 0
 
     def walk(self) -> list:
-        """`walk_order` of the module without the erased ops. Propagation does not change the
-        module's structure and erased ops only leave the walk, so the first walk is filtered."""
+        """`walk_order` of the module without the erased ops, each op as its `Site`.
+        Propagation does not change the module's structure and erased ops only leave the walk,
+        so the first walk is filtered."""
         if self._walk is None:
-            self._walk = walk_order(self.module, self.erased, self.regions, self.manual)
+            walk = walk_order(self.module, self.erased, self.regions, self.manual)
+            self._walk = [self.site_of(x) if x.__class__ is Operation else x for x in walk]
             self._walk_erased = len(self.erased)
         elif self._walk_erased != len(self.erased):
             erased = self.erased
-            self._walk = [op for op in self._walk if id(op) not in erased]
+            self._walk = [x for x in self._walk
+                          if x.__class__ is not Site or id(x.op) not in erased]
             self._walk_erased = len(erased)
         return self._walk
 
-    def site(self, op: Operation) -> Site:
+    def site_of(self, op: Operation) -> Site:
+        site = op.scratch
+        if site is None:
+            site = op.scratch = Site(op, id(op) in self.regions.edges or op.name == EDGE)
+            self.sites.append(site)
+        return site  # type: ignore[return-value]
+
+    def forget_visits(self) -> None:
+        """Forget what the driver recorded of its visits (shardings changed behind its back)."""
+        for site in self.sites:
+            site.clean = None
+
+    def release(self) -> None:
+        """Take the sites off the ops: the run is over (ops outlive the state)."""
+        for site in self.sites:
+            site.op.scratch = None
+        self.sites.clear()
+
+    def describe(self, site: Site) -> str:
+        """Fill in `site` at the op's first visit; its kind."""
+        op = site.op
         name = op.name
         if name in _SKIPPED or id(op) in self.regions.edges:
-            site = Site(SKIP, None, op)
-        else:
-            info = self.info(op)
-            rule = info.rule
-            if rule is None:
-                site = Site(NO_RULE, info, op)
-            elif name == "propagation_barrier":
-                allowed = PropagationDirection[attr(op, "allowed_direction").word]
-                site = Site(RULE, info, op, (allowed,) * rule.num_factors)
-            else:
-                site = Site(RULE, info, op)
-        self.sites[id(op)] = site
-        return site
+            return site.describe(SKIP, None)
+        info = self.info(op)
+        rule = info.rule
+        if rule is None:
+            return site.describe(NO_RULE, info)
+        if name == "propagation_barrier":
+            allowed = PropagationDirection[attr(op, "allowed_direction").word]
+            return site.describe(RULE, info, (allowed,) * rule.num_factors)
+        return site.describe(RULE, info)
 
     def info(self, op: Operation) -> OpInfo:
-        info = self.op_infos.get(id(op))
-        if info is None:
-            op_def = get_op_def(op.name)
-            sizes = tuple(v.type.num_elements for v in op.operands) + tuple(
-                v.type.num_elements for v in op.results
-            )
-            elementwise = op_def is not None and op_def.has(ELEMENTWISE)
-            info = self.op_infos[id(op)] = self.interned_info(rule_for(op), elementwise, sizes)
-        return info
+        op_def = get_op_def(op.name)
+        sizes = tuple(v.type.num_elements for v in op.operands) + tuple(
+            v.type.num_elements for v in op.results
+        )
+        elementwise = op_def is not None and op_def.has(ELEMENTWISE)
+        return self.interned_info(rule_for(op), elementwise, sizes)
 
     def interned_info(
         self, rule: OpShardingRule | None, elementwise: bool, tensor_sizes: tuple[int, ...]
