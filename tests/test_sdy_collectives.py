@@ -184,7 +184,7 @@ def _one(arg: str, op: str, result: str) -> str:
          '<@m, [{"x"}, {"y"}]>', "overlap the operand's dim shardings"),
         ('<@m, [{}, {}], unreduced=max{"x"}>',
          'all_reduce %a {reduction_axes = ["x"], reduction_op = sum}',
-         '<@m, [{}, {}]>', "holds unreduced for max"),
+         '<@m, [{}, {}]>', "cannot reduce 'max' unreduced axes"),
     ],
 )
 def test_verifier_rejects(arg: str, op: str, result: str, message: str) -> None:

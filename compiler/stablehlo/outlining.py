@@ -95,6 +95,7 @@ def outline(
     module.add_function(func)
     child = FunctionBuilder(b, func)
     child.manual_mesh = fb.manual_mesh
+    child.manual_axes = fb.manual_axes
     for (tok, _), value in zip(block_args, func.args):
         child.define(_base(tok), value, tok)
     for cap, value in zip(captures, func.args[len(block_args):]):

@@ -88,6 +88,11 @@ def _axes(items: tuple) -> tuple[AxisRef, ...]:
     return tuple(out)
 
 
+def _holds_other_than_sum(value: Value) -> bool:
+    m = value.mapping
+    return m is not None and bool(m.unreduced) and m.unreduced_op is not ReduceOp.SUM
+
+
 @pretty_form("sdy_collective")
 def _sdy_collective(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     short = rec.name.partition(".")[2]
@@ -112,6 +117,9 @@ def _sdy_collective(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
             raise fb.b.fail(f"unexpected '{reduction}': only sdy.all_reduce and sdy.reduce_scatter "
                             f"take a reduction ({', '.join(SDY_REDUCTIONS)})", reduction)
         attrs["reduction_op"] = Keyword(str(reduction))
+    elif short in WITH_REDUCTION and _holds_other_than_sum(operands[0]):
+        # Shardy's default is sum; the native op's is the operand's reduction, so say it.
+        attrs["reduction_op"] = Keyword("sum")
     mapping = fb.b.mapping(str(extra["sharding"]), extra["sharding"])
     return short, attrs, fb.results_of(rec, operands), [mapping]
 

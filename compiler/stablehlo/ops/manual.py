@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from shardc.ir.attributes import Symbol
 from shardc.ir.core import Operation, Value
 from shardc.ir.mesh import AxisRef
+from shardc.stablehlo.attributes import tensor_type_text
 from shardc.stablehlo.export_table import prints_lines
 from shardc.stablehlo.import_table import SyntaxIssue, pretty_form, read_rule
 from shardc.stablehlo.mlir_text import results_text
@@ -57,6 +58,20 @@ def manual_op(c: list) -> OpRec:
                           c, 5)
 
 
+def _rank(tok) -> int | None:
+    parsed = tensor_type_text(str(tok))
+    return None if isinstance(parsed, str) else len(parsed[0])
+
+
+def _check_ranks(kind: str, shardings: list, ranks: list[int | None]) -> None:
+    """Each in/out sharding has its value's rank (said at the op, in Shardy's words; a count
+    that differs is reported where the op is built)."""
+    for i, (m, rank) in enumerate(zip(shardings, ranks)):
+        if rank is not None and m.rank != rank:
+            which = kind if len(ranks) == 1 else f"{kind} {i}"
+            raise ValueError(f"{which} - sharding doesn't match tensor rank: {m.rank} != {rank}")
+
+
 @pretty_form("manual")
 def _manual(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     b = fb.b
@@ -68,17 +83,24 @@ def _manual(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     results = fb.results_of(rec, operands)
     in_sh = [b.mapping(str(t), t) for t in rec.extra["in"]]
     out_sh = [b.mapping(str(t), t) for t in rec.extra["out"]]
+    _check_ranks("operand", in_sh, [len(v.type.shape) for v in operands])
+    _check_ranks("result", out_sh, [_rank(t) for t in results])
     meshes = {m.mesh.name for m in in_sh + out_sh}
     if len(meshes) > 1:
         raise ValueError(f"in/out shardings name several meshes ({sorted(meshes)})")
     axes = tuple(AxisRef(a.name if hasattr(a, "name") else a[0]) for a in rec.extra["axes"])
-    saved = fb.manual_mesh
+    bound = next((a.name for a in axes if a.name in fb.manual_axes), None)
+    if bound is not None:
+        raise ValueError(f'operates on axis "{bound}" which is already bound by a parent '
+                         "sdy.manual_computation op")
+    saved, saved_axes = fb.manual_mesh, fb.manual_axes
     mesh = (in_sh + out_sh)[0].mesh if in_sh or out_sh else None
     fb.manual_mesh = mesh
+    fb.manual_axes = saved_axes + tuple(a.name for a in axes)
     try:
         body = outline(fb, region, "manual")
     finally:
-        fb.manual_mesh = saved
+        fb.manual_mesh, fb.manual_axes = saved, saved_axes
     attrs = {
         "body": Symbol(body.name),
         "in_shardings": tuple(in_sh),
