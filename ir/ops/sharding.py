@@ -352,6 +352,12 @@ register(
         frozenset({SHARDING, NO_RESULTS}),
     )
 )
+def _verify_barrier(op: Operation) -> None:
+    """A barrier that lets both directions through is no barrier; Shardy rejects it."""
+    if attr(op, "allowed_direction").word == "BOTH":
+        raise op_error(op, "cannot specify `BOTH` as the direction")
+
+
 register(
     OpDef(
         "propagation_barrier",
@@ -359,7 +365,7 @@ register(
         1,
         {"allowed_direction": req("keyword", *DIRECTIONS)},
         _identity,
-        None,
+        _verify_barrier,
         frozenset({SHARDING}),
     )
 )

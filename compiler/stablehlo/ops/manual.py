@@ -58,14 +58,14 @@ def manual_op(c: list) -> OpRec:
                           c, 5)
 
 
-def _rank(tok) -> int | None:
+def type_rank(tok) -> int | None:
     parsed = tensor_type_text(str(tok))
     return None if isinstance(parsed, str) else len(parsed[0])
 
 
-def _check_ranks(kind: str, shardings: list, ranks: list[int | None]) -> None:
-    """Each in/out sharding has its value's rank (said at the op, in Shardy's words; a count
-    that differs is reported where the op is built)."""
+def check_sharding_ranks(kind: str, shardings: list, ranks: list[int | None]) -> None:
+    """Each in/out sharding of a manual or named computation has its value's rank (an error
+    of the op, in Shardy's words; a count that differs is reported where the op is built)."""
     for i, (m, rank) in enumerate(zip(shardings, ranks)):
         if rank is not None and m.rank != rank:
             which = kind if len(ranks) == 1 else f"{kind} {i}"
@@ -83,8 +83,8 @@ def _manual(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     results = fb.results_of(rec, operands)
     in_sh = [b.mapping(str(t), t) for t in rec.extra["in"]]
     out_sh = [b.mapping(str(t), t) for t in rec.extra["out"]]
-    _check_ranks("operand", in_sh, [len(v.type.shape) for v in operands])
-    _check_ranks("result", out_sh, [_rank(t) for t in results])
+    check_sharding_ranks("operand", in_sh, [len(v.type.shape) for v in operands])
+    check_sharding_ranks("result", out_sh, [type_rank(t) for t in results])
     meshes = {m.mesh.name for m in in_sh + out_sh}
     if len(meshes) > 1:
         raise ValueError(f"in/out shardings name several meshes ({sorted(meshes)})")
