@@ -69,6 +69,19 @@ func.func @scatter_of_unsharded(%p: tensor<8xf32>) -> tensor<8xf32> {
 
 // -----
 
+sdy.mesh @m = <["a"=2, "b"=4]>
+func.func @global_all_reduce_rekinds(%p: tensor<8xf32> {sdy.sharding = #sdy.sharding<@m, [{}], unreduced=min{"b"}>}) -> tensor<8xf32> {
+  // CHECK: verify_unreduced_axes.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: {{.*}}'xla.all_reduce' op cannot reduce 'min' unreduced axes. Expected 'sum'.
+  %0 = "stablehlo.all_reduce"(%p) <{replica_groups = #stablehlo.replica_group_mesh_axes<mesh = @m, axes = [#stablehlo.axis_ref<name = "b">]>}> ({
+  ^bb0(%x: tensor<f32>, %y: tensor<f32>):
+    %s = stablehlo.add %x, %y : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) {sdy.sharding = #sdy.sharding_per_value<[<@m, [{}]>]>} : (tensor<8xf32>) -> tensor<8xf32>
+  return %0 : tensor<8xf32>
+}
+
+// -----
+
 // Valid: a reshard (seen through a barrier) reduces the axis, a sum reduction introduces one,
 // and shardings on two meshes are not compared.
 sdy.mesh @m = <["a"=2, "b"=4]>

@@ -24,10 +24,9 @@ from shardc.ir.ops.sharding import SDY_REDUCTIONS, reduction_of
 from shardc.ir.placements import ReduceOp
 from shardc.stablehlo.export_table import prints, prints_lines
 from shardc.stablehlo.import_table import Props, generic, pretty_form, read_rule
-from shardc.stablehlo.literals import int_nest
 from shardc.stablehlo.mlir_text import inline_sharding
 from shardc.stablehlo.mlir_text import tensor_text as _ty
-from shardc.stablehlo.ops.replica_collectives import import_replica_collective
+from shardc.stablehlo.ops.replica_collectives import import_replica_collective, replica_groups
 from shardc.stablehlo.records import OpRec
 from shardc.stablehlo.reducers import reducer_lines, region_kind, strip_scalar_constraint
 
@@ -142,11 +141,11 @@ def _generic_all_reduce(fb: FunctionBuilder, rec: OpRec, operands: list[Value], 
     region, constraint = strip_scalar_constraint(rec.regions[0])
     kind = region_kind(region, allow_replace=False)
     groups_attr = props.get("replica_groups")
-    if groups_attr is None or groups_attr.kind != "dense":
+    if groups_attr is None:
         raise ValueError("needs replica_groups = dense<[[...]]>")
     if props.get("use_global_device_ids", "absent") == "absent":
         raise ValueError("imports only with use_global_device_ids (as shard_map emits)")
-    groups = _dense_groups(str(groups_attr.value[0]))
+    groups = [list(g) for g in replica_groups(fb, groups_attr)]
     axes = _axes_for_groups(mesh, groups, device_groups)
     if axes is None:
         raise ValueError(f"replica_groups {groups} are not the device groups of any "
@@ -173,14 +172,6 @@ def _generic_all_reduce(fb: FunctionBuilder, rec: OpRec, operands: list[Value], 
     if channel is not None:
         attrs["channel_handle"] = OpaqueAttr(fb.b.text[channel.start : channel.end])
     return "spmd.all_reduce", attrs, fb.results_of(rec, operands), None
-
-
-def _dense_groups(text: str) -> list[list[int]]:
-    body = text[len("dense<"):-1]
-    value = int_nest(body)
-    if not isinstance(value, list) or not all(isinstance(g, list) for g in value):
-        raise ValueError("replica_groups must be a 2-D dense<[[...], ...]>")
-    return value
 
 
 def _axes_for_groups(mesh, groups, device_groups):
