@@ -28,7 +28,7 @@ from shardc.stablehlo.import_table import Props, generic, pretty_form, read_rule
 from shardc.stablehlo.mlir_text import results_text, string_text
 from shardc.stablehlo.mlir_text import tensor_text as _ty
 from shardc.stablehlo.ops.manual import body_op_record, check_sharding_ranks, type_rank
-from shardc.stablehlo.outlining import free_names, outline
+from shardc.stablehlo.outlining import first_free_use, free_names, outline
 from shardc.stablehlo.records import OpRec
 
 if TYPE_CHECKING:
@@ -68,9 +68,10 @@ def _named(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     b = fb.b
     (region,) = rec.regions
     free = free_names(region)
-    if free:
-        raise ValueError(f"its body reads %{free[0]} from the enclosing scope; a "
-                         "named_computation's body may only use its own arguments")
+    if free:  # at the use, as MLIR says it
+        raise fb.b.fail(f"'{rec.name}' op: its body reads %{free[0]} from the enclosing "
+                        "scope; a named_computation's body may only use its own arguments",
+                        first_free_use(region) or rec.tok)
     results = fb.results_of(rec, operands)
     name = unescape(str(rec.extra["name"]))
     in_sh = [b.mapping(str(t), t) for t in rec.extra["in"] or []]

@@ -22,7 +22,7 @@ from shardc.stablehlo.export_table import prints_lines
 from shardc.stablehlo.import_table import SyntaxIssue, pretty_form, read_rule
 from shardc.stablehlo.mlir_text import results_text
 from shardc.stablehlo.mlir_text import tensor_text as _ty
-from shardc.stablehlo.outlining import free_names, outline
+from shardc.stablehlo.outlining import first_free_use, free_names, outline
 from shardc.stablehlo.records import OpRec
 
 if TYPE_CHECKING:
@@ -77,9 +77,10 @@ def _manual(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     b = fb.b
     (region,) = rec.regions
     free = free_names(region)
-    if free:
-        raise ValueError(f"its body reads %{free[0]} from the enclosing scope; a "
-                         "manual_computation's body may only use its own arguments")
+    if free:  # at the use, as MLIR says it
+        raise fb.b.fail(f"'{rec.name}' op: its body reads %{free[0]} from the enclosing "
+                        "scope; a manual_computation's body may only use its own arguments",
+                        first_free_use(region) or rec.tok)
     results = fb.results_of(rec, operands)
     in_sh = [b.mapping(str(t), t) for t in rec.extra["in"]]
     out_sh = [b.mapping(str(t), t) for t in rec.extra["out"]]
