@@ -182,11 +182,11 @@ CASES = [
         sig='%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{}, {"tp"}p'
             + "9" * 20 + ']>}'),
      2, 49, "expecting integer priority"),
-    ("replicated after unreduced", _func(
+    ("unreduced twice", _func(
         '  %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, '
-        '[{}, {}], unreduced={"dp"}, replicated={"tp"}>]>} : tensor<8x16xf32>\n'
+        '[{}, {}], unreduced={"dp"}, replicated={"tp"}, unreduced={"tp"}>]>} : tensor<8x16xf32>\n'
         "  return %0 : tensor<8x16xf32>\n"),
-     3, 32, "after 'unreduced='"),
+     3, 32, "'unreduced=' written twice"),
     ("closed empty dim with a priority, at the op", _func(
         '  %0 = stablehlo.negate %arg0 {sdy.sharding = #sdy.sharding_per_value<[<@mesh, '
         '[{"dp"}, {}p2]>]>} : tensor<8x16xf32>\n'

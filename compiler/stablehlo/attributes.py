@@ -277,9 +277,8 @@ class ShardingText:
             key = self.take().group(0).strip()
             if key not in ("replicated", "unreduced"):
                 raise ValueError(f"unknown sharding field '{key}' in {self.text!r}")
-            if key in extras or (key == "replicated" and "unreduced" in extras):
-                raise ValueError(f"'{key}=' written twice or after 'unreduced=' in {self.text!r} "
-                                 "(Shardy reads replicated={...}, then unreduced={...}, once each)")
+            if key in extras:
+                raise ValueError(f"'{key}=' written twice in {self.text!r} (once at most)")
             self.take("=")
             if key == "unreduced" and self.peek() != "{":
                 extras["unreduced_op"] = self.take().group(0).strip()
