@@ -194,12 +194,7 @@ class NamedMapping:
                 add(ref, f"dim {d}")
                 if i > 0:
                     prev = dim.axes[i - 1]
-                    if (
-                        prev.name == ref.name
-                        and prev.is_sub_axis
-                        and ref.is_sub_axis
-                        and prev.pre * prev.axis_size(self.mesh) == ref.pre
-                    ):
+                    if prev.can_merge(ref):
                         raise ShardingError(
                             f"dim {d} lists consecutive sub-axes {prev} and {ref} of one axis; "
                             "merge them into one sub-axis"

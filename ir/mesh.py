@@ -78,6 +78,12 @@ class AxisRef:
         b0, b1 = other.interval(mesh)
         return a0 <= b0 and b1 <= a1
 
+    def can_merge(self, other: AxisRef) -> bool:
+        """`other` is the sub-axis right after this one on the same axis (`"x":(1)2` then
+        `"x":(2)2`): the two are one sub-axis written in two pieces."""
+        return (self.name == other.name and self.size is not None and other.size is not None
+                and self.pre * self.size == other.pre)
+
     def coordinate(self, mesh: DeviceMesh, axis_coord: int) -> int:
         """The index along this (sub-)axis of a device at `axis_coord` on the full axis."""
         if self.size is None:

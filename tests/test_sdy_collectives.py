@@ -184,7 +184,20 @@ def _one(arg: str, op: str, result: str) -> str:
          '<@m, [{"x"}, {"y"}]>', "overlap the operand's dim shardings"),
         ('<@m, [{}, {}], unreduced=max{"x"}>',
          'all_reduce %a {reduction_axes = ["x"], reduction_op = sum}',
-         '<@m, [{}, {}]>', "holds unreduced for max"),
+         '<@m, [{}, {}]>', "cannot reduce 'max' unreduced axes"),
+        # The axis lists themselves, as Shardy's verifier checks them.
+        ('<@m, [{}, {"y"}]>', 'all_gather %a {gathering_axes = [[], ["y":(1)2, "y":(2)2]]}',
+         '<@m, [{}, {}]>', r'two consecutive sub-axes can be merged: "y":\(1\)2, "y":\(2\)2'),
+        ('<@m, [{}, {}]>', 'all_slice %a {slicing_axes = [["x", "x"], []]}',
+         '<@m, [{"x"}, {}]>', 'duplicate axis ref: "x"'),
+        ('<@m, [{}, {}]>', 'all_reduce %a {reduction_axes = ["y", "x"]}',
+         '<@m, [{}, {}]>', "reduction axes are not ordered w.r.t. mesh"),
+        ('<@m, [{}, {}]>', 'replicated_to_unreduced %a {axes = ["y", "x"]}',
+         '<@m, [{}, {}], unreduced={"x", "y"}>', "r2u axes are not ordered w.r.t. mesh"),
+        ('<@m, [{}, {}]>', 'all_reduce %a {reduction_axes = ["w"]}',
+         '<@m, [{}, {}]>', 'unknown axis name: "w"'),
+        ('<@m, [{}, {}]>', 'propagation_barrier %a {allowed_direction = BOTH}',
+         '<@m, [{}, {}]>', "cannot specify `BOTH` as the direction"),
     ],
 )
 def test_verifier_rejects(arg: str, op: str, result: str, message: str) -> None:

@@ -124,7 +124,7 @@ _MANUAL_CAPTURE = (DATA / "shard_map.mlir").read_text().replace("sdy.return %7",
     (_SORT_CAPTURE, ":3:10:", "comparator reads %arg1 from the enclosing scope"),
     (_ALL_REDUCE_TWICE, ":4:5:", "replica_groups names id 0 more than once"),
     (_BAD_GROUPS, ":9:12:", "are not the device groups of any axes of mesh @mesh"),
-    (_MANUAL_CAPTURE, ":7:10:", "body reads %1 from the enclosing scope"),
+    (_MANUAL_CAPTURE, ":14:18:", "body reads %1 from the enclosing scope"),  # at the use
 ])
 def test_region_errors_are_located(text: str, where: str, message: str):
     with pytest.raises(ShardcError) as info:

@@ -218,8 +218,18 @@ class ShardingText:
         self.take("}")
         prio = None
         if self.i < len(self.toks) and self.toks[self.i].group(3):
-            prio = int(self.take().group(3)[1:])
+            prio = self.priority(self.take().group(3))
         return DimSharding(tuple(axes), closed, prio)
+
+    @staticmethod
+    def priority(word: str) -> int:
+        """`p3` -> 3; Shardy reads a priority as an int64 written without leading zeros."""
+        digits = word[1:]
+        if len(digits) > 1 and digits.startswith("0"):
+            raise ValueError(f"priorities with leading zeros are not allowed, got: {word}")
+        if int(digits) >= 1 << 63:
+            raise ValueError(f"expecting integer priority, got: {word}")
+        return int(digits)
 
     def mesh_axis(self) -> tuple[str, int]:
         m = self.take()
@@ -267,6 +277,8 @@ class ShardingText:
             key = self.take().group(0).strip()
             if key not in ("replicated", "unreduced"):
                 raise ValueError(f"unknown sharding field '{key}' in {self.text!r}")
+            if key in extras:
+                raise ValueError(f"'{key}=' written twice in {self.text!r} (once at most)")
             self.take("=")
             if key == "unreduced" and self.peek() != "{":
                 extras["unreduced_op"] = self.take().group(0).strip()

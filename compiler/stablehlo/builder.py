@@ -101,6 +101,8 @@ class ModuleBuilder:
             op = ReduceOp.parse(extras.get("unreduced_op", "sum"))
         except ValueError as e:
             raise self.fail(f"malformed sharding: {e}", tok) from None
+        except ShardcError as e:  # a dim sharding that is well formed but invalid
+            raise self.fail(e.message, tok, type(e)) from None
         try:
             if isinstance(mesh_ref, InlineMesh):
                 mesh = DeviceMesh.inline_mesh(*mesh_ref)
@@ -122,39 +124,64 @@ class ModuleBuilder:
         self.sharding_cache[text] = mapping
         return mapping
 
-    def per_value(self, attr: AttrRec, tok: Token, count: int) -> list[NamedMapping]:
+    def at_op(self, e: ShardcError, op_tok: Token) -> ShardcError:
+        """An attribute's error as MLIR reports it: a syntax error where it is, an invalid
+        value at its op."""
+        return e if isinstance(e, ParseError) else self.fail(e.message, op_tok, type(e))
+
+    def per_value(self, attr: AttrRec, tok: Token, count: int, op_tok: Token) -> list[NamedMapping]:
+        """The mappings of an op's `#sdy.sharding_per_value` (at `tok`) for `count` results."""
+        try:
+            return self._per_value(attr, tok, count)
+        except ShardcError as e:
+            raise self.at_op(e, op_tok) from None
+
+    def _per_value(self, attr: AttrRec, tok: Token, count: int) -> list[NamedMapping]:
         text = attr.value if attr.kind == "dialect" else ""
         if not text.startswith("#sdy.sharding_per_value<"):
-            raise self.fail("'sdy.sharding' on an op must be a #sdy.sharding_per_value<[...]>", tok)
+            raise self.fail("'sdy.sharding' on an op must be a #sdy.sharding_per_value<[...]>", tok,
+                            VerifyError)
         try:
             bodies = split_top_level(text[len("#sdy.sharding_per_value<") : -1])
         except ValueError as e:
             raise self.fail(f"malformed #sdy.sharding_per_value: {e}", tok) from None
         if len(bodies) != count:
             raise self.fail(
-                f"#sdy.sharding_per_value has {len(bodies)} shardings for {count} results", tok
+                f"#sdy.sharding_per_value has {len(bodies)} shardings for {count} results", tok,
+                VerifyError,
             )
         return [self.mapping(b, tok) for b in bodies]
 
-    def no_result_sharding(self, attr: AttrRec, tok: Token) -> OpaqueAttr:
+    def no_result_sharding(self, attr: AttrRec, tok: Token, op_tok: Token) -> OpaqueAttr:
         """The `#sdy.sharding_per_value` of an op without results, kept as an attribute: none,
         or (as Shardy allows) one maximal or fully replicated sharding naming where the op
         runs (`<@maximal_mesh, []>`)."""
+        try:
+            return self._no_result_sharding(attr, tok)
+        except ShardcError as e:
+            raise self.at_op(e, op_tok) from None
+
+    def _no_result_sharding(self, attr: AttrRec, tok: Token) -> OpaqueAttr:
         text = attr.value if attr.kind == "dialect" else ""
         if not text.startswith("#sdy.sharding_per_value<"):
-            raise self.fail("'sdy.sharding' on an op must be a #sdy.sharding_per_value<[...]>", tok)
+            raise self.fail("'sdy.sharding' on an op must be a #sdy.sharding_per_value<[...]>", tok,
+                            VerifyError)
         try:
             bodies = split_top_level(text[len("#sdy.sharding_per_value<") : -1])
         except ValueError as e:
             raise self.fail(f"malformed #sdy.sharding_per_value: {e}", tok) from None
         mappings = [self.mapping(b, tok) for b in bodies]
+        if any(m.mesh.is_maximal and (m.rank or m.replicated or m.unreduced) for m in mappings):
+            raise self.fail("a maximal sharding can only have a sharding with rank 0 and no "
+                            "replicated or unreduced axes", tok, VerifyError)
         if len(mappings) > 1 or any(
             not (m.mesh.is_maximal or m.is_fully_replicated)
             for m in mappings
         ):
             raise self.fail(
                 f"#sdy.sharding_per_value has {len(mappings)} shardings for 0 results (an op "
-                "without results takes none, or one maximal or fully replicated sharding)", tok
+                "without results takes none, or one maximal or fully replicated sharding)", tok,
+                VerifyError,
             )
         return OpaqueAttr(
             "#sdy.sharding_per_value<[" + ", ".join(m.text() for m in mappings) + "]>"
@@ -240,16 +267,14 @@ class ModuleBuilder:
         if self.module.lookup_function(name) is not None:
             raise self.fail(f"function @{name} is defined twice", f.name)
         arg_types, arg_attrs = [], []
-        for a in f.args:
+        for i, a in enumerate(f.args):
             sharding, kept = self.split_attrs(a.attrs)
-            mapping = self.func_sharding(sharding, a.attrs, "sdy.sharding")
-            arg_types.append(self.tensor(a.type, mapping))
+            arg_types.append(self.func_value_type(f, f"arg {i}", a.type, sharding, a.attrs))
             arg_attrs.append(kept)
         res_types, res_attrs = [], []
-        for ty, attrs in f.results:
+        for i, (ty, attrs) in enumerate(f.results):
             sharding, kept = self.split_attrs(attrs)
-            mapping = self.func_sharding(sharding, attrs, "sdy.sharding")
-            res_types.append(self.tensor(ty, mapping))
+            res_types.append(self.func_value_type(f, f"result {i}", ty, sharding, attrs))
             res_attrs.append(kept)
         visibility = str(f.visibility) if f.visibility is not None else "public"
         func = Function(
@@ -268,13 +293,32 @@ class ModuleBuilder:
         self.module.add_function(func)
         return func
 
+    def func_value_type(self, f: FuncRec, which: str, ty: Token, sharding: AttrRec | None,
+                        attrs: DictRec | None) -> DistributedTensorType:
+        """The type of a function argument or result with its `sdy.sharding`; a bad sharding is
+        an error of the function (`'func.func' op arg 1 - ...`, as MLIR's verifier says it),
+        an unsupported type one of the type itself."""
+        try:
+            mapping = self.func_sharding(sharding, attrs, "sdy.sharding")
+        except ShardcError as e:
+            if isinstance(e, ParseError):
+                raise
+            raise self.fail(f"'func.func' op {which} - {e.message}", f.tok, type(e)) from None
+        t = self.tensor(ty)
+        if mapping is None:
+            return t
+        try:
+            return DistributedTensorType(t.shape, t.dtype, mapping)
+        except ShardcError as e:
+            raise self.fail(f"'func.func' op {which} - {e.message}", f.tok, type(e)) from None
+
     def func_sharding(self, sharding: AttrRec | None, attrs: DictRec | None, key: str):
         if sharding is None:
             return None
         tok = attrs.tokens[key]
         if sharding.kind != "dialect" or not sharding.value.startswith("#sdy.sharding<"):
             raise self.fail("'sdy.sharding' on a function argument or result must be a "
-                            "#sdy.sharding<@mesh, [...]>", tok)
+                            "#sdy.sharding<@mesh, [...]>", tok, VerifyError)
         return self.mapping(sharding.value, tok)
 
 
@@ -290,6 +334,8 @@ class FunctionBuilder:
         self.scope: dict[str, Value | tuple[Value, ...]] = {}
         # The mesh of the sdy.manual_computation whose body this is (outlining.py), else None.
         self.manual_mesh = None
+        # The axes the enclosing manual_computations make manual (a nested one may not reuse one).
+        self.manual_axes: tuple[str, ...] = ()
         self.tok: Token | None = None
 
     def build(self, f: FuncRec) -> None:
@@ -361,11 +407,11 @@ class FunctionBuilder:
             if mappings is not None:
                 raise b.fail(f"'{rec.name}' carries its sharding inline; drop 'sdy.sharding'",
                              rec.attrs.tokens["sdy.sharding"])
+            tok = rec.attrs.tokens["sdy.sharding"]
             if n_results == 0:
-                kept["sdy.sharding"] = b.no_result_sharding(sharding,
-                                                            rec.attrs.tokens["sdy.sharding"])
+                kept["sdy.sharding"] = b.no_result_sharding(sharding, tok, rec.tok)
             else:
-                mappings = b.per_value(sharding, rec.attrs.tokens["sdy.sharding"], n_results)
+                mappings = b.per_value(sharding, tok, n_results, rec.tok)
         if mappings is not None and len(mappings) != len(result_toks):
             raise b.fail(
                 f"'{rec.name}' has {len(mappings)} result sharding"

@@ -45,6 +45,24 @@ def free_names(region: RegionRec) -> list[str]:
     return out
 
 
+def first_free_use(region: RegionRec, outer: frozenset[str] = frozenset()):
+    """The operand token of the first use, in `region` or a region nested in it, of a value
+    neither defines (None when there is none): where MLIR reports a region that is not
+    isolated from above."""
+    defined = set(outer) | {_base(t) for t, _ in region.args}
+    for op in region.ops:
+        for t in op.operands:
+            if str(t)[1:].partition("#")[0] not in defined:
+                return t
+        for nested in op.regions:
+            hit = first_free_use(nested, frozenset(defined))
+            if hit is not None:
+                return hit
+        for tok, _ in op.results:
+            defined.add(_base(tok))
+    return None
+
+
 def shared_captures(regions: list[RegionRec]) -> list[str]:
     """The union of the regions' free names, in first-use order (what each of them is passed)."""
     out: list[str] = []
@@ -95,6 +113,7 @@ def outline(
     module.add_function(func)
     child = FunctionBuilder(b, func)
     child.manual_mesh = fb.manual_mesh
+    child.manual_axes = fb.manual_axes
     for (tok, _), value in zip(block_args, func.args):
         child.define(_base(tok), value, tok)
     for cap, value in zip(captures, func.args[len(block_args):]):

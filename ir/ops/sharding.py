@@ -23,6 +23,7 @@ from shardc.ir.attributes import Keyword
 from shardc.ir.core import Operation
 from shardc.ir.mapping import NamedMapping, axes_text
 from shardc.ir.mesh import AxisRef
+from shardc.ir.ops.axis_lists import check_axis_list, check_axis_lists
 from shardc.ir.ops.registry import (
     COLLECTIVE,
     NO_RESULTS,
@@ -137,6 +138,7 @@ def _expect(op: Operation, view: _AtomView, dims, unreduced, dst: NamedMapping, 
 def _verify_all_gather(op: Operation) -> None:
     src, dst = _mappings(op)
     per_dim = attr(op, "gathering_axes")
+    check_axis_lists(op, per_dim, src.mesh)
     if len(per_dim) != src.rank:
         raise op_error(op, f"gathering_axes needs one entry per dim ({src.rank})")
     view = _AtomView(src, dst, per_dim)
@@ -152,6 +154,7 @@ def _verify_all_gather(op: Operation) -> None:
 def _verify_all_slice(op: Operation) -> None:
     src, dst = _mappings(op)
     per_dim = attr(op, "slicing_axes")
+    check_axis_lists(op, per_dim, src.mesh)
     if len(per_dim) != src.rank:
         raise op_error(op, f"slicing_axes needs one entry per dim ({src.rank})")
     view = _AtomView(src, dst, per_dim)
@@ -167,6 +170,7 @@ def all_to_all_params(op: Operation) -> tuple[tuple[tuple[AxisRef, ...], int, in
 def _verify_all_to_all(op: Operation) -> None:
     src, dst = _mappings(op)
     params = all_to_all_params(op)
+    check_axis_lists(op, [axes for axes, _, _ in params], src.mesh)
     if not params:
         raise op_error(op, "needs at least one parameter {axes}: src_dim->tgt_dim")
     view = _AtomView(src, dst, [axes for axes, _, _ in params])
@@ -224,8 +228,8 @@ def _same_reduction(op: Operation, view: _AtomView, src: NamedMapping, reduced: 
     kind = reduction_of(op)
     pending = view.of(src.unreduced)
     if any(a in pending for a in reduced) and src.unreduced_op is not kind:
-        raise op_error(op, f"reduces with {kind.value} axes the operand holds unreduced for "
-                           f"{src.unreduced_op.value}")
+        raise op_error(op, f"cannot reduce '{src.unreduced_op.value}' unreduced axes. "
+                           f"Expected '{kind.value}'.")
 
 
 def _verify_all_reduce(op: Operation) -> None:
@@ -235,6 +239,7 @@ def _verify_all_reduce(op: Operation) -> None:
     values are whole along such an axis, so reducing over it changes nothing."""
     src, dst = _mappings(op)
     axes = attr(op, "reduction_axes")
+    check_axis_list(op, axes, src.mesh, "reduction")
     view = _AtomView(src, dst, [axes])
     reduced = view.of(axes)
     _reduction_overlaps(op, view, src, dst, reduced)
@@ -247,6 +252,7 @@ def _verify_all_reduce(op: Operation) -> None:
 def _verify_reduce_scatter(op: Operation) -> None:
     src, dst = _mappings(op)
     per_dim = attr(op, "scatter_axes")
+    check_axis_lists(op, per_dim, src.mesh)
     if len(per_dim) != src.rank:
         raise op_error(op, f"scatter_axes needs one entry per dim ({src.rank})")
     view = _AtomView(src, dst, per_dim)
@@ -292,6 +298,7 @@ def _verify_sharded_to_unreduced(op: Operation) -> None:
     whole tensor)."""
     src, dst = _mappings(op)
     per_dim = attr(op, "axes")
+    check_axis_lists(op, per_dim, src.mesh)
     if len(per_dim) != src.rank:
         raise op_error(op, f"axes needs one entry per dim ({src.rank})")
     if src.unreduced and src.unreduced_op is not ReduceOp.SUM or dst.unreduced_op is not \
@@ -313,6 +320,7 @@ def _verify_replicated_to_unreduced(op: Operation) -> None:
     value, the others hold zeros)."""
     src, dst = _mappings(op)
     axes = attr(op, "axes")
+    check_axis_list(op, axes, src.mesh, "r2u")
     if not axes:
         raise op_error(op, "needs at least one axis")
     if dst.unreduced_op is not ReduceOp.SUM:
@@ -344,6 +352,12 @@ register(
         frozenset({SHARDING, NO_RESULTS}),
     )
 )
+def _verify_barrier(op: Operation) -> None:
+    """A barrier that lets both directions through is no barrier; Shardy rejects it."""
+    if attr(op, "allowed_direction").word == "BOTH":
+        raise op_error(op, "cannot specify `BOTH` as the direction")
+
+
 register(
     OpDef(
         "propagation_barrier",
@@ -351,7 +365,7 @@ register(
         1,
         {"allowed_direction": req("keyword", *DIRECTIONS)},
         _identity,
-        None,
+        _verify_barrier,
         frozenset({SHARDING}),
     )
 )

@@ -24,10 +24,9 @@ from shardc.ir.ops.sharding import SDY_REDUCTIONS, reduction_of
 from shardc.ir.placements import ReduceOp
 from shardc.stablehlo.export_table import prints, prints_lines
 from shardc.stablehlo.import_table import Props, generic, pretty_form, read_rule
-from shardc.stablehlo.literals import int_nest
 from shardc.stablehlo.mlir_text import inline_sharding
 from shardc.stablehlo.mlir_text import tensor_text as _ty
-from shardc.stablehlo.ops.replica_collectives import import_replica_collective
+from shardc.stablehlo.ops.replica_collectives import import_replica_collective, replica_groups
 from shardc.stablehlo.records import OpRec
 from shardc.stablehlo.reducers import reducer_lines, region_kind, strip_scalar_constraint
 
@@ -88,6 +87,11 @@ def _axes(items: tuple) -> tuple[AxisRef, ...]:
     return tuple(out)
 
 
+def _holds_other_than_sum(value: Value) -> bool:
+    m = value.mapping
+    return m is not None and bool(m.unreduced) and m.unreduced_op is not ReduceOp.SUM
+
+
 @pretty_form("sdy_collective")
 def _sdy_collective(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     short = rec.name.partition(".")[2]
@@ -112,6 +116,9 @@ def _sdy_collective(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
             raise fb.b.fail(f"unexpected '{reduction}': only sdy.all_reduce and sdy.reduce_scatter "
                             f"take a reduction ({', '.join(SDY_REDUCTIONS)})", reduction)
         attrs["reduction_op"] = Keyword(str(reduction))
+    elif short in WITH_REDUCTION and _holds_other_than_sum(operands[0]):
+        # Shardy's default is sum; the native op's is the operand's reduction, so say it.
+        attrs["reduction_op"] = Keyword("sum")
     mapping = fb.b.mapping(str(extra["sharding"]), extra["sharding"])
     return short, attrs, fb.results_of(rec, operands), [mapping]
 
@@ -134,12 +141,12 @@ def _generic_all_reduce(fb: FunctionBuilder, rec: OpRec, operands: list[Value], 
     region, constraint = strip_scalar_constraint(rec.regions[0])
     kind = region_kind(region, allow_replace=False)
     groups_attr = props.get("replica_groups")
-    if groups_attr is None or groups_attr.kind != "dense":
+    if groups_attr is None:
         raise ValueError("needs replica_groups = dense<[[...]]>")
     if props.get("use_global_device_ids", "absent") == "absent":
         # Groups of replicas, not of this mesh's devices: XLA's all-reduce as written.
         return import_replica_collective(fb, rec, props, results)
-    groups = _dense_groups(str(groups_attr.value[0]))
+    groups = [list(g) for g in replica_groups(fb, groups_attr)]
     axes = _axes_for_groups(mesh, groups, device_groups)
     if axes is None:
         raise ValueError(f"replica_groups {groups} are not the device groups of any "
@@ -166,14 +173,6 @@ def _generic_all_reduce(fb: FunctionBuilder, rec: OpRec, operands: list[Value], 
     if channel is not None:
         attrs["channel_handle"] = OpaqueAttr(fb.b.text[channel.start : channel.end])
     return "spmd.all_reduce", attrs, fb.results_of(rec, operands), None
-
-
-def _dense_groups(text: str) -> list[list[int]]:
-    body = text[len("dense<"):-1]
-    value = int_nest(body)
-    if not isinstance(value, list) or not all(isinstance(g, list) for g in value):
-        raise ValueError("replica_groups must be a 2-D dense<[[...], ...]>")
-    return value
 
 
 def _axes_for_groups(mesh, groups, device_groups):

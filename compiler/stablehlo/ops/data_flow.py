@@ -29,8 +29,8 @@ from shardc.stablehlo.export_table import prints, prints_lines
 from shardc.stablehlo.import_table import Props, generic, pretty_form, read_rule
 from shardc.stablehlo.mlir_text import results_text, string_text
 from shardc.stablehlo.mlir_text import tensor_text as _ty
-from shardc.stablehlo.ops.manual import body_op_record
-from shardc.stablehlo.outlining import free_names, outline
+from shardc.stablehlo.ops.manual import body_op_record, check_sharding_ranks, type_rank
+from shardc.stablehlo.outlining import first_free_use, free_names, outline
 from shardc.stablehlo.records import OpRec
 
 if TYPE_CHECKING:
@@ -70,9 +70,10 @@ def _named(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     b = fb.b
     (region,) = rec.regions
     free = free_names(region)
-    if free:
-        raise ValueError(f"its body reads %{free[0]} from the enclosing scope; a "
-                         "named_computation's body may only use its own arguments")
+    if free:  # at the use, as MLIR says it
+        raise fb.b.fail(f"'{rec.name}' op: its body reads %{free[0]} from the enclosing "
+                        "scope; a named_computation's body may only use its own arguments",
+                        first_free_use(region) or rec.tok)
     results = fb.results_of(rec, operands)
     name = unescape(str(rec.extra["name"]))
     in_sh = [b.mapping(str(t), t) for t in rec.extra["in"] or []]
@@ -81,6 +82,8 @@ def _named(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
         raise ValueError(f"has {len(in_sh)} in_shardings for {len(operands)} operands")
     if out_sh and len(out_sh) != len(results):
         raise ValueError(f"has {len(out_sh)} out_shardings for {len(results)} results")
+    check_sharding_ranks("in_shardings", in_sh, [len(v.type.shape) for v in operands])
+    check_sharding_ranks("out_shardings", out_sh, [type_rank(t) for t in results])
     body = outline(fb, region, _symbol_part(name))
     if len(body.result_types) != len(results):
         n, k = len(results), len(body.result_types)

@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING
 from shardc.ir.attributes import Symbol
 from shardc.ir.core import Operation, Value
 from shardc.ir.mesh import AxisRef
+from shardc.stablehlo.attributes import tensor_type_text
 from shardc.stablehlo.export_table import prints_lines
 from shardc.stablehlo.import_table import SyntaxIssue, pretty_form, read_rule
 from shardc.stablehlo.mlir_text import results_text
 from shardc.stablehlo.mlir_text import tensor_text as _ty
-from shardc.stablehlo.outlining import free_names, outline
+from shardc.stablehlo.outlining import first_free_use, free_names, outline
 from shardc.stablehlo.records import OpRec
 
 if TYPE_CHECKING:
@@ -57,29 +58,51 @@ def manual_op(c: list) -> OpRec:
                           c, 5)
 
 
+def type_rank(tok) -> int | None:
+    parsed = tensor_type_text(str(tok))
+    return None if isinstance(parsed, str) else len(parsed[0])
+
+
+def check_sharding_ranks(kind: str, shardings: list, ranks: list[int | None]) -> None:
+    """Each in/out sharding of a manual or named computation has its value's rank (an error
+    of the op, in Shardy's words; a count that differs is reported where the op is built)."""
+    for i, (m, rank) in enumerate(zip(shardings, ranks)):
+        if rank is not None and m.rank != rank:
+            which = kind if len(ranks) == 1 else f"{kind} {i}"
+            raise ValueError(f"{which} - sharding doesn't match tensor rank: {m.rank} != {rank}")
+
+
 @pretty_form("manual")
 def _manual(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     b = fb.b
     (region,) = rec.regions
     free = free_names(region)
-    if free:
-        raise ValueError(f"its body reads %{free[0]} from the enclosing scope; a "
-                         "manual_computation's body may only use its own arguments")
+    if free:  # at the use, as MLIR says it
+        raise fb.b.fail(f"'{rec.name}' op: its body reads %{free[0]} from the enclosing "
+                        "scope; a manual_computation's body may only use its own arguments",
+                        first_free_use(region) or rec.tok)
     results = fb.results_of(rec, operands)
     in_sh = [b.mapping(str(t), t) for t in rec.extra["in"]]
     out_sh = [b.mapping(str(t), t) for t in rec.extra["out"]]
+    check_sharding_ranks("operand", in_sh, [len(v.type.shape) for v in operands])
+    check_sharding_ranks("result", out_sh, [type_rank(t) for t in results])
     # One mesh, named or written inline (Shardy compares the meshes, not their names).
     if len({(m.mesh.axes, m.mesh.device_ids) for m in in_sh + out_sh}) > 1:
         names = sorted({m.mesh.name for m in in_sh + out_sh})
         raise ValueError(f"in/out shardings name several meshes ({names})")
     axes = tuple(AxisRef(a.name if hasattr(a, "name") else a[0]) for a in rec.extra["axes"])
-    saved = fb.manual_mesh
+    bound = next((a.name for a in axes if a.name in fb.manual_axes), None)
+    if bound is not None:
+        raise ValueError(f'operates on axis "{bound}" which is already bound by a parent '
+                         "sdy.manual_computation op")
+    saved, saved_axes = fb.manual_mesh, fb.manual_axes
     mesh = (in_sh + out_sh)[0].mesh if in_sh or out_sh else None
     fb.manual_mesh = mesh
+    fb.manual_axes = saved_axes + tuple(a.name for a in axes)
     try:
         body = outline(fb, region, "manual")
     finally:
-        fb.manual_mesh = saved
+        fb.manual_mesh, fb.manual_axes = saved, saved_axes
     attrs = {
         "body": Symbol(body.name),
         "in_shardings": tuple(in_sh),

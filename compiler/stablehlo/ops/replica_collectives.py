@@ -11,10 +11,12 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from shardc.ir.attributes import OpaqueAttr
 from shardc.ir.core import Operation, Value
+from shardc.ir.mesh import AxisRef
 from shardc.stablehlo.attributes import tensor_type_text
 from shardc.stablehlo.export_table import prints_lines
 from shardc.stablehlo.import_table import Props, generic
@@ -39,10 +41,38 @@ _INT_PROPS = {
 _GROUP_PROPS = {"replica_groups", "source_target_pairs"}
 
 
+_MESH_AXES = re.compile(r"#stablehlo\.replica_group_mesh_axes<\s*mesh\s*=\s*@([\w$.\-]+)\s*,"
+                        r"\s*axes\s*=\s*\[(.*)\]\s*>", re.S)
+_AXIS_REF = re.compile(r'#stablehlo\.axis_ref<\s*name\s*=\s*"([^"]*)"\s*>')
+
+
+def replica_groups(fb: FunctionBuilder, value: AttrRec) -> tuple[tuple[int, ...], ...]:
+    """The device groups of `replica_groups`: `dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>` ->
+    ((0, 1), (2, 3)), or the groups of `#stablehlo.replica_group_mesh_axes<mesh = @m, axes =
+    [#stablehlo.axis_ref<name = "y">]>` (whole axes of a declared mesh)."""
+    text = str(value.value) if value.kind == "dialect" else ""
+    found = _MESH_AXES.fullmatch(text.strip())
+    if found is None:
+        return _groups(value)
+    from shardc.passes.collectives.groups import device_groups
+
+    mesh = fb.b.module.meshes.get(found.group(1))
+    if mesh is None:
+        raise ValueError(f"replica groups name an unknown mesh @{found.group(1)}")
+    refs = _AXIS_REF.findall(found.group(2))
+    if len(refs) != found.group(2).count("#stablehlo.axis_ref"):
+        raise ValueError("replica groups over sub-axes do not import (whole axes only)")
+    unknown = [n for n in refs if not mesh.has_axis(n)]
+    if unknown or not refs:
+        raise ValueError(f"replica groups need axes of mesh @{mesh.name}; got {refs}")
+    return tuple(tuple(g) for g in device_groups(mesh, [AxisRef(n) for n in refs]))
+
+
 def _groups(value: AttrRec) -> tuple[tuple[int, ...], ...]:
     """`dense<[[0, 1], [2, 3]]> : tensor<2x2xi64>` -> ((0, 1), (2, 3))."""
     if value.kind != "dense":
-        raise ValueError("replica groups must be a dense<[[...]]> : tensor<NxMxi64>")
+        raise ValueError("replica groups must be a dense<[[...]]> : tensor<NxMxi64> or a "
+                         "#stablehlo.replica_group_mesh_axes<...>")
     body = str(value.value[0])[len("dense<"):-1]
     parsed = int_nest(body) if body else []
     if isinstance(parsed, int):  # a splat: dense<0> : tensor<1x2xi64>
@@ -61,7 +91,7 @@ def import_replica_collective(fb: FunctionBuilder, rec: OpRec, props: Props,
     attrs: dict[str, Any] = {key: props.need(key).value for key in _INT_PROPS[short]}
     for key in _GROUP_PROPS:
         if props.get(key) is not None:
-            attrs[key] = _groups(props[key])
+            attrs[key] = replica_groups(fb, props[key])
     if props.get("channel_handle") is not None:
         value = props["channel_handle"]
         attrs["channel_handle"] = OpaqueAttr(fb.b.text[value.start : value.end])
