@@ -11,6 +11,13 @@ from tests.fuzzing.oracle import check_program
 MESH_XYZ = 'mesh @mesh = <["x"=2, "y"=2, "z"=4]>\n'
 
 CASES = {
+    # spmd: top_k in a program without any mesh asked for its operand's layout on the
+    # function's mesh, which it has none of (an internal AssertionError; fuzz seed 71).
+    "top_k_without_a_mesh": """func @main(%a: tensor<4x8xf32>) -> (tensor<4x3xf32>, tensor<4x3xi32>) {
+  %0, %1 = top_k %a {k = 3} : tensor<4x3xf32>, tensor<4x3xi32>
+  return %0, %1
+}
+""",
     # propagate: a p1 dim of two sub-axes was withheld into `replicated`, which merged them
     # into "z"; restoring it removed neither, so "z" was in the dim and replicated at once.
     "priority_sub_axes_restored": MESH_XYZ
