@@ -143,6 +143,11 @@ def test_sharded_unit_dim_is_gathered_before_a_reshape_drops_it(tmp_path, capsys
          ": tensor<i32>\n  return %0\n}\n",
          "a.mlir:2:3: error: 'constant' op dense literal value 9223372036854775808 is out of "
          "range for i32"),
+        # a float literal for an integer type became inf (a loop bound of ~2^31 iterations:
+        # the run never ended; fuzz seed 73)
+        ("func @main() -> tensor<i32> {\n  %0 = constant {value = dense<1e309>} "
+         ": tensor<i32>\n  return %0\n}\n",
+         "a.mlir:2:3: error: 'constant' op dense literal value inf is not an integer, as i32"),
         # replica groups were read with Python's literal parser: garbage was a SyntaxError
         ("func.func @main(%a: tensor<8xf32>) -> tensor<8xf32> {\n"
          '  %0 = "stablehlo.all_reduce"(%a) <{replica_groups = dense<[[0, 1]x, [2, 3]]> : '

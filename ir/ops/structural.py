@@ -28,6 +28,9 @@ def _infer_constant(op: Operation) -> None:
     if bounds is not None:
         lo, hi = bounds
         for v in value.values:
+            if isinstance(v, float):  # (MLIR: a float literal does not make an integer)
+                raise op_error(op, f"dense literal value {v} is not an integer, as {t.dtype} "
+                                   "needs")
             if isinstance(v, int) and not isinstance(v, bool) and not lo <= v <= hi:
                 raise op_error(op, f"dense literal value {v} is out of range for {t.dtype} "
                                    f"([{lo}, {hi}])")
