@@ -299,6 +299,16 @@ class Block:
         self._link(op, anchor, anchor.next)
         return op
 
+    def insert_after_definition(self, value: Value, op: Operation) -> Operation:
+        """Put `op` right after `value`'s defining op, or first in this block when `value` is
+        an argument (no defining op)."""
+        d = value.defining_op
+        if d is not None:
+            return self.insert_after(d, op)
+        if self.first is not None:
+            return self.insert_before(self.first, op)
+        return self.append(op)
+
     def _link(self, op: Operation, prev: Operation | None, nxt: Operation | None) -> None:
         assert op.parent is None, "op is already in a block"
         op.parent = self

@@ -67,13 +67,7 @@ def _move_after(op: Operation, x: Value) -> None:
     block = op.parent
     assert block is not None
     block._unlink(op)
-    d = x.defining_op
-    if d is not None:
-        block.insert_after(d, op)
-    elif block.first is not None:
-        block.insert_before(block.first, op)
-    else:
-        block.append(op)
+    block.insert_after_definition(x, op)
 
 
 def _constrain_edge_target(

@@ -340,12 +340,7 @@ def _open_constraint_after(v: Value, like: NamedMapping) -> Value:
     d = v.defining_op
     op = Operation("sharding_constraint", [v], [open_type], {}, d.loc if d is not None else None)
     block = d.parent if d is not None else v.owner.body
-    if d is not None:
-        block.insert_after(d, op)
-    elif block.first is not None:
-        block.insert_before(block.first, op)
-    else:
-        block.append(op)
+    block.insert_after_definition(v, op)
     new = op.results[0]
     v.replace_uses_if(new, lambda use: use.op is not op)
     return new
