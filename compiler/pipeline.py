@@ -21,6 +21,7 @@ import numpy as np
 
 from shardc.ir.core import Module
 from shardc.ir.diagnostics import ShardcError
+from shardc.ir.limits import DEFAULT_LIMITS, Limits
 from shardc.ir.mesh import DeviceMesh
 from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
@@ -90,16 +91,18 @@ class CompileResult:
         self,
         inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
         backend: str = "numpy",
+        limits: Limits = DEFAULT_LIMITS,
     ) -> list[np.ndarray]:
-        """Run the per-device program on every device of the mesh; global arrays in and out."""
+        """Run the per-device program on every device of the mesh; global arrays in and out
+        (`limits.while_iterations` bounds each `while`)."""
         if backend == "numpy":
             from shardc.executors.numpy_exec import NumpyExecutor
 
-            return NumpyExecutor(self.spmd).run(inputs)
+            return NumpyExecutor(self.spmd, limits=limits).run(inputs)
         if backend == "jax":
             from shardc.executors.jax_exec import JaxExecutor
 
-            return JaxExecutor(self.spmd).run(inputs)
+            return JaxExecutor(self.spmd, limits=limits).run(inputs)
         raise ShardcError(f"unknown backend '{backend}' (expected numpy or jax)")
 
 

@@ -14,7 +14,9 @@ independent of the parsers, so either parser calls them the same way:
 - `check_module(module, limits)` after building, before verifying: every mesh's device count
   and every value's element count (int64, as in MLIR and XLA, is a hard bound);
 - `check_run(module, limits)` before executing on simulated devices: the bytes every value
-  would take over all devices.
+  would take over all devices;
+- `while_limit_error(op, limits)` while executing: a `while` op that ran `while-iterations`
+  times and would go on (a loop whose condition never turns false would run forever).
 """
 
 from __future__ import annotations
@@ -24,7 +26,7 @@ import re
 from dataclasses import dataclass
 
 from shardc.ir.core import Module
-from shardc.ir.diagnostics import Location, ShardcError
+from shardc.ir.diagnostics import ExecutionError, Location, ShardcError
 from shardc.ir.mesh import DeviceMesh
 from shardc.ir.types import element_bytes, shard_shape
 
@@ -39,8 +41,9 @@ class Limits:
     depth: int = 256  # nesting of (), [] and {} in the text
     file_mb: int = 256  # input size in MiB
     run_mb: int = 4096  # MiB a value takes over all simulated devices (`run`)
+    while_iterations: int = 100_000  # iterations of one `while` op run (`run`)
 
-    KEYS = ("devices", "depth", "file-mb", "run-mb")
+    KEYS = ("devices", "depth", "file-mb", "run-mb", "while-iterations")
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):
@@ -159,3 +162,10 @@ def check_run(module: Module, limits: Limits = DEFAULT_LIMITS) -> None:
                     f"running {v.label} would take {size / 2**20:.0f} MiB over {devices} "
                     "simulated devices", "run-mb", limits.run_mb, loc,
                 )
+
+
+def while_limit_error(loc: Location | None, limits: Limits) -> ShardcError:
+    """The error of a `while` op at `loc` still running after `limits.while_iterations`."""
+    return ExecutionError(
+        f"'while' op: its condition still holds after {limits.while_iterations} iterations, the "
+        "limit (raise it with --limit while-iterations=N)", loc)

@@ -118,3 +118,71 @@ def test_an_output_file_is_written_only_on_success(capsys, tmp_path, command):
         assert code == 1 and "error" in err
     assert not fresh.exists()
     assert kept.read_text() == "keep me"
+
+
+# A loop whose counter never moves: `while` runs until --limit while-iterations, then a located
+# error (fuzz seed 73 found `run` hanging on such a loop).
+STUCK = '''mesh @m = <["x"=2]>
+
+func @main(%x: tensor<4x2xf32, <@m, [{"x"}, {}]>>) -> tensor<4x2xf32, <@m, [{"x"}, {}]>> {
+  %c = constant {value = dense<0>} : tensor<i32>
+  %0, %1 = while %c, %x {body = @body, cond = @cond} : tensor<i32>, tensor<4x2xf32>
+  return %1
+}
+
+func private @cond(%i: tensor<i32>, %x: tensor<4x2xf32>) -> tensor<i1> {
+  %n = constant {value = dense<TRIPS>} : tensor<i32>
+  %0 = compare %i, %n {comparison_direction = LT} : tensor<i1>
+  return %0
+}
+
+func private @body(%i: tensor<i32>, %x: tensor<4x2xf32>) -> (tensor<i32>, tensor<4x2xf32>) {
+  %s = constant {value = dense<STEP>} : tensor<i32>
+  %0 = add %i, %s : tensor<i32>
+  %1 = tanh %x : tensor<4x2xf32>
+  return %0, %1
+}
+'''
+
+
+def loop(trips: int, step: int) -> str:
+    return STUCK.replace("TRIPS", str(trips)).replace("STEP", str(step))
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_a_loop_that_never_ends_is_a_located_error(capsys, tmp_path, backend):
+    if backend == "jax":
+        pytest.importorskip("jax")
+    path = write(tmp_path, "stuck.mlir", loop(3, 0))
+    start = time.process_time()
+    code, _, err = run(capsys, "run", path, "--check", "--backend", backend,
+                       "--limit", "while-iterations=500")
+    assert code == 1 and time.process_time() - start < 30
+    assert f"{path}:5:3: error: 'while' op: its condition still holds after 500 iterations" in err
+    assert "--limit while-iterations=N" in err
+
+
+@pytest.mark.parametrize("backend", ["numpy", "jax"])
+def test_a_loop_of_exactly_the_limit_runs(capsys, tmp_path, backend):
+    if backend == "jax":
+        pytest.importorskip("jax")
+    path = write(tmp_path, "loop.mlir", loop(50, 1))
+    code, out, _ = run(capsys, "run", path, "--check", "--backend", backend,
+                       "--limit", "while-iterations=50")
+    assert code == 0 and "ok" in out
+    code, _, err = run(capsys, "run", path, "--backend", backend,
+                       "--limit", "while-iterations=49")
+    assert code == 1 and "after 49 iterations" in err
+
+
+def test_the_reference_interpreter_takes_the_limit():
+    import numpy as np
+
+    from shardc.executors.reference import run_reference
+
+    module = parse_module(loop(3, 0))
+    with pytest.raises(ShardcError, match="after 20 iterations") as e:
+        run_reference(module, [np.ones((4, 2), np.float32)], limits=Limits(while_iterations=20))
+    assert e.value.loc is not None and e.value.loc.line == 5
+    assert run_reference(parse_module(loop(7, 1)), [np.ones((4, 2), np.float32)],
+                         limits=Limits(while_iterations=7))[0].shape == (4, 2)

@@ -122,23 +122,24 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif args.backend == "jax":
         _simulate_cpu_devices(result.module)
     source = result.module
-    check_run(source, limits_of(args))
+    limits = limits_of(args)
+    check_run(source, limits)
     if args.inputs:
         inputs = _read_inputs(args.inputs, source)
     else:
         inputs = random_inputs(source, args.seed, args.scale)
     if cluster is not None:
-        expected = run_reference(source, inputs) if args.check else None
+        expected = run_reference(source, inputs, limits=limits) if args.check else None
 
         def judge(got, want):
             rtol = args.rtol if args.rtol is not None else default_rtol(str(want.dtype))
             return (*compare(got, want, rtol, args.atol), rtol)
 
         return run_as_process(cluster, result, inputs, expected, judge, args.output)
-    outputs = result.run(inputs, backend=args.backend)
+    outputs = result.run(inputs, backend=args.backend, limits=limits)
     status = 0
     if args.check:
-        expected = run_reference(source, inputs)
+        expected = run_reference(source, inputs, limits=limits)
         for i, (got, want) in enumerate(zip(outputs, expected)):
             rtol = args.rtol if args.rtol is not None else default_rtol(str(want.dtype))
             err, rel, ok = compare(got, want, rtol, args.atol)

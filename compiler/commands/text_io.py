@@ -33,7 +33,7 @@ class Chunk:
 def add_limit_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--limit", action="append", default=[], metavar="KEY=N",
-        help="raise a bound on the input (devices, depth, file-mb, run-mb; docs/cli.md)",
+        help="raise a bound (devices, depth, file-mb, run-mb, while-iterations; docs/cli.md)",
     )
 
 

@@ -3,6 +3,11 @@
 The region functions are run with the executor's own `call(func, args)`; how a predicate or a
 branch index is read from a runtime value is the executor's (`truth`, `index`): the numpy SPMD
 executor checks every device agrees.
+
+A `while` runs at most `limits.while_iterations` times (`--limit while-iterations=N`): a loop
+whose condition still holds then is a located error, not a run that never ends. The numpy
+executors count in Python; under JAX the count is carried through `lax.while_loop` and a loop
+stopped by it reports itself through a host callback (`LoopWatch`), read after the run.
 """
 
 from __future__ import annotations
@@ -12,6 +17,7 @@ from typing import Any
 
 from shardc.ir.core import Function, Module, Operation
 from shardc.ir.diagnostics import ExecutionError
+from shardc.ir.limits import DEFAULT_LIMITS, Limits, while_limit_error
 from shardc.ir.ops.control import branch_symbols, num_carried
 from shardc.ir.ops.registry import attr
 
@@ -37,14 +43,23 @@ def branch_functions(module: Module, op: Operation) -> list[Function]:
 
 
 def run_while(
-    module: Module, op: Operation, call: Call, args: Sequence[Any], truth: Callable[[Any], bool]
+    module: Module,
+    op: Operation,
+    call: Call,
+    args: Sequence[Any],
+    truth: Callable[[Any], bool],
+    limits: Limits = DEFAULT_LIMITS,
 ) -> tuple[Any, ...]:
     """Carried values after `@body` ran while `@cond` held (captures passed to both)."""
     cond, body = while_functions(module, op)
     n = num_carried(op)
     carried, captured = tuple(args[:n]), tuple(args[n:])
-    while truth(call(cond, (*carried, *captured))[0]):
+    for _ in range(limits.while_iterations):
+        if not truth(call(cond, (*carried, *captured))[0]):
+            return carried
         carried = tuple(call(body, (*carried, *captured)))
+    if truth(call(cond, (*carried, *captured))[0]):
+        raise while_limit_error(op.loc, limits)
     return carried
 
 
@@ -66,9 +81,34 @@ def single(op: Operation, out: Sequence[Any]) -> Any:
     return out[0] if len(op.results) == 1 else tuple(out)
 
 
-def control_flow(module: Module, op: Operation, call: Call, xs: Sequence[Any]) -> tuple[Any, ...]:
+class LoopWatch:
+    """The `while` ops of a traced JAX program that stopped at the iteration limit: traced code
+    calls back `stopped(index)`; `check()` after the run raises the first one's error."""
+
+    def __init__(self, limits: Limits = DEFAULT_LIMITS):
+        self.limits = limits
+        self.ops: list[Operation] = []
+        self.hit: set[int] = set()
+
+    def stopped(self, index: Any) -> None:
+        self.hit.add(int(index))
+
+    def check(self) -> None:
+        import jax  # noqa: PLC0415 - JAX is optional
+
+        jax.effects_barrier()
+        if self.hit:
+            first = min(self.hit)
+            self.hit.clear()
+            raise while_limit_error(self.ops[first].loc, self.limits)
+
+
+def control_flow(
+    module: Module, op: Operation, call: Call, xs: Sequence[Any], watch: LoopWatch | None = None
+) -> tuple[Any, ...]:
     """`while` as `lax.while_loop`, `case` as `lax.switch` (index clamped to the last branch),
-    for the JAX executors (traced: the region functions are traced once each)."""
+    for the JAX executors (traced: the region functions are traced once each). With a `watch`,
+    a loop runs at most its limit's iterations and reports to it when stopped there."""
     from jax import lax  # noqa: PLC0415 - JAX is optional
     from jax import numpy as jnp
 
@@ -76,15 +116,40 @@ def control_flow(module: Module, op: Operation, call: Call, xs: Sequence[Any]) -
         cond, body = while_functions(module, op)
         n = num_carried(op)
         captured = tuple(xs[n:])
-        return tuple(
-            lax.while_loop(
-                lambda carry: call(cond, (*carry, *captured))[0],
-                lambda carry: tuple(call(body, (*carry, *captured))),
-                tuple(xs[:n]),
-            )
-        )
+
+        def holds(carry: Sequence[Any]) -> Any:
+            return call(cond, (*carry, *captured))[0]
+
+        def step(carry: Sequence[Any]) -> tuple[Any, ...]:
+            return tuple(call(body, (*carry, *captured)))
+
+        if watch is None:
+            return tuple(lax.while_loop(holds, step, tuple(xs[:n])))
+        return _watched_loop(watch, op, holds, step, tuple(xs[:n]))
     branches = branch_functions(module, op)
     index = jnp.asarray(xs[0])
     index = jnp.where((index < 0) | (index >= len(branches)), len(branches) - 1, index)
     fns = [lambda *a, f=f: tuple(call(f, a)) for f in branches]
     return tuple(lax.switch(index, fns, *xs[1:]))
+
+
+def _watched_loop(
+    watch: LoopWatch, op: Operation, holds: Callable, step: Callable, init: tuple[Any, ...]
+) -> tuple[Any, ...]:
+    """`lax.while_loop` with an iteration count carried beside the values; past the limit the
+    loop stops and, when its condition still holds, tells `watch` (a host callback)."""
+    import jax  # noqa: PLC0415 - JAX is optional
+    from jax import lax
+    from jax import numpy as jnp
+
+    limit = min(watch.limits.while_iterations, (1 << 31) - 1)
+    index = len(watch.ops)
+    watch.ops.append(op)
+    carry, count = lax.while_loop(
+        lambda s: jnp.logical_and(holds(s[0]), s[1] < limit),
+        lambda s: (step(s[0]), s[1] + 1),
+        (init, jnp.int32(0)),
+    )
+    stopped = jnp.logical_and(count >= limit, holds(carry))
+    lax.cond(stopped, lambda: jax.debug.callback(watch.stopped, index), lambda: None)
+    return tuple(carry)

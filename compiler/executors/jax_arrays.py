@@ -55,7 +55,9 @@ class JaxArrayProgram:
     ):
         jax = import_jax()
         self.jax = jax
-        self.executor = ex = JaxExecutor(module, function, devices=devices)
+        # limits=None: loops are lax.while_loop's, unbounded as in JAX (no host callback in
+        # the program a user jits, lowers or exports).
+        self.executor = ex = JaxExecutor(module, function, devices=devices, limits=None)
         sig = ex.sig
         self.in_mappings = list(ex.in_shardings)
         self.out_mappings = list(ex.out_shardings)

@@ -30,6 +30,7 @@ from shardc.executors.reduce_kinds import REDUCE_OP_KIND, REDUCE_UFUNCS, identit
 from shardc.executors.signature import SpmdSignature, check_spmd_inputs
 from shardc.ir.core import Function, Module, Operation
 from shardc.ir.diagnostics import ExecutionError
+from shardc.ir.limits import DEFAULT_LIMITS, Limits
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import DeviceMesh
 from shardc.ir.ops.registry import attr
@@ -41,7 +42,14 @@ _WIDE = ("f64", "i64", "ui64")
 class JaxExecutor:
     """Runs an SPMD module's `function` under `jax.shard_map`, jitted once."""
 
-    def __init__(self, module: Module, function: str = "main", *, devices: Sequence[Any] = ()):
+    def __init__(
+        self,
+        module: Module,
+        function: str = "main",
+        *,
+        devices: Sequence[Any] = (),
+        limits: Limits | None = DEFAULT_LIMITS,
+    ):
         jax = import_jax()
         func = module.lookup_function(function)
         if func is None:
@@ -50,6 +58,8 @@ class JaxExecutor:
         self.module = module
         self.func = func
         self.sig = SpmdSignature.of(func)
+        # None: loops run as lax.while_loop does, unbounded (the jitted Python API).
+        self.loops = control.LoopWatch(limits) if limits is not None else None
         _check_x64(jax, module)
         layout = module_layout(module, func)
         if layout is None or layout.rank == 0:
@@ -93,6 +103,8 @@ class JaxExecutor:
         arrays = check_spmd_inputs(self.func, self.sig, inputs)
         host = [_to_host(a, m) for a, m in zip(arrays, self.in_shardings)]
         outs = self._fn(*host)
+        if self.loops is not None:
+            self.loops.check()
         return [
             _from_host(np.asarray(o), s, m)
             for o, s, m in zip(outs, self.sig.out_shapes, self.out_shardings)
@@ -147,7 +159,7 @@ class JaxExecutor:
             out = self.call(callee, xs)
             return out[0] if len(op.results) == 1 else out
         if name in ("while", "case"):
-            return control.single(op, control_flow(self.module, op, self.call, xs))
+            return control.single(op, control_flow(self.module, op, self.call, xs, self.loops))
         if name.startswith("spmd."):
             return self._collective(op, xs)
         fn = JAX_OPS.get(name)
@@ -167,10 +179,14 @@ class JaxExecutor:
 
 
 def run_jax(
-    module: Module, inputs: Sequence[Any] | Mapping[str, Any], *, function: str = "main"
+    module: Module,
+    inputs: Sequence[Any] | Mapping[str, Any],
+    *,
+    function: str = "main",
+    limits: Limits = DEFAULT_LIMITS,
 ) -> list[np.ndarray]:
     """Run an SPMD module with JAX (global arrays in and out)."""
-    return JaxExecutor(module, function).run(inputs)
+    return JaxExecutor(module, function, limits=limits).run(inputs)
 
 
 def _check_x64(jax: Any, module: Module) -> None:

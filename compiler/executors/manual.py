@@ -20,6 +20,7 @@ from shardc.executors.device_layout import DeviceLayout, from_batched, to_batche
 from shardc.executors.numpy_exec import NumpyExecutor
 from shardc.ir.core import Module, Operation
 from shardc.ir.diagnostics import ExecutionError
+from shardc.ir.limits import DEFAULT_LIMITS, Limits
 from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.mesh import AxisRef
 from shardc.ir.ops.manual import body_of, manual_names
@@ -38,7 +39,7 @@ def _manual_only(m: NamedMapping, manual: Sequence[str]) -> NamedMapping:
 
 
 def run_manual_computation(
-    module: Module, op: Operation, operands: Sequence[np.ndarray]
+    module: Module, op: Operation, operands: Sequence[np.ndarray], limits: Limits = DEFAULT_LIMITS
 ) -> list[np.ndarray]:
     """Run `op` (a manual_computation of `module`) on global operands; global results."""
     body = body_of(op)
@@ -57,7 +58,7 @@ def run_manual_computation(
     layout = DeviceLayout.build(mesh, refs)
     args = [to_batched(np.asarray(x), m, layout) for x, m in zip(operands, ins)]
     with np.errstate(all="ignore"):
-        results = NumpyExecutor.on_layout(module, layout).call(body, args)
+        results = NumpyExecutor.on_layout(module, layout, limits).call(body, args)
     return [
         from_batched(x, r.type.shape, m, layout) for x, r, m in zip(results, op.results, outs)
     ]

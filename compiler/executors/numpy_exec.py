@@ -36,6 +36,7 @@ from shardc.executors.kernels.table import KERNELS
 from shardc.executors.signature import SpmdSignature, check_spmd_inputs
 from shardc.ir.core import Function, Module, Operation
 from shardc.ir.diagnostics import ExecutionError, ShardcError
+from shardc.ir.limits import DEFAULT_LIMITS, Limits
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import DeviceMesh
 from shardc.ir.ops.registry import ELEMENTWISE, OPS, attr
@@ -49,7 +50,14 @@ class NumpyExecutor:
     semantics of `groups` taken literally), for cross-checking the batched path.
     """
 
-    def __init__(self, module: Module, function: str = "main", *, general_groups: bool = False):
+    def __init__(
+        self,
+        module: Module,
+        function: str = "main",
+        *,
+        general_groups: bool = False,
+        limits: Limits = DEFAULT_LIMITS,
+    ):
         func = module.lookup_function(function)
         if func is None:
             raise ExecutionError(f"module has no function @{function}")
@@ -60,14 +68,18 @@ class NumpyExecutor:
             DeviceMesh.create("single", {}), []
         )
         self.general_groups = general_groups
+        self.limits = limits
         self._plans: dict[str, _Plan] = {}
 
     @classmethod
-    def on_layout(cls, module: Module, layout: DeviceLayout) -> NumpyExecutor:
+    def on_layout(
+        cls, module: Module, layout: DeviceLayout, limits: Limits = DEFAULT_LIMITS
+    ) -> NumpyExecutor:
         """An executor for `call`ing per-device functions of `module` on batched values laid
         out by `layout` (no entry function: the body of a manual_computation)."""
         ex = cls.__new__(cls)
         ex.module, ex.layout, ex.general_groups, ex._plans = module, layout, False, {}
+        ex.limits = limits
         return ex
 
     # ----- entry points ---------------------------------------------------------------------
@@ -232,7 +244,9 @@ class NumpyExecutor:
         if op.name == "while":
             control.while_functions(module, op)
             return lambda *xs: control.single(
-                op, control.run_while(module, op, self.call, xs, lambda c: bool(uniform(c)))
+                op, control.run_while(
+                    module, op, self.call, xs, lambda c: bool(uniform(c)), self.limits
+                )
             )
         control.branch_functions(module, op)
         return lambda *xs: control.single(

@@ -28,6 +28,7 @@ from shardc.executors.kernels.table import KERNELS
 from shardc.executors.signature import check_global_inputs
 from shardc.ir.core import Function, Module, Operation
 from shardc.ir.diagnostics import ExecutionError, ShardcError
+from shardc.ir.limits import DEFAULT_LIMITS, Limits
 from shardc.ir.ops.registry import attr
 from shardc.ir.types import numpy_dtype
 
@@ -59,11 +60,17 @@ class Interpreter:
     """
 
     def __init__(
-        self, module: Module, kernels: Mapping[str, Kernel] = KERNELS, *, check_types: bool = False
+        self,
+        module: Module,
+        kernels: Mapping[str, Kernel] = KERNELS,
+        *,
+        check_types: bool = False,
+        limits: Limits = DEFAULT_LIMITS,
     ):
         self.module = module
         self.kernels = kernels
         self.check_types = check_types
+        self.limits = limits
         self._plans: dict[str, _Plan] = {}
 
     # ----- entry point ----------------------------------------------------------------------
@@ -159,7 +166,8 @@ class Interpreter:
             control.while_functions(self.module, op)  # missing functions fail when planning
 
             def loop(op: Operation, *args: np.ndarray) -> Any:
-                return control.single(op, control.run_while(self.module, op, self.call, args, bool))
+                return control.single(op, control.run_while(self.module, op, self.call, args, bool,
+                                                             self.limits))
 
             return loop
         control.branch_functions(self.module, op)
@@ -190,7 +198,7 @@ class Interpreter:
         single = len(op.results) == 1
 
         def manual(op: Operation, *args: np.ndarray) -> Any:
-            out = run_manual_computation(self.module, op, args)
+            out = run_manual_computation(self.module, op, args, self.limits)
             return out[0] if single else tuple(out)
 
         return manual
@@ -202,11 +210,15 @@ def run_reference(
     *,
     function: str = "main",
     check_types: bool = False,
+    limits: Limits = DEFAULT_LIMITS,
 ) -> list[np.ndarray]:
     """Run `@function` of the global program on `inputs` (positional, or by argument name as
     written without `%`); returns its results as numpy arrays. Inputs must have exactly the
-    argument's shape and element type (`f32` -> float32, `bf16` -> ml_dtypes.bfloat16)."""
-    return Interpreter(module, check_types=check_types).run(inputs, function=function)
+    argument's shape and element type (`f32` -> float32, `bf16` -> ml_dtypes.bfloat16). A `while`
+    runs at most `limits.while_iterations` times (then an `ExecutionError`)."""
+    return Interpreter(module, check_types=check_types, limits=limits).run(
+        inputs, function=function
+    )
 
 
 # ----- helpers --------------------------------------------------------------------------------
