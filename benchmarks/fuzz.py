@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import collections
+import importlib.util
 import json
 import multiprocessing as mp
 import os
@@ -241,6 +242,8 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.only is not None:
         args.n, args.kind = 1, "mutate"
+    if args.kind != "mutate" and importlib.util.find_spec("hypothesis") is None:
+        p.error("generating programs needs hypothesis: pip install -e '.[dev]' (or --kind mutate)")
     summary = run(args)
     if args.json:
         print(json.dumps(summary, indent=1))
