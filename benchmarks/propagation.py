@@ -157,6 +157,24 @@ def time_shardc(build: Callable[[], Module], repeat: int) -> float:
     return best
 
 
+def time_walk(module: Module, repeat: int = 5) -> float:
+    """Best time of a bare walk over the module reading the sharding of every operand and
+    result of every op: the control for t(4N)/t(N). The walk does a fixed amount of work per
+    op, so its growth is what the memory hierarchy alone adds as the program outgrows the
+    caches; propagation cannot grow more slowly than the objects it has to read."""
+    best = float("inf")
+    for _ in range(repeat):
+        start = time.process_time()
+        for func in module.functions.values():
+            for op in func.body:
+                for v in op.operands:
+                    v.type.mapping  # noqa: B018 - the read is the work
+                for v in op.results:
+                    v.type.mapping  # noqa: B018
+        best = min(best, time.process_time() - start)
+    return best
+
+
 def time_shardy(text: str, repeat: int) -> tuple[float, float]:
     """Best (parse + pipeline, pipeline alone) times of jaxlib's `sdy-propagation-pipeline`."""
     from jax._src.interpreters import mlir as jmlir
@@ -209,6 +227,8 @@ class Row:
     ops: int
     shardc: float
     growth: float | None = None  # t(4N)/t(N) against the row with N/4
+    walk: float | None = None  # time_walk on the same program
+    walk_growth: float | None = None  # the walk's t(4N)/t(N)
     shardy_total: float | None = None
     shardy_pipeline: float | None = None
     agree: str = ""
@@ -225,6 +245,7 @@ class Row:
             ms(self.shardc),
             f"{self.ops / self.shardc:,.0f}",
             "–" if self.growth is None else f"{self.growth:.2f}",
+            "–" if self.walk_growth is None else f"{self.walk_growth:.2f}",
             ms(self.shardy_total),
             ms(self.shardy_pipeline),
             ratio,
@@ -239,6 +260,7 @@ HEADER = [
     "shardc ms",
     "shardc ops/s",
     "t(4N)/t(N)",
+    "bare walk t(4N)/t(N)",
     "Shardy parse+pipeline ms",
     "Shardy pipeline ms",
     "shardc/Shardy",
@@ -263,6 +285,7 @@ def run(
     rows: list[Row] = []
     for name in programs:
         previous: dict[int, float] = {}
+        walks: dict[int, float] = {}
         last: tuple[int, int] | None = None  # (N, ops) of the previous size
         for n in sizes:
             if max_ops is not None and last is not None and last[1] * n // last[0] > max_ops:
@@ -272,10 +295,11 @@ def run(
             ops = num_ops(module)
             last = (n, ops)
             reps = repeat if ops < 20_000 else 1
-            row = Row(name, n, ops, time_shardc(build, reps))
+            row = Row(name, n, ops, time_shardc(build, reps), walk=time_walk(module))
             if n // 4 in previous:
                 row.growth = row.shardc / previous[n // 4]
-            previous[n] = row.shardc
+                row.walk_growth = row.walk / walks[n // 4]
+            previous[n], walks[n] = row.shardc, row.walk
             if shardy:
                 from shardc.stablehlo import export_stablehlo
 
@@ -299,9 +323,11 @@ def write_docs(table: str, command: str) -> None:
             "benchmarks/README.md). Times are CPU times (best of 3 runs below 20k ops, one run "
             "above); `shardc/Shardy` divides shardc's time by Shardy's pipeline alone (its parse "
             "excluded); agreement counts the values both give the same sharding (checked up to "
-            "N = 1024). On a shared 2-core machine the figures move by about ±10% between runs; "
-            "a full collection of CPython's garbage collector (about 1 s at 60k ops) lands in "
-            "some runs and not in others, which is enough to push a single t(4N)/t(N) above 4.5.",
+            "N = 1024). `bare walk t(4N)/t(N)` is the control: the growth of a walk that only "
+            "reads the sharding of every operand and result of every op of the same program "
+            "(fixed work per op), i.e. what the memory hierarchy alone adds as the program "
+            "outgrows the caches. On a shared 2-core machine the figures move by about ±10% "
+            "between runs.",
             "",
             f"Command: `{command}`",
             "",
