@@ -13,7 +13,8 @@ the op itself, as MLIR's post-order walk visits nested ops first:
   per factor (`common_axes.py`) and reshards the operands and results that differ (a reshape
   whose shardings overflow its factors redistributes the axes); without the full version only a
   dot whose result conflicts in one dim is changed (`dot.py`); then the sharded reduction factors
-  the result does not keep unreduced are all-reduced;
+  the result does not keep unreduced are all-reduced; an op with a result on one device (a
+  maximal mesh) gets its operands resharded there and its results back (`single_device.py`);
 - finally the returned values get the function's result shardings.
 """
 
@@ -42,6 +43,7 @@ from shardc.passes.reshards.insertion import (
     dims_replicated,
     equivalent,
 )
+from shardc.passes.reshards.single_device import place_on_one_device, single_device_mesh
 from shardc.passes.reshards.unreduced_ops import (
     all_reduce_results,
     all_reduce_to,
@@ -215,6 +217,10 @@ class ExplicitReshards:
         self.all_reduce_operands(op)
         ins = [self.regions.sharding(v) for v in op.operands]
         outs = [r.mapping for r in op.results]
+        device = single_device_mesh(op, outs)
+        if device is not None:
+            place_on_one_device(self.module, op, device, outs, self.regions.sharding)
+            return
         rule = rule_for(op)
         if rule is None or rule.is_custom:
             return

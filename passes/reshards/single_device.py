@@ -1,0 +1,110 @@
+"""An op placed on one device, as Shardy's `sdy-insert-explicit-reshards` handles it.
+
+A result sharded on a maximal mesh (`<[], device_ids=[3]>`, a "single-device sharding") puts
+its op on that one device: every operand is brought there and every result is sent back to the
+module's global mesh (the first mesh with axes that is not maximal), so the ops around it keep
+computing on the global mesh:
+
+    %0 = stablehlo.custom_call @f(%arg0) {sdy.sharding = <[<@dev1, []>]>}   (%arg0 on {"x"})
+ -> %r = sdy.reshard %arg0 <@mesh, [{}, {}]>          tiled -> replicated on the global mesh
+    %s = sdy.reshard %r <@dev1, []>                   -> on the device
+    %0 = stablehlo.custom_call @f(%s) {sdy.sharding = <[<@dev1, []>]>}
+    %1 = sdy.reshard %0 <@mesh, [{}, {}]>             back to the global mesh, replicated
+    (users read %1; a result whose written sharding was not single-device gets one more reshard
+    to it)
+
+An operand already replicated on the global mesh goes to the device in one reshard; one already
+on the device is left alone. Tokens move nowhere: a token result is replicated on the global
+mesh. Results on two different devices are an error, as in Shardy.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from shardc.ir.core import Module, Operation, Value
+from shardc.ir.diagnostics import PassError
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.mesh import DeviceMesh
+from shardc.passes.reshards.insertion import Cursor, dims_replicated, equivalent
+
+
+def is_single_device(m: NamedMapping | None) -> bool:
+    """Shardy's `isSingleDeviceSharding`: a sharding on a maximal mesh."""
+    return m is not None and bool(getattr(m.mesh, "is_maximal", False))
+
+
+def single_device_mesh(op: Operation, outs: Sequence[NamedMapping | None]) -> DeviceMesh | None:
+    """The maximal mesh the op's results put it on (Shardy's `getSingleDeviceMeshInfo`), None
+    when no result is single-device; results on two devices are an error."""
+    mesh: DeviceMesh | None = None
+    for m in outs:
+        if not is_single_device(m):
+            continue
+        assert m is not None
+        if mesh is not None and m.mesh.device_id(0) != mesh.device_id(0):
+            raise PassError(f"'{op.name}' op has conflicting single-device result shardings",
+                            op.loc)
+        mesh = m.mesh
+    return mesh
+
+
+def global_mesh(module: Module) -> DeviceMesh | None:
+    """Shardy's `getGlobalMeshOp`: the module's first mesh that has axes and is not maximal."""
+    for mesh in module.meshes.values():
+        if mesh.axes and not mesh.is_maximal:
+            return mesh
+    return None
+
+
+def _is_token(v: Value) -> bool:
+    return v.type.dtype == "token"
+
+
+def place_on_one_device(
+    module: Module,
+    op: Operation,
+    device: DeviceMesh,
+    outs: Sequence[NamedMapping | None],
+    sharding: Callable[[Value], NamedMapping | None],
+) -> None:
+    """Reshard `op`'s operands onto `device` and its results back to the global mesh (the module
+    docstring); `sharding(v)` reads an operand's sharding (through barriers)."""
+    mesh = global_mesh(module)
+    if mesh is None:
+        return
+    single = NamedMapping(device, ())
+    cursor = Cursor.before(op)
+    for i, v in enumerate(op.operands):
+        if _is_token(v):
+            continue
+        source = sharding(v) or NamedMapping.fully_replicated(mesh, v.type.rank)
+        if source.mesh.name == device.name and equivalent(source, single):
+            continue
+        x = v
+        if not (dims_replicated(source) and source.mesh.name == mesh.name):
+            x = cursor.create("reshard", x, NamedMapping.fully_replicated(mesh, v.type.rank),
+                              {}, op.loc)
+        op.set_operand(i, cursor.create("reshard", x, single, {}, op.loc))
+    last = op
+    for j, r in enumerate(op.results):
+        if _is_token(r):
+            continue
+        replicated = NamedMapping.fully_replicated(mesh, r.type.rank)
+        target = outs[j] if outs[j] is not None and not is_single_device(outs[j]) else replicated
+        last = _reshard_users(r, replicated, last)
+        if target != replicated:
+            last = _reshard_users(last.result, target, last)
+    for r in op.results:
+        r.set_mapping(NamedMapping.fully_replicated(mesh, 0) if _is_token(r) else single)
+
+
+def _reshard_users(v: Value, mapping: NamedMapping, after: Operation) -> Operation:
+    """A reshard of `v` to `mapping` right after `after`, read by every other user of `v`."""
+    new = Cursor.after(after).create("reshard", v, mapping, {}, after.loc)
+    reshard = new.defining_op
+    assert reshard is not None
+    for use in list(v.uses):
+        if use.op is not reshard:
+            use.op.set_operand(use.index, new)
+    return reshard
