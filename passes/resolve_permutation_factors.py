@@ -40,6 +40,7 @@ from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.ops import attr
 from shardc.ir.ops.data_flow import _SDY_OPS
+from shardc.ir.types import DistributedTensorType
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 from shardc.passes.reshards import factor_shardings as fsh
 from shardc.passes.reshards.common_axes import shardy_projection
@@ -49,6 +50,7 @@ from shardc.passes.reshards.explicit_walk import (
     common_mesh_ignoring_device_order,
 )
 from shardc.passes.reshards.insertion import Cursor, dims_replicated
+from shardc.passes.sdy_export import halo_exchange as halo
 from shardc.passes.rules.registry import rule_for
 from shardc.passes.rules.rule import FactorKind
 
@@ -156,32 +158,36 @@ class Resolver:
             return True
         mesh = source.mesh
         shape = op.operand(0).type.shape
+        padded = list(shape)
         to_reverse: list[AxisRef] = []
-        indivisible = False
-        for d in attr(op, "dimensions"):
-            axes = source.dims[d].axes
-            count = math.prod(a.axis_size(mesh) for a in axes)
-            if count <= 1:
+        manual: set[str] = set()
+        for d, dim in enumerate(source.dims):
+            count = math.prod(a.axis_size(mesh) for a in dim.axes)
+            if d not in attr(op, "dimensions") or count <= 1:
                 continue
-            to_reverse.extend(axes)
+            to_reverse.extend(dim.axes)
             if shape[d] % count:
-                padded = -(-shape[d] // count) * count
-                if padded - shape[d] > padded // count:
+                manual.update(a.name for a in dim.axes)
+                padded[d] = -(-shape[d] // count) * count
+                if padded[d] - shape[d] > padded[d] // count:
                     return False
-                indivisible = True
         if not to_reverse:
             return True
-        if indivisible:
-            raise PassError(
-                "'reverse' op: a reversed dim does not divide by its shard count; its halo "
-                "exchange is not implemented in shardc (use enable-halo-exchange=false to "
-                "replicate it)", op.loc)
+        v = op.operand(0)
+        if manual:
+            shifts = [(d, padded[d] - n) for d, n in enumerate(shape)
+                      if d in attr(op, "dimensions") and padded[d] > n]
+            v = halo.pad_high(op, v, tuple(padded), source)
+            v = halo.shift_padding_low(op, v, source, manual, shifts)
         target = self.mesh_like(mesh, reversed_mesh_ids(mesh, to_reverse),
                                 f"{source.mesh.name}_reversed")
-        v = Cursor.before(op).create("reshard", op.operand(0), source.replace(mesh=target), {},
-                                     op.loc)
+        v = Cursor.before(op).create("reshard", v, source.replace(mesh=target), {}, op.loc)
         op.set_operand(0, v)
-        op.results[0].set_mapping(source)
+        result = op.results[0]
+        result.type = DistributedTensorType(v.type.shape, v.type.dtype, source)
+        if manual:
+            trimmed = halo.slice_to(op, result, shape, source)
+            result.replace_uses_if(trimmed, lambda use: use.op is not trimmed.defining_op)
         return True
 
     def mesh_like(self, mesh: DeviceMesh, ids: tuple[int, ...], name: str) -> DeviceMesh:

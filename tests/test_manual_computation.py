@@ -222,9 +222,9 @@ ERRORS = {
     "unreduced": (
         _body_error("  return %a", op=(
             '%0 = manual_computation %x {body = @body, in_shardings = [<@mesh, [{"dp"}, {}], '
-            'unreduced={"tp"}>], manual_axes = ["dp"], out_shardings = [<@mesh, [{"dp"}, {"tp"}]>'
-            ']} : tensor<16x32xf32>')),
-        "manual_computation shardings cannot be unreduced",
+            'unreduced={"tp"}>], manual_axes = ["dp", "tp"], out_shardings = [<@mesh, [{"dp"}, '
+            '{"tp"}]>]} : tensor<16x32xf32>')),
+        "manual axes cannot be unreduced",
     ),
     "manual_axis_inside": (
         _body_error('  %0 = negate %a : tensor<8x8xf32, <@mesh, [{"tp"}, {}]>>\n  return %0'),
