@@ -50,9 +50,9 @@ from shardc.passes.reshards.explicit_walk import (
     common_mesh_ignoring_device_order,
 )
 from shardc.passes.reshards.insertion import Cursor, dims_replicated
-from shardc.passes.sdy_export import halo_exchange as halo
 from shardc.passes.rules.registry import rule_for
 from shardc.passes.rules.rule import FactorKind
+from shardc.passes.sdy_export import halo_exchange as halo
 
 # Ops that are not StableHLO's (Shardy's pass visits StableHLO ops only).
 _NOT_STABLEHLO = _SDY_OPS | {"return", "call", "named_computation", "manual_computation"}
