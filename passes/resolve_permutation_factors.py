@@ -21,12 +21,21 @@ first), so that the local reverse on each device is the global one:
  -> %r = sdy.reshard %arg0 <@m_reversed, [{"a"}, {}]>      (@m_reversed = <["a"=2],
     %0 = stablehlo.reverse %r, dims = [0] {sdy.sharding = <@m, [{"a"}, {}]>}  device_ids=[1, 0]>)
 
-The result takes the operand's sharding. This is the pass as jaxlib 0.10.2 ships it (Shardy
-4831393c): Shardy's later halo exchanges (pad, slice and reshape through a manual computation,
-`replica-count`/`partition-count`) are not in it, and neither here. A reverse of an indivisible
-dim whose padding fits in one shard needs its halo exchange (a manual computation shifting the
-padding across devices), which shardc does not build: the pass says so and stops; with
-`enable-halo-exchange=false` such a reverse is replicated.
+The result takes the operand's sharding. A reversed dim its shard count does not divide, when
+the padding fits in one shard, takes a halo exchange first (`sdy_export/halo_exchange.py`): the
+operand is padded at the high end, a manual computation over the axes of the padded dims moves
+the padding to the low end with `collective_permute`s, the reverse runs on the padded type after
+the reshard and a slice gives back the original size:
+
+    %0 = stablehlo.reverse %arg0, dims = [0] {sdy.sharding = <@m, [{"a"}, {}]>} : tensor<14x8xf32>
+ -> %p = stablehlo.pad %arg0, %cst, high = [2, 0]           %h = sdy.manual_computation(%p) ...
+    %r = sdy.reshard %h <@m_reversed, [{"a"}, {}]>          %0 = stablehlo.reverse %r, dims = [0]
+    %1 = stablehlo.slice %0 [0:14, 0:8]                       (the reverse's users read %1)
+
+A larger padding replicates the dims, as `enable-halo-exchange=false` does for every indivisible
+reverse. This is the pass as jaxlib 0.10.2 ships it (Shardy 4831393c): Shardy's later halo
+exchanges (pad, slice and reshape, multi-hop shifts, `replica-count`/`partition-count`) are not
+in it, and neither here; its `collective_permute` pairs are that version's (docs/interop.md).
 """
 
 from __future__ import annotations

@@ -39,29 +39,8 @@ from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.ops.manual import fill_values
-from shardc.ir.types import DistributedTensorType, is_float
-
-
-def zero_scalar(dtype: str) -> int | float | bool:
-    """The zero of `dtype` as a constant's element."""
-    if dtype == "i1":
-        return False
-    return 0.0 if is_float(dtype) else 0
-
-
-def _index(coords: Sequence[int], sizes: Sequence[int]) -> int:
-    i = 0
-    for c, n in zip(coords, sizes, strict=True):
-        i = i * n + c
-    return i
-
-
-def _coords(index: int, sizes: Sequence[int]) -> list[int]:
-    out = [0] * len(sizes)
-    for k in range(len(sizes) - 1, -1, -1):
-        out[k] = index % sizes[k]
-        index //= sizes[k]
-    return out
+from shardc.ir.types import DistributedTensorType
+from shardc.passes.pad_for_divisibility import scalar_of
 
 
 def right_shift_pairs(mesh: DeviceMesh, manual: Sequence[str], dim_axes: Sequence[AxisRef]
@@ -70,20 +49,19 @@ def right_shift_pairs(mesh: DeviceMesh, manual: Sequence[str], dim_axes: Sequenc
     the `manual` axes (mesh order) whose shard of a dim sharded by `dim_axes` has a next one, at
     position j (the shard index + 1, the minor-most of `dim_axes` first, carrying to the major
     ones). The last shard sends nothing."""
-    sizes = [mesh.axis_size(n) for n in manual]
+    sub = DeviceMesh.create("manual", [(n, mesh.axis_size(n)) for n in manual])
     pairs = []
-    for i in range(math.prod(sizes)):
-        coords = _coords(i, sizes)
-        nxt = list(coords)
+    for i in range(sub.num_devices):
+        coords = sub.coords(i)
+        nxt = dict(coords)
         for a in reversed(dim_axes):
-            k = manual.index(a.name)
             size = a.axis_size(mesh)
-            post = sizes[k] // (a.pre * size)
-            if (coords[k] // post) % size + 1 < size:
-                nxt[k] += post
-                pairs.append((i, _index(nxt, sizes)))
+            post = sub.axis_size(a.name) // (a.pre * size)
+            if a.coordinate(sub, coords[a.name]) + 1 < size:
+                nxt[a.name] += post
+                pairs.append((i, sub.position(nxt)))
                 break
-            nxt[k] -= (size - 1) * post
+            nxt[a.name] -= (size - 1) * post
     return pairs
 
 
@@ -174,7 +152,7 @@ def pad_high(anchor: Operation, v: Value, shape: tuple[int, ...], sharding: Name
     assert anchor.parent is not None
     dtype = v.type.dtype
     zero = Operation("constant", [], [DistributedTensorType((), dtype)],
-                     {"value": DenseElements((zero_scalar(dtype),))}, anchor.loc)
+                     {"value": DenseElements((scalar_of(0, dtype),))}, anchor.loc)
     anchor.parent.insert_before(anchor, zero)
     rank = len(shape)
     pad = Operation("pad", [v, zero.result], [DistributedTensorType(shape, dtype, sharding)], {
