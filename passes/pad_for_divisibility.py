@@ -66,7 +66,8 @@ def _divisible(t: TensorType, mapping: NamedMapping | None = None) -> bool:
     return padded_type(t, mapping).shape == t.shape
 
 
-def _scalar(value: int, dtype: str) -> int | float | bool:
+def scalar_of(value: int, dtype: str) -> int | float | bool:
+    """`value` (0 or 1) as an element of `dtype`: a bool, float or int."""
     if dtype == "i1":
         return bool(value)
     return float(value) if is_float(dtype) else value
@@ -93,7 +94,7 @@ class _FunctionPadder:
         return op.result
 
     def constant(self, value: int, dtype: str) -> Value:
-        dense = DenseElements((_scalar(value, dtype),))
+        dense = DenseElements((scalar_of(value, dtype),))
         return self.emit("constant", [], {"value": dense}, DistributedTensorType((), dtype))
 
     def orig_type(self, v: Value) -> TensorType:

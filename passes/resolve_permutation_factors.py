@@ -21,12 +21,21 @@ first), so that the local reverse on each device is the global one:
  -> %r = sdy.reshard %arg0 <@m_reversed, [{"a"}, {}]>      (@m_reversed = <["a"=2],
     %0 = stablehlo.reverse %r, dims = [0] {sdy.sharding = <@m, [{"a"}, {}]>}  device_ids=[1, 0]>)
 
-The result takes the operand's sharding. This is the pass as jaxlib 0.10.2 ships it (Shardy
-4831393c): Shardy's later halo exchanges (pad, slice and reshape through a manual computation,
-`replica-count`/`partition-count`) are not in it, and neither here. A reverse of an indivisible
-dim whose padding fits in one shard needs its halo exchange (a manual computation shifting the
-padding across devices), which shardc does not build: the pass says so and stops; with
-`enable-halo-exchange=false` such a reverse is replicated.
+The result takes the operand's sharding. A reversed dim its shard count does not divide, when
+the padding fits in one shard, takes a halo exchange first (`sdy_export/halo_exchange.py`): the
+operand is padded at the high end, a manual computation over the axes of the padded dims moves
+the padding to the low end with `collective_permute`s, the reverse runs on the padded type after
+the reshard and a slice gives back the original size:
+
+    %0 = stablehlo.reverse %arg0, dims = [0] {sdy.sharding = <@m, [{"a"}, {}]>} : tensor<14x8xf32>
+ -> %p = stablehlo.pad %arg0, %cst, high = [2, 0]           %h = sdy.manual_computation(%p) ...
+    %r = sdy.reshard %h <@m_reversed, [{"a"}, {}]>          %0 = stablehlo.reverse %r, dims = [0]
+    %1 = stablehlo.slice %0 [0:14, 0:8]                       (the reverse's users read %1)
+
+A larger padding replicates the dims, as `enable-halo-exchange=false` does for every indivisible
+reverse. This is the pass as jaxlib 0.10.2 ships it (Shardy 4831393c): Shardy's later halo
+exchanges (pad, slice and reshape, multi-hop shifts, `replica-count`/`partition-count`) are not
+in it, and neither here; its `collective_permute` pairs are that version's (docs/interop.md).
 """
 
 from __future__ import annotations
@@ -40,6 +49,7 @@ from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.ops import attr
 from shardc.ir.ops.data_flow import _SDY_OPS
+from shardc.ir.types import DistributedTensorType
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 from shardc.passes.reshards import factor_shardings as fsh
 from shardc.passes.reshards.common_axes import shardy_projection
@@ -51,6 +61,7 @@ from shardc.passes.reshards.explicit_walk import (
 from shardc.passes.reshards.insertion import Cursor, dims_replicated
 from shardc.passes.rules.registry import rule_for
 from shardc.passes.rules.rule import FactorKind
+from shardc.passes.sdy_export import halo_exchange as halo
 
 # Ops that are not StableHLO's (Shardy's pass visits StableHLO ops only).
 _NOT_STABLEHLO = _SDY_OPS | {"return", "call", "named_computation", "manual_computation"}
@@ -156,32 +167,36 @@ class Resolver:
             return True
         mesh = source.mesh
         shape = op.operand(0).type.shape
+        padded = list(shape)
         to_reverse: list[AxisRef] = []
-        indivisible = False
-        for d in attr(op, "dimensions"):
-            axes = source.dims[d].axes
-            count = math.prod(a.axis_size(mesh) for a in axes)
-            if count <= 1:
+        manual: set[str] = set()
+        for d, dim in enumerate(source.dims):
+            count = math.prod(a.axis_size(mesh) for a in dim.axes)
+            if d not in attr(op, "dimensions") or count <= 1:
                 continue
-            to_reverse.extend(axes)
+            to_reverse.extend(dim.axes)
             if shape[d] % count:
-                padded = -(-shape[d] // count) * count
-                if padded - shape[d] > padded // count:
+                manual.update(a.name for a in dim.axes)
+                padded[d] = -(-shape[d] // count) * count
+                if padded[d] - shape[d] > padded[d] // count:
                     return False
-                indivisible = True
         if not to_reverse:
             return True
-        if indivisible:
-            raise PassError(
-                "'reverse' op: a reversed dim does not divide by its shard count; its halo "
-                "exchange is not implemented in shardc (use enable-halo-exchange=false to "
-                "replicate it)", op.loc)
+        v = op.operand(0)
+        if manual:
+            shifts = [(d, padded[d] - n) for d, n in enumerate(shape)
+                      if d in attr(op, "dimensions") and padded[d] > n]
+            v = halo.pad_high(op, v, tuple(padded), source)
+            v = halo.shift_padding_low(op, v, source, manual, shifts)
         target = self.mesh_like(mesh, reversed_mesh_ids(mesh, to_reverse),
                                 f"{source.mesh.name}_reversed")
-        v = Cursor.before(op).create("reshard", op.operand(0), source.replace(mesh=target), {},
-                                     op.loc)
+        v = Cursor.before(op).create("reshard", v, source.replace(mesh=target), {}, op.loc)
         op.set_operand(0, v)
-        op.results[0].set_mapping(source)
+        result = op.results[0]
+        result.type = DistributedTensorType(v.type.shape, v.type.dtype, source)
+        if manual:
+            trimmed = halo.slice_to(op, result, shape, source)
+            result.replace_uses_if(trimmed, lambda use: use.op is not trimmed.defining_op)
         return True
 
     def mesh_like(self, mesh: DeviceMesh, ids: tuple[int, ...], name: str) -> DeviceMesh:

@@ -42,9 +42,7 @@ JAXLIB = {"sdy-export-pipeline{inline-meshes=false}": "sdy-export-pipeline"}
 
 # What shardc does not build and says so (docs/interop.md): a shardc error with this text is
 # counted apart, any other fails the test.
-UNSUPPORTED = {
-    "sdy-resolve-permutation-factors": "its halo exchange is not implemented",
-}
+UNSUPPORTED: dict[str, str] = {}
 
 
 def unsupported(pipeline: str, detail: str) -> bool:

@@ -222,9 +222,9 @@ ERRORS = {
     "unreduced": (
         _body_error("  return %a", op=(
             '%0 = manual_computation %x {body = @body, in_shardings = [<@mesh, [{"dp"}, {}], '
-            'unreduced={"tp"}>], manual_axes = ["dp"], out_shardings = [<@mesh, [{"dp"}, {"tp"}]>'
-            ']} : tensor<16x32xf32>')),
-        "manual_computation shardings cannot be unreduced",
+            'unreduced={"tp"}>], manual_axes = ["dp", "tp"], out_shardings = [<@mesh, [{"dp"}, '
+            '{"tp"}]>]} : tensor<16x32xf32>')),
+        "manual axes cannot be unreduced",
     ),
     "manual_axis_inside": (
         _body_error('  %0 = negate %a : tensor<8x8xf32, <@mesh, [{"tp"}, {}]>>\n  return %0'),
@@ -277,6 +277,19 @@ def test_verifier_errors_are_located(name: str) -> None:
         parse_module(text, "t.mlir")
     assert message in exc.value.message, exc.value.message
     assert exc.value.loc is not None and exc.value.loc.file == "t.mlir" and exc.value.loc.line > 0
+
+
+def test_a_free_axis_may_be_unreduced() -> None:
+    """As in Shardy: an in/out sharding unreduced on a free axis verifies (the body's values stay
+    unreduced on it); unreduced on a manual axis is the error above."""
+    text = _body_error("  return %a", args="%a: tensor<8x32xf32>", op=(
+        '%0 = manual_computation %x {body = @body, in_shardings = [<@mesh, [{"dp"}, {}], '
+        'unreduced={"tp"}>], manual_axes = ["dp"], out_shardings = [<@mesh, [{"dp"}, {}], '
+        'unreduced={"tp"}>]} : tensor<16x32xf32>')).replace("-> tensor<8x8xf32>",
+                                                           "-> tensor<8x32xf32>")
+    module = parse_module(text, "t.mlir")
+    (op,) = [o for o in module.main.body if o.name == "manual_computation"]
+    assert str(op.attributes["in_shardings"][0].unreduced[0]) == '"tp"'
 
 
 def test_spmd_ops_parse_in_spmd_programs() -> None:

@@ -34,7 +34,7 @@ def batched_collective(op: Operation, layout: DeviceLayout, general: bool) -> Ca
     if name == "spmd.axis_index":
         return _axis_index(op, layout)
     if name == "spmd.collective_permute":
-        return _permute(op, layout)
+        return permute(op, layout)
     axes = attr(op, "axes")
     g = layout.index(axes)
     groups = [list(x) for x in attr(op, "groups")]
@@ -158,10 +158,17 @@ def _axis_index(op: Operation, layout: DeviceLayout) -> Callable[[], np.ndarray]
     return lambda: index
 
 
-def _permute(op: Operation, layout: DeviceLayout) -> Callable[[np.ndarray], np.ndarray]:
+def permute(op: Operation, layout: DeviceLayout, key: str = "pairs"
+            ) -> Callable[[np.ndarray], np.ndarray]:
+    """A collective_permute on batched values: the block of each pair's source device (an id of
+    the layout's mesh) goes to its target; a device no pair targets receives zeros."""
     mesh = layout.mesh
     position = {mesh.device_id(p): p for p in range(mesh.num_devices)}
-    pairs = attr(op, "pairs")
+    pairs = attr(op, key)
+    unknown = sorted({d for pair in pairs for d in pair} - set(position))
+    if unknown:
+        raise ExecutionError(f"'{op.name}' op names device {unknown[0]}, which is not a device "
+                             f"of mesh @{mesh.name} (devices {sorted(position)})", op.loc)
     src = np.array([position[s] for s, _ in pairs], dtype=np.intp)
     tgt = np.array([position[t] for _, t in pairs], dtype=np.intp)
 

@@ -8,11 +8,13 @@ caller's (`ppermute` needs device positions on its mesh).
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
 from shardc.ir.core import Operation
 from shardc.ir.diagnostics import ExecutionError
+from shardc.ir.mesh import DeviceMesh
 from shardc.ir.ops.registry import attr
 
 
@@ -44,3 +46,42 @@ def named_axes_collective(jax: Any, op: Operation, xs: Sequence[Any], axes: tupl
             return lax.pmin(x, axes)
         return jnp.prod(lax.all_gather(x, axes, axis=0), axis=0).astype(x.dtype)
     raise ExecutionError(f"the JAX backend has no translation of '{name}'", op.loc)
+
+
+def manual_permutation(op: Operation, mesh: DeviceMesh, manual: Sequence[str],
+                       pairs: Sequence[Sequence[int]]) -> list[tuple[int, int]]:
+    """A collective_permute's `(source, target)` device ids (of `mesh`) as `ppermute`'s pairs
+    of indices over the `manual` axes (row-major, in the order given). `ppermute` moves the same
+    way in every group of the free axes, so the pairs must too: a pair between devices whose free
+    coordinates differ, or groups that move differently, are a located error."""
+    position = {mesh.device_id(p): p for p in range(mesh.num_devices)}
+    free = [a for a in mesh.axis_names if a not in manual and mesh.axis_size(a) > 1]
+    by_group: dict[tuple[int, ...], set[tuple[int, int]]] = {}
+    for s, t in pairs:
+        if s not in position or t not in position:
+            raise ExecutionError(f"'{op.name}' op names device {s if s not in position else t}, "
+                                 f"which is not a device of mesh @{mesh.name}", op.loc)
+        cs, ct = mesh.coords(position[s]), mesh.coords(position[t])
+        group = tuple(cs[a] for a in free)
+        if group != tuple(ct[a] for a in free):
+            raise ExecutionError(
+                f"'{op.name}' op sends from device {s} to device {t} along a free axis of its "
+                f"manual_computation ({', '.join(free)}); the JAX backend runs a body's "
+                "collective_permute over the manual axes only", op.loc)
+        by_group.setdefault(group, set()).add((_manual_index(mesh, manual, cs),
+                                               _manual_index(mesh, manual, ct)))
+    moves = list(by_group.values())
+    groups = math.prod(mesh.axis_size(a) for a in free)
+    if moves and (len(moves) != groups or any(m != moves[0] for m in moves)):
+        raise ExecutionError(
+            f"'{op.name}' op moves blocks differently in the groups of the free axes "
+            f"({', '.join(free)}) of its manual_computation; the JAX backend's ppermute moves all "
+            "groups alike", op.loc)
+    return sorted(moves[0]) if moves else []
+
+
+def _manual_index(mesh: DeviceMesh, manual: Sequence[str], coords: dict[str, int]) -> int:
+    i = 0
+    for axis in manual:
+        i = i * mesh.axis_size(axis) + coords[axis]
+    return i

@@ -23,7 +23,7 @@ from typing import Any
 
 from shardc.executors import control
 from shardc.executors.control import control_flow
-from shardc.executors.jax_collectives import named_axes_collective
+from shardc.executors.jax_collectives import manual_permutation, named_axes_collective
 from shardc.executors.jax_ops.table import JAX_OPS
 from shardc.executors.jax_runtime import import_jax, shard_map
 from shardc.ir.core import Function, Module, Operation
@@ -128,7 +128,8 @@ class _Translator:
         if name == "manual_computation":
             out = self._manual_computation(op, xs)
             return out[0] if len(op.results) == 1 else out
-        if name.startswith("spmd.") and self.manual is not None:
+        if (name.startswith("spmd.") or name == "xla.collective_permute") and (
+                self.manual is not None):
             return self._per_device(op, xs)
         if name in ("call", "composite"):
             callee = self.module.lookup_function(
@@ -190,17 +191,9 @@ class _Translator:
         assert self.manual is not None
         mesh, manual = self.manual
         name = op.name
-        if name == "spmd.collective_permute":
-            ids = mesh.all_device_ids()
-
-            def index(device: int) -> int:
-                coords = mesh.coords(ids.index(device))
-                i = 0
-                for axis in manual:
-                    i = i * mesh.axis_size(axis) + coords[axis]
-                return i
-
-            perm = sorted({(index(s), index(t)) for s, t in attr(op, "pairs")})
+        if name in ("spmd.collective_permute", "xla.collective_permute"):
+            key = "pairs" if name.startswith("spmd.") else "source_target_pairs"
+            perm = manual_permutation(op, mesh, manual, attr(op, key))
             return lax.ppermute(xs[0], manual, perm)
         refs = attr(op, "axes")
         if any(a.is_sub_axis for a in refs):

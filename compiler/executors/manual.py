@@ -51,7 +51,8 @@ def run_manual_computation(
     if not ins and not outs:
         return []  # no operands and no results: nothing the body computes is observable
     mesh = (ins or outs)[0].mesh
-    refs = [AxisRef(name) for name in manual]
+    # The layout splits the manual axes where the shardings use parts of them (sub-axes).
+    refs = [AxisRef(name) for name in manual] + [a for m in (*ins, *outs) for a in m.used_axes()]
     for inner in body.body:
         if inner.name.startswith("spmd.") and "axes" in inner.attributes:
             refs.extend(attr(inner, "axes"))

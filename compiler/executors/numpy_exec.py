@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from shardc.executors import control
-from shardc.executors.batched_collectives import batched_collective, summed, summing
+from shardc.executors.batched_collectives import batched_collective, permute, summed, summing
 from shardc.executors.batched_kernels import BATCHED, per_device, summed_dot
 from shardc.executors.device_layout import (
     Blocks,
@@ -211,6 +211,8 @@ class NumpyExecutor:
             return self._region_runner(op)
         if name.startswith("spmd."):
             return batched_collective(op, self.layout, self.general_groups)
+        if name == "xla.collective_permute":  # per-device code: the pairs are device ids
+            return permute(op, self.layout, "source_target_pairs")
         batched = BATCHED.get(name)
         if batched is not None:
             return batched(op, r)

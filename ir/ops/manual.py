@@ -275,9 +275,12 @@ def _check_sharding(
 ) -> None:
     if m.rank != len(shape):
         raise op_error(op, f"{what} {m} has {m.rank} dims, but the tensor has rank {len(shape)}")
-    if m.unreduced:
+    # Unreduced free axes are allowed, as in Shardy (the body's values stay unreduced on them).
+    late_sum = [a for a in m.unreduced if a.name in manual]
+    if late_sum:
         raise op_error(
-            op, f"{what} {m} is unreduced; manual_computation shardings cannot be unreduced"
+            op, f"{what} {m} is unreduced on manual axis {late_sum[0]}; a manual_computation's "
+            "manual axes cannot be unreduced"
         )
     for d, dim in enumerate(m.dims):
         k = _num_manual(dim, manual)

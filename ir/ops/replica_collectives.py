@@ -15,7 +15,9 @@ copy of the whole program, so a global program that holds them describes one mem
 shardc keeps them as written and propagates through them as Shardy does (their gathered,
 scattered and split dims need replication, the rest is element-wise); its executors run one
 copy of the program, so they run these only when every group has one member (the identity:
-`all_gather` and `all_to_all` of a single member). See docs/interop.md.
+`all_gather` and `all_to_all` of a single member). In per-device code (a manual_computation's
+body, an SPMD program) `xla.collective_permute` runs between the devices: its pairs are device
+ids of the mesh, and a device no pair targets receives zeros. See docs/interop.md.
 """
 
 from __future__ import annotations
