@@ -39,6 +39,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--first", type=int, default=0, help="first seed")
     parser.add_argument("--only", default="", help="only the passes whose label has this text")
     parser.add_argument("--passes", nargs="*", help="only these passes (default: every one)")
+    parser.add_argument("--exact", action="store_true",
+                        help="compare the text as printed (no pass's normaliser)")
     args = parser.parse_args(argv)
     worker = JaxlibWorker()
     try:
@@ -51,7 +53,8 @@ def main(argv: list[str] | None = None) -> int:
             kinds: collections.Counter[str] = collections.Counter()
             for seed in range(args.first, args.first + args.seeds):
                 outcome = compare(make(random.Random(seed)), pipeline, worker,
-                                  NORMALIZE.get(pipeline), JAXLIB.get(pipeline))
+                                  None if args.exact else NORMALIZE.get(pipeline),
+                                  JAXLIB.get(pipeline))
                 kind = outcome.kind
                 if kind == "shardc-error" and unsupported(pipeline, outcome.detail):
                     kind = "unsupported"

@@ -41,6 +41,7 @@ from shardc.passes.manager import Pass, PassContext, register_pass
 from shardc.passes.reshards.rewriter import FunctionRewriter
 from shardc.passes.reshards.shared_reductions import share_reductions
 from shardc.passes.reshards.signatures import close_regions, close_signatures
+from shardc.passes.reshards.single_device import replicate_single_device
 
 
 @register_pass("insert-reshards")
@@ -58,6 +59,7 @@ class InsertReshards(Pass):
                 "(enable-full-version=true); drop the option or set it to true "
                 "(insert-explicit-reshards is Shardy's pass with both versions)"
             )
+        replicate_single_device(module, ctx.warn)
         close_regions(module)
         close_signatures(module)
         inserted = 0

@@ -13,7 +13,12 @@ pytest.importorskip("jax")
 
 from tests.export_call_programs import call_module, call_module_with_edges  # noqa: E402
 from tests.export_collective_programs import cmv1_module  # noqa: E402
-from tests.export_compare import JaxlibWorker, compare, without_mask_shardings  # noqa: E402
+from tests.export_compare import (  # noqa: E402
+    JaxlibWorker,
+    compare,
+    without_mask_shardings,
+    without_pairs,
+)
 from tests.export_programs import (  # noqa: E402
     main_module,
     op_module,
@@ -36,7 +41,8 @@ CASES = {
     "sdy-export-pipeline{inline-meshes=false}": main_module,
 }
 # What a pass's output is compared after (jaxlib 0.10.2's pass is older than Shardy's).
-NORMALIZE = {"sdy-pad-for-divisibility": without_mask_shardings}
+NORMALIZE = {"sdy-pad-for-divisibility": without_mask_shardings,
+             "sdy-resolve-permutation-factors": without_pairs}
 # What jaxlib runs instead (its older export pipeline has no inline-meshes option, nor step).
 JAXLIB = {"sdy-export-pipeline{inline-meshes=false}": "sdy-export-pipeline"}
 

@@ -108,3 +108,35 @@ def _reshard_users(v: Value, mapping: NamedMapping, after: Operation) -> Operati
         if use.op is not reshard:
             use.op.set_operand(use.index, new)
     return reshard
+
+
+def replicate_single_device(module: Module, warn: Callable[[str, object], None]) -> None:
+    """shardc's per-device programs run every op on every device: a value placed on one device
+    (a maximal mesh) is computed replicated on the global mesh instead (the same values, each
+    device holding the whole tensor), said once per maximal mesh with `warn(message, loc)`. A
+    module without a global mesh is left as it is."""
+    mesh = global_mesh(module)
+    if mesh is None:
+        return
+    said: set[str] = set()
+
+    def replicate(m: NamedMapping, rank: int, loc: object) -> NamedMapping:
+        if m.mesh.name not in said:
+            said.add(m.mesh.name)
+            warn(f"values placed on one device (@{m.mesh.name}) are computed replicated on "
+                 f"every device of @{mesh.name}: shardc's per-device programs have no "
+                 "single-device ops (the values are the same)", loc)
+        return NamedMapping.fully_replicated(mesh, rank)
+
+    for func in module.functions.values():
+        for a in func.args:
+            if is_single_device(a.mapping):
+                a.set_mapping(replicate(a.mapping, a.type.rank, func.loc))
+        for op in func.body:
+            for r in op.results:
+                if is_single_device(r.mapping):
+                    r.set_mapping(replicate(r.mapping, r.type.rank, op.loc))
+        for i, t in enumerate(func.result_types):
+            m = getattr(t, "mapping", None)
+            if is_single_device(m):
+                func.result_types[i] = t.with_mapping(replicate(m, t.rank, func.loc))

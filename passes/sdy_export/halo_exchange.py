@@ -22,11 +22,12 @@ dim, in dim order, over that dim's axes (sub-axes too: their coordinate is shift
 to the next major one). The manual computation's in and out sharding is the operand's; the body's
 values take it without the manual axes.
 
-`source_target_pairs` are what Shardy 4831393c writes: positions in the mesh of the manual axes
-alone (row-major, mesh order), not device ids. They are the devices' ids (what StableHLO means,
-and what shardc's executors run) only when every axis of size > 1 is manual and the mesh's
-device ids are the iota; otherwise jaxlib 0.10.2's program moves the wrong blocks (Shardy
-d83d34d2 later writes device ids of the whole mesh and a channel handle). docs/interop.md.
+`source_target_pairs` are device ids of the whole mesh, as StableHLO means them and as Shardy
+writes them since d83d34d2: each device sends to the device holding the next shard of the dim,
+its coordinates on every other axis kept. jaxlib 0.10.2 (Shardy 4831393c) writes positions in
+the mesh of the manual axes alone instead, which are the devices' ids only when every axis of
+size > 1 is manual and the device ids are the iota; elsewhere its program moves the wrong blocks
+and shardc's differs from it (docs/interop.md). Like jaxlib 0.10.2, no channel handle.
 """
 
 from __future__ import annotations
@@ -43,23 +44,21 @@ from shardc.ir.types import DistributedTensorType
 from shardc.passes.pad_for_divisibility import scalar_of
 
 
-def right_shift_pairs(mesh: DeviceMesh, manual: Sequence[str], dim_axes: Sequence[AxisRef]
-                      ) -> list[tuple[int, int]]:
-    """Shardy's `getRightShiftSourceTargetPairs`: `(i, j)` for every position i of the mesh of
-    the `manual` axes (mesh order) whose shard of a dim sharded by `dim_axes` has a next one, at
-    position j (the shard index + 1, the minor-most of `dim_axes` first, carrying to the major
-    ones). The last shard sends nothing."""
-    sub = DeviceMesh.create("manual", [(n, mesh.axis_size(n)) for n in manual])
+def right_shift_pairs(mesh: DeviceMesh, dim_axes: Sequence[AxisRef]) -> list[tuple[int, int]]:
+    """Shardy's `getRightShiftSourceTargetPairs` (d83d34d2, one hop): `(i, j)` for every device
+    i of the mesh whose shard of a dim sharded by `dim_axes` has a next one, held by device j
+    (the shard index + 1, the minor-most of `dim_axes` first, carrying to the major ones; every
+    other coordinate kept). Device ids, in mesh order. The last shard sends nothing."""
     pairs = []
-    for i in range(sub.num_devices):
-        coords = sub.coords(i)
+    for i in range(mesh.num_devices):
+        coords = mesh.coords(i)
         nxt = dict(coords)
         for a in reversed(dim_axes):
             size = a.axis_size(mesh)
-            post = sub.axis_size(a.name) // (a.pre * size)
-            if a.coordinate(sub, coords[a.name]) + 1 < size:
+            post = mesh.axis_size(a.name) // (a.pre * size)
+            if a.coordinate(mesh, coords[a.name]) + 1 < size:
                 nxt[a.name] += post
-                pairs.append((i, sub.position(nxt)))
+                pairs.append((mesh.device_id(i), mesh.device_id(mesh.position(nxt))))
                 break
             nxt[a.name] -= (size - 1) * post
     return pairs
@@ -134,7 +133,7 @@ def shift_padding_low(anchor: Operation, padded: Value, sharding: NamedMapping,
     v = body.args[0]
     for dim, n in shifts:
         dim_axes = [a for a in sharding.dims[dim].axes if a.name in manual]
-        v = build.shift_right(v, dim, n, right_shift_pairs(mesh, axes, dim_axes))
+        v = build.shift_right(v, dim, n, right_shift_pairs(mesh, dim_axes))
     body.body.append(Operation("return", [v], [], {}, anchor.loc))
     op = Operation("manual_computation", [padded], [padded.type], {
         "body": Symbol(body.name), "in_shardings": (sharding,),

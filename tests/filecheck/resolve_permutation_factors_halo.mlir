@@ -81,12 +81,13 @@ func.func @too_much_padding(%arg0: tensor<5xf32> {sdy.sharding = #sdy.sharding<@
   return %0 : tensor<5xf32>
 }
 
-// Only "y" is manual; the body keeps "x" on dim 0. The pairs are positions along "y" (jaxlib
-// 0.10.2's: not device ids, docs/interop.md); the reversed mesh flips "y" in the device ids.
+// Only "y" is manual; the body keeps "x" on dim 0. The pairs are device ids of the whole mesh:
+// (x, y) sends to (x, y + 1), ids [5, 4, 3 | 2, 1, 0] (jaxlib 0.10.2 writes positions along "y"
+// alone, docs/interop.md); the reversed mesh flips "y" in the device ids.
 // CHECK-LABEL: func @device_ids
 // CHECK: sdy.manual_computation(%{{.*}}) {{.*}} manual_axes={"y"} (%[[L:.*]]: tensor<4x3xf32>) {
 // CHECK-NEXT:   %[[T:.*]] = stablehlo.slice %[[L]] [0:4, 1:3] {sdy.sharding = #sdy.sharding_per_value<[<@perm, [{"x"}, {}]>]>}
-// CHECK-NEXT:   "stablehlo.collective_permute"(%[[T]]) <{source_target_pairs = dense<{{\[\[}}0, 1], [1, 2]]> : tensor<2x2xi64>}>
+// CHECK-NEXT:   "stablehlo.collective_permute"(%[[T]]) <{source_target_pairs = dense<{{\[\[}}5, 4], [4, 3], [2, 1], [1, 0]]> : tensor<4x2xi64>}>
 // CHECK: sdy.reshard %{{.*}} <@perm_reversed, [{"x"}, {"y"}]> : tensor<4x9xf32>
 func.func @device_ids(%arg0: tensor<4x7xf32> {sdy.sharding = #sdy.sharding<@perm, [{"x"}, {"y"}]>}) -> tensor<4x7xf32> {
   %0 = stablehlo.reverse %arg0, dims = [1] {sdy.sharding = #sdy.sharding_per_value<[<@perm, [{"x"}, {"y"}]>]>} : tensor<4x7xf32>
