@@ -159,16 +159,20 @@ def parse_pipeline(text: str) -> list[Pass]:
         name = text[i:j].strip()
         options: dict[str, str] = {}
         if j < n and text[j] == "{":
-            k = text.find("}", j)
+            k = _closing_brace(text, j)
             if k < 0:
                 raise PassError(f"pipeline option list for '{name}' is missing its '}}'")
-            for item in filter(
-                None, (s.strip() for s in text[j + 1 : k].replace(" ", ",").split(","))
-            ):
-                if "=" not in item:
-                    raise PassError(f"pipeline option '{item}' of '{name}' must be key=value")
+            key = ""
+            for item in _option_items(text[j + 1 : k]):
+                if "=" not in item or item[0] in "'\"":
+                    if not key:
+                        raise PassError(f"pipeline option '{item}' of '{name}' must be "
+                                        "key=value")
+                    options[key] += "," + _unquoted(item)  # `filter=dot,pad`: one value
+                    continue
                 key, value = item.split("=", 1)
-                options[key.strip()] = value.strip()
+                key = key.strip()
+                options[key] = _unquoted(value.strip())
             j = k + 1
         if not name:
             raise PassError(f"empty pass name in pipeline {text!r}")
@@ -177,6 +181,45 @@ def parse_pipeline(text: str) -> list[Pass]:
             j += 1
         i = j
     return passes
+
+
+def _closing_brace(text: str, start: int) -> int:
+    """The index of the `}` closing the option list opened at `start` (quotes skipped)."""
+    quote = ""
+    for i in range(start + 1, len(text)):
+        c = text[i]
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c == "}":
+            return i
+    return -1
+
+
+def _option_items(text: str) -> list[str]:
+    """Option items split at commas and spaces outside quotes (`filter='a, b' x=1`)."""
+    items, cur, quote = [], "", ""
+    for c in text:
+        if quote:
+            quote = "" if c == quote else quote
+        elif c in "'\"":
+            quote = c
+        elif c in ", ":
+            if cur:
+                items.append(cur)
+            cur = ""
+            continue
+        cur += c
+    if cur:
+        items.append(cur)
+    return items
+
+
+def _unquoted(value: str) -> str:
+    if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
+        return value[1:-1]
+    return value
 
 
 class PassManager:
