@@ -44,13 +44,15 @@ from dataclasses import dataclass, field
 
 from shardc.ir.attributes import Symbol
 from shardc.ir.core import Function, Module, Operation, Value
-from shardc.ir.diagnostics import PassError
+from shardc.ir.diagnostics import PassError, ShardcError
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.ops import COLLECTIVE, get_op_def
+from shardc.ir.ops.data_flow import _SDY_OPS
 from shardc.ir.ops.manual import fill_values
 from shardc.ir.symbols import SymbolTable, region_symbols
 from shardc.ir.types import DistributedTensorType, TensorType
+from shardc.ir.verifier import verify_function
 from shardc.passes.manager import (
     Pass,
     PassContext,
@@ -111,11 +113,12 @@ class Filter:
 
 def mlir_name(op: Operation) -> str:
     """The op's MLIR name (`stablehlo.dot_general`, `sdy.reshard`), as Shardy's filter reads it."""
-    op_def = get_op_def(op.name)
-    dialect = getattr(op_def, "dialect", None)
-    if "." in op.name:
-        return op.name
-    return f"{dialect or 'stablehlo'}.{op.name}"
+    name = op.name
+    if name in _SDY_OPS or name in ("manual_computation", "named_computation"):
+        return f"sdy.{name}"
+    if name in ("call", "return"):
+        return f"func.{name}"
+    return f"stablehlo.{name.removeprefix('xla.')}"
 
 
 def _sharded(v: Value) -> bool:
@@ -240,6 +243,11 @@ class Partitioner:
         ins = [_on_mesh(v.mapping, mesh, v.type.rank, False) for v in op.operands]
         outs = [_on_mesh(v.mapping, mesh, v.type.rank, True) for v in op.results]
         axes = manual_axes(ins + outs)
+        for i, m in enumerate(ins):
+            if m.unreduced:
+                raise PassError(f"'{mlir_name(op)}' op: operand {i} is unreduced on "
+                                f"{m.unreduced[0]}, which would be a manual axis; a "
+                                "manual_computation's manual axes cannot be unreduced", op.loc)
         in_types = [padded_type(v.type, m) for v, m in zip(op.operands, ins)]
         out_types = [padded_type(v.type, m) for v, m in zip(op.results, outs)]
         if op.name == "reshard":
@@ -283,6 +291,13 @@ class Partitioner:
                 _grow(copy, old.type, t)
                 r.type = DistributedTensorType(t.shape, t.dtype, old.mapping)
         func.body.append(Operation("return", list(copy.results), [], {}, op.loc))
+        try:
+            verify_function(func)
+        except ShardcError as e:
+            # Shardy pads the operands and the results apart, each for its own sharding.
+            raise PassError(f"'{mlir_name(op)}' op: with its operands and results padded for "
+                            f"their indivisible shardings the op is invalid: {e.message}",
+                            op.loc) from None
         PassManager(parse_pipeline(sub_pipeline(self.options)),
                     verify_each=self.ctx.verify_each).run(scratch, self.ctx)
         if len(scratch.functions) != 1:

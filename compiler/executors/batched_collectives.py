@@ -183,13 +183,26 @@ def permute(op: Operation, layout: DeviceLayout, key: str = "pairs"
 
 def _grouped(op: Operation, layout: DeviceLayout, groups: list[list[int]]):
     """A collective run group by group on per-device blocks, exactly as `groups` says."""
+    name = op.name
+    return grouped(op, layout, groups, name.removeprefix("spmd."),
+                   kind=attr(op, "kind").word if name == "spmd.all_reduce" else "add",
+                   dim=op.attributes.get("dim"), split=op.attributes.get("split_dim"),
+                   concat=op.attributes.get("concat_dim"))
+
+
+def grouped(op: Operation, layout: DeviceLayout, groups: list[list[int]], what: str, *,
+            kind: str = "add", dim: int | None = None, split: int | None = None,
+            concat: int | None = None) -> Callable[[np.ndarray], np.ndarray]:
+    """Collective `what` (all_gather, all_slice, all_to_all, all_reduce, reduce_scatter) along
+    `dim` (or `split` -> `concat`) run group by group on per-device blocks; `groups` are device
+    ids of the layout's mesh and must cover every device once."""
     mesh = layout.mesh
     position = {mesh.device_id(p): p for p in range(mesh.num_devices)}
     covered = sorted(d for grp in groups for d in grp)
     if covered != sorted(position):
-        raise ExecutionError(f"'{op.name}' op groups must cover every device once", op.loc)
-    name = op.name
-    kind = attr(op, "kind").word if name == "spmd.all_reduce" else "add"
+        raise ExecutionError(f"'{op.name}' op groups must cover every device of mesh "
+                             f"@{mesh.name} once (devices {sorted(position)})", op.loc)
+    name = "spmd." + what
 
     def parts(block: np.ndarray, dim: int, n: int) -> list[np.ndarray]:
         return np.split(block, n, axis=dim)
@@ -202,17 +215,16 @@ def _grouped(op: Operation, layout: DeviceLayout, groups: list[list[int]]):
             members = [flat[position[d]] for d in grp]
             n = len(grp)
             if name == "spmd.all_gather":
-                whole = np.concatenate(members, axis=attr(op, "dim"))
+                whole = np.concatenate(members, axis=dim)
                 new = [whole] * n
             elif name == "spmd.all_slice":
-                new = [parts(b, attr(op, "dim"), n)[i] for i, b in enumerate(members)]
+                new = [parts(b, dim, n)[i] for i, b in enumerate(members)]
             elif name == "spmd.all_to_all":
-                s, c = attr(op, "split_dim"), attr(op, "concat_dim")
-                pieces = [parts(b, s, n) for b in members]
-                new = [np.concatenate([p[j] for p in pieces], axis=c) for j in range(n)]
+                pieces = [parts(b, split, n) for b in members]
+                new = [np.concatenate([p[j] for p in pieces], axis=concat) for j in range(n)]
             else:
                 total = REDUCE_UFUNCS[kind].reduce(np.stack(members), axis=0, dtype=block_dtype)
-                new = [total] * n if name == "spmd.all_reduce" else parts(total, attr(op, "dim"), n)
+                new = [total] * n if name == "spmd.all_reduce" else parts(total, dim, n)
             for d, block in zip(grp, new):
                 out[position[d]] = block
         return layout.from_positions(np.stack(out))

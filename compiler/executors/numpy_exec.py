@@ -22,7 +22,7 @@ from typing import Any
 import numpy as np
 
 from shardc.executors import control
-from shardc.executors.batched_collectives import batched_collective, permute, summed, summing
+from shardc.executors.batched_collectives import batched_collective, summed, summing
 from shardc.executors.batched_kernels import BATCHED, per_device, summed_dot
 from shardc.executors.device_layout import (
     Blocks,
@@ -33,6 +33,7 @@ from shardc.executors.device_layout import (
 )
 from shardc.executors.kernels.custom_calls import known_custom_call
 from shardc.executors.kernels.table import KERNELS
+from shardc.executors.replica_groups import replica_runner
 from shardc.executors.signature import SpmdSignature, check_spmd_inputs
 from shardc.ir.core import Function, Module, Operation
 from shardc.ir.diagnostics import ExecutionError, ShardcError
@@ -211,8 +212,9 @@ class NumpyExecutor:
             return self._region_runner(op)
         if name.startswith("spmd."):
             return batched_collective(op, self.layout, self.general_groups)
-        if name == "xla.collective_permute":  # per-device code: the pairs are device ids
-            return permute(op, self.layout, "source_target_pairs")
+        replica = replica_runner(op, self.layout)  # xla.* collectives, partition_id, ...
+        if replica is not None:
+            return replica
         batched = BATCHED.get(name)
         if batched is not None:
             return batched(op, r)
