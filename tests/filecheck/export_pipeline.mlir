@@ -3,7 +3,7 @@
 // RUN: shardc opt %s -p 'sdy-export-pipeline{inline-meshes=false}' | filecheck %s
 // RUN: shardc opt %s -p 'sdy-export-pipeline{inline-meshes=false enable-insert-explicit-collectives=true}' | filecheck %s --check-prefix=COLL
 // RUN: shardc opt %s -p sdy-export-pipeline | filecheck %s --check-prefix=INLINE
-// RUN: not shardc opt %s -p 'sdy-export-pipeline{enable-per-instruction-partitioning=true}' 2>&1 | filecheck %s --check-prefix=PIP
+// RUN: shardc opt %s -p 'sdy-export-pipeline{inline-meshes=false enable-per-instruction-partitioning=true per-instruction-partitioning-filter=add,dot}' | filecheck %s --check-prefix=PIP
 
 sdy.mesh @m = <["x"=2, "y"=4]>
 
@@ -33,7 +33,14 @@ sdy.mesh @m = <["x"=2, "y"=4]>
 // INLINE: %[[DOT:.*]] = stablehlo.dot_general
 // INLINE-NEXT: %[[R:.*]] = sdy.reshard %[[DOT]] <mesh<["x"=2, "y"=4]>, [{}, {"y"}]>
 // INLINE-NEXT: return %[[R]]
-// PIP: error: in pass 'export-pipeline': export-pipeline: this shardc has no 'sdy-per-instruction-partitioning' pass yet; run with enable-per-instruction-partitioning=false to leave it out
+// With per-instruction partitioning (the add and the dot only): each runs alone on its devices
+// inside a manual computation; the reshards between them stay global.
+// PIP-LABEL: func.func @main
+// PIP: %[[ADD:.*]] = sdy.manual_computation(%arg1, %{{.*}}) {{.*}} manual_axes={"x"}
+// PIP-NEXT: stablehlo.add
+// PIP: sdy.manual_computation(%{{.*}}, %[[ADD]]) {{.*}} manual_axes={"y", "x"}
+// PIP-NEXT: stablehlo.dot_general
+// PIP-NEXT: "stablehlo.all_reduce"
 func.func @main(%arg0: tensor<6x16xf32> {sdy.sharding = #sdy.sharding<@m, [{"y"}, {}]>}, %arg1: tensor<16x8xf32> {sdy.sharding = #sdy.sharding<@m, [{"x"}, {}]>}) -> (tensor<6x8xf32> {sdy.sharding = #sdy.sharding<@m, [{}, {"y"}]>}) {
   %c = stablehlo.constant dense<1.0> : tensor<16x8xf32>
   %0 = stablehlo.add %arg1, %c {sdy.sharding = #sdy.sharding_per_value<[<@m, [{"x"}, {}]>]>} : tensor<16x8xf32>
