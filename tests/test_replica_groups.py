@@ -1,53 +1,56 @@
-"""StableHLO's collectives by replica groups and partition_id in per-device code
-(compiler/executors/replica_groups.py): a manual computation's body on simulated devices whose
-ids are not the mesh positions, so groups and ids are device ids, not positions."""
+"""StableHLO's replica groups written over mesh axes (`#stablehlo.replica_group_mesh_axes`) import
+as the device groups of those axes, as the dense form does; a bad one is a located error."""
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
-from shardc.executors.reference import run_reference
-from shardc.ir.diagnostics import ExecutionError
+from shardc.ir.diagnostics import ShardcError
 from shardc.stablehlo import import_stablehlo
 
-CH = "channel_handle = #stablehlo.channel_handle<handle = {}, type = 1>"
-BODY = """
-sdy.mesh @m = <["x"=2, "y"=2], device_ids=[3, 1, 0, 2]>
-func.func @main(%arg0: tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xui32>) {
-  %0:3 = sdy.manual_computation(%arg0) in_shardings=[<@m, [{"x"}, {"y"}]>] out_shardings=[<@m, [{"x"}, {}]>, <@m, [{"x"}, {"y"}]>, <@m, [{"x", "y"}]>] manual_axes={"x", "y"} (%a: tensor<2x4xf32>) {
-    %g = "stablehlo.all_gather"(%a) <{all_gather_dim = 1 : i64, CH1, replica_groups = dense<[[3, 1], [0, 2]]> : tensor<2x2xi64>, use_global_device_ids}> : (tensor<2x4xf32>) -> tensor<2x8xf32>
-    %s = "stablehlo.reduce_scatter"(%g) <{scatter_dimension = 1 : i64, CH2, replica_groups = dense<[[3, 0], [1, 2]]> : tensor<2x2xi64>, use_global_device_ids}> ({
-    ^bb0(%p: tensor<f32>, %q: tensor<f32>):
-      %r = stablehlo.add %p, %q : tensor<f32>
-      stablehlo.return %r : tensor<f32>
-    }) : (tensor<2x8xf32>) -> tensor<2x4xf32>
-    %i = stablehlo.partition_id : tensor<ui32>
-    %b = stablehlo.reshape %i : (tensor<ui32>) -> tensor<1xui32>
-    sdy.return %g, %s, %b : tensor<2x8xf32>, tensor<2x4xf32>, tensor<1xui32>
-  } : (tensor<4x8xf32>) -> (tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xui32>)
-  return %0#0, %0#1, %0#2 : tensor<4x8xf32>, tensor<4x8xf32>, tensor<4xui32>
+PROGRAM = """sdy.mesh @mesh = <["dp"=2, "tp"=4]>
+func.func @main(%arg0: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  %0 = "stablehlo.all_reduce"(%arg0) <{replica_groups = GROUPS, use_global_device_ids}> ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %s = stablehlo.add %a, %b : tensor<f32>
+    stablehlo.return %s : tensor<f32>
+  }) : (tensor<8x16xf32>) -> tensor<8x16xf32>
+  return %0 : tensor<8x16xf32>
 }
-""".replace("CH1", CH.format(1)).replace("CH2", CH.format(2))
+"""
 
 
-def test_groups_and_partition_id_are_device_ids() -> None:
-    module = import_stablehlo(BODY, "body.mlir")
-    x = np.arange(32, dtype=np.float32).reshape(4, 8)
-    gathered, scattered, ids = run_reference(module, [x])
-    # Devices 3 and 1 hold the two "y" halves of the first rows: the gather makes them whole.
-    np.testing.assert_array_equal(gathered, x)
-    # Devices 3 and 0 (the two "x" blocks) sum their rows; 3 keeps the first half, 0 the second.
-    total = x[0:2] + x[2:4]
-    want = np.concatenate([np.tile(total[:, :4], 2), np.tile(total[:, 4:], 2)])
-    np.testing.assert_array_equal(scattered, want)
-    # Each device its own id, in mesh order.
-    assert ids.tolist() == [3, 1, 0, 2]
+def _mesh_axes(mesh: str, *names: str) -> str:
+    refs = ", ".join(f'#stablehlo.axis_ref<name = "{n}">' for n in names)
+    return f"#stablehlo.replica_group_mesh_axes<mesh = @{mesh}, axes = [{refs}]>"
 
 
-def test_groups_that_miss_a_device_are_a_located_error() -> None:
-    text = BODY.replace("dense<[[3, 1], [0, 2]]>", "dense<[[3, 1], [0, 5]]>")
-    module = import_stablehlo(text, "body.mlir")
-    with pytest.raises(ExecutionError, match="must cover every device of mesh @m once") as info:
-        run_reference(module, [np.zeros((4, 8), np.float32)])
-    assert info.value.loc is not None and info.value.loc.line == 5
+def _groups(groups: str):
+    module = import_stablehlo(PROGRAM.replace("GROUPS", groups), "g.mlir")
+    (op,) = [op for op in module.main.body if op.name == "xla.all_reduce"]
+    return op.attributes["replica_groups"]
+
+
+@pytest.mark.parametrize(
+    "names, dense",
+    [
+        (("tp",), "dense<[[0, 1, 2, 3], [4, 5, 6, 7]]> : tensor<2x4xi64>"),
+        (("dp",), "dense<[[0, 4], [1, 5], [2, 6], [3, 7]]> : tensor<4x2xi64>"),
+        (("tp", "dp"), "dense<[[0, 4, 1, 5, 2, 6, 3, 7]]> : tensor<1x8xi64>"),
+    ],
+)
+def test_mesh_axes_are_the_dense_groups(names: tuple[str, ...], dense: str) -> None:
+    assert _groups(_mesh_axes("mesh", *names)) == _groups(dense)
+
+
+@pytest.mark.parametrize(
+    "groups, message",
+    [
+        (_mesh_axes("nope", "tp"), "unknown mesh @nope"),
+        (_mesh_axes("mesh", "pp"), "need axes of mesh @mesh"),
+    ],
+)
+def test_bad_mesh_axes_are_located(groups: str, message: str) -> None:
+    with pytest.raises(ShardcError, match=message) as info:
+        import_stablehlo(PROGRAM.replace("GROUPS", groups), "g.mlir")
+    assert info.value.loc is not None and info.value.loc.line == 3
