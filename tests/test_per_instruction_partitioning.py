@@ -14,6 +14,7 @@ import pytest
 from shardc.executors.reference import run_reference
 from shardc.ir.diagnostics import ShardcError
 from shardc.ir.ops.manual import manual_computations
+from shardc.passes.manager import parse_pipeline
 from shardc.passes.per_instruction_partitioning import Filter
 from shardc.stablehlo import import_stablehlo
 from tests.export_compare import run_shardc
@@ -35,6 +36,19 @@ def test_filter_is_shardys_syntax() -> None:
     # A bound that is not an integer is ignored, as Shardy ignores it.
     assert Filter.parse("selectLow=x").matches("sdy.reshard", 0)
     assert Filter.parse("reshard,pad").matches("sdy.reshard", 9)
+
+
+def test_pipeline_options_take_quoted_values_and_comma_lists() -> None:
+    """MLIR's option syntax as Shardy's RUN lines write it: a quoted value keeps its commas and
+    spaces, and a bare word after `filter=dot` continues that value (it would be no option)."""
+    (p,) = parse_pipeline(f"{PASS}{{filter=dot,constant, reshard partition-count=2}}")
+    assert (p.filter, p.partition_count) == ("dot,constant,reshard", 2)
+    (p,) = parse_pipeline(f"{PASS}{{filter='selectLow=0, selectHigh=0' replica-count=3}}")
+    assert (p.filter, p.replica_count) == ("selectLow=0, selectHigh=0", 3)
+    (p,) = parse_pipeline(f"{PASS}{{filter=''}}")
+    assert p.filter == ""
+    with pytest.raises(ShardcError, match="must be key=value"):
+        parse_pipeline(f"{PASS}{{dot}}")
 
 
 def _inputs(func, seed: int) -> list[np.ndarray]:
