@@ -286,10 +286,15 @@ class Partitioner:
                         visibility="private", loc=op.loc)
         scratch.add_function(func)
         copy = func.body.append(op.clone(func.args))
+        mesh = outs[0].mesh if outs else None
         for r, old, t in zip(copy.results, op.results, out_types):
+            m = old.mapping
+            if m is not None and mesh is not None and m.mesh is not mesh and _same_mesh(m.mesh,
+                                                                                    mesh):
+                m = m.replace(mesh=mesh)  # an inline mesh: the declared one, as Shardy names it
             if t.shape != old.type.shape:
                 _grow(copy, old.type, t)
-                r.type = DistributedTensorType(t.shape, t.dtype, old.mapping)
+            r.type = DistributedTensorType(t.shape, t.dtype, m)
         func.body.append(Operation("return", list(copy.results), [], {}, op.loc))
         try:
             verify_function(func)
