@@ -158,6 +158,7 @@ class ExplicitReshards:
         self.full_version = full_version
 
     def run(self, func: Function) -> None:
+        no_single_device_signature(func)
         self.walk(func)
         ret = func.body.last
         if ret is not None and ret.name == "return":
@@ -215,6 +216,7 @@ class ExplicitReshards:
         self.all_reduce_operands(op)
         ins = [self.regions.sharding(v) for v in op.operands]
         outs = [r.mapping for r in op.results]
+        check_single_device(op, outs)
         rule = rule_for(op)
         if rule is None or rule.is_custom:
             return
@@ -358,6 +360,31 @@ class ExplicitReshards:
         if to_reduce:
             all_reduce_results(op, sort_and_merge(to_reduce, mesh),
                                NamedMapping.fully_replicated(mesh, 0))
+
+
+def no_single_device_signature(func: Function) -> None:
+    """Shardy places a function's arguments and results on its mesh's devices: a single-device
+    (maximal) sharding on one is an error."""
+    from shardc.ir.diagnostics import PassError
+
+    values = [("argument", i, a.mapping) for i, a in enumerate(func.args)]
+    values += [("result", i, getattr(t, "mapping", None)) for i, t in enumerate(func.result_types)]
+    for kind, i, m in values:
+        if m is not None and _maximal(m.mesh):
+            raise PassError(f"'func.func' op function {kind} {i} cannot have a single-device "
+                            "(maximal) sharding attribute", func.loc)
+
+
+def check_single_device(op: Operation, outs: Sequence[NamedMapping | None]) -> None:
+    """An op whose results have single-device (maximal) shardings runs on one device: results
+    on two different devices are an error (Shardy's `getSingleDeviceMeshInfo`). NOTE: Shardy
+    also reshards such an op's operands to its device and its results back to the global mesh;
+    this pass does not (yet), it leaves the op as it is."""
+    from shardc.ir.diagnostics import PassError
+
+    ids = {m.mesh.device_id(0) for m in outs if m is not None and _maximal(m.mesh)}
+    if len(ids) > 1:
+        raise PassError(f"'{op.name}' op has conflicting single-device result shardings", op.loc)
 
 
 def raise_incompatible(op: Operation) -> None:
