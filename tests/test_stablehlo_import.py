@@ -143,6 +143,15 @@ def test_arith_constant_is_a_constant_that_prints_back_as_written():
         "}\n")
 
 
+def test_generic_sdy_constant_stays_sdy_constant():
+    text = ('func.func @f() -> tensor<2xi32> {\n'
+            '  %0 = "sdy.constant"() <{value = dense<[5, 6]> : tensor<2xi32>}> : () -> tensor<2xi32>\n'
+            "  return %0 : tensor<2xi32>\n}\n")
+    m = import_stablehlo(text)
+    assert m.functions["f"].body.first.attributes[SDY_CONSTANT_MARKER] is True
+    assert "%0 = sdy.constant dense<[5, 6]> : tensor<2xi32>" in export_stablehlo(m)
+
+
 def test_gather_and_reduce_attributes():
     m = import_stablehlo(_load("embedding_lookup.mlir"))
     gather = next(op for op in m.walk() if op.name == "gather")
