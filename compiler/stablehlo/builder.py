@@ -3,12 +3,14 @@
     func.func public @main(%arg0: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, ...>})
         -> Function("main", [DistributedTensorType((16, 32), "f32", <@mesh, ...>)], ...)
 
-`ModuleBuilder` declares meshes and functions and decodes types and shardings; `FunctionBuilder`
+`ModuleBuilder` declares meshes and functions (their signatures: signature.py) and decodes types
+and shardings; `FunctionBuilder`
 resolves value names (`%0`, `%1#2`) and builds one op per record, with the converter
 `import_table.FORMS` has for the record's form (the op families in `ops/` fill that table).
 Shardings (`sdy.sharding`, `#sdy.sharding_per_value`, the inline sharding of sdy ops) become the
 values' `DistributedTensorType` mappings; attributes shardc does not interpret are kept verbatim as
-`OpaqueAttr` so the exporter writes them back. Every error is a located `ShardcError`.
+`OpaqueAttr` so the exporter writes them back. Every error is a located `ShardcError`, in the
+order MLIR would report it where shardc and MLIR both reject a program (signature.py).
 """
 
 from __future__ import annotations
@@ -307,10 +309,10 @@ class FunctionBuilder:
         found = self.scope.get(base)
         if isinstance(found, tuple):
             found = found[int(index or 0)] if int(index or 0) < len(found) else None
+        tok = region.ops[0].tok if region.ops else self.tok
         if found is None:
-            tok = region.ops[0].tok if region.ops else self.tok
             raise self.b.fail(f"use of undefined value %{name}", tok)
-        check_supported(self.b, found, f"%{name}", region.ops[0].tok if region.ops else self.tok)
+        check_supported(self.b, found, f"%{name}", tok)
         return found
 
     def capture(self, name: str, value: Value, outer) -> None:
