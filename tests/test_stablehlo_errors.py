@@ -107,9 +107,45 @@ CASES = [
         "  %0 = stablehlo.convert %arg0 : (tensor<8x16xf32>) -> tensor<8x16xf8E4M3FN>\n"
         "  return %arg0 : tensor<8x16xf32>\n"),
      3, 56, "unsupported element type 'f8E4M3FN'"),
-    ("dynamic shape", _func("  return %arg0 : tensor<8x16xf32>\n",
-                            sig="%arg0: tensor<?x16xf32>"),
-     2, 31, "unsupported type 'tensor<?x16xf32>'"),
+    # A type MLIR accepts but shardc cannot represent: at the first op that uses the argument
+    # (its operand), else at the type once the body is read.
+    ("dynamic shape, at its first use", _func(
+        "  %0 = stablehlo.negate %arg1 : tensor<8x16xf32>\n"
+        "  %1 = stablehlo.abs %arg0 : tensor<?x16xf32>\n  return %0 : tensor<8x16xf32>\n",
+        sig="%arg0: tensor<?x16xf32>, %arg1: tensor<8x16xf32>"),
+     4, 22, "'stablehlo.abs' op operand 0: unsupported type 'tensor<?x16xf32>'"),
+    ("unranked argument no op uses", _func(
+        "  %0 = stablehlo.negate %arg1 : tensor<8x16xf32>\n  return %0 : tensor<8x16xf32>\n",
+        sig="%arg0: tensor<*xf32>, %arg1: tensor<8x16xf32>"),
+     2, 31, "unsupported type 'tensor<*xf32>'"),
+    # ... unless its sharding is invalid as far as MLIR can tell: that is MLIR's error.
+    ("sharding of another rank on a dynamic argument", _func(
+        "  return %arg0 : tensor<?x16xf32>\n", res="tensor<?x16xf32>",
+        sig='%arg0: tensor<?x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"dp"}]>}'),
+     2, 1, "'func.func' op arg 0 - sharding <@mesh, [{\"dp\"}]> has 1 dims but the tensor "
+     "tensor<?x16xf32> has rank 2"),
+    ("sharding on an unranked argument", _func(
+        "  return %arg0 : tensor<*xf32>\n", res="tensor<*xf32>",
+        sig="%arg0: tensor<*xf32> {sdy.sharding = #sdy.sharding<@mesh, []>}"),
+     2, 1, "'func.func' op arg 0 - only ranked tensors can have a sharding"),
+    ("dynamic result type, after the body's own error", _func(
+        "  %0 = stablehlo.negate %arg0 : tensor<8x16xf32>\n  return %0, %0 : tensor<8x8xf32>\n",
+        res="tensor<2x?xf32>"),
+     4, 3, "returns 2 values but lists 1 types"),
+    ("tuple result of an op", _func(
+        "  %0 = stablehlo.custom_call @f(%arg0) : (tensor<8x16xf32>) -> tuple<tensor<8xf32>>\n"
+        "  return %arg0 : tensor<8x16xf32>\n", res="tuple<tensor<8xf32>>"),
+     3, 64, "unsupported type 'tuple<tensor<8xf32>>' (shardc's IR has no tuple types)"),
+    ("func_data_flow_edge of a reducer's argument", _func(
+        '  %0 = "stablehlo.reduce"(%arg0, %arg1) ({\n'
+        "  ^bb0(%a: tensor<f32>, %b: tensor<f32>):\n"
+        "    %e = sdy.func_data_flow_edge %b : tensor<f32>\n"
+        "    %s = stablehlo.maximum %a, %e : tensor<f32>\n"
+        '    "stablehlo.return"(%s) : (tensor<f32>) -> ()\n'
+        "  }) {dimensions = array<i64: 1>} : (tensor<8x16xf32>, tensor<f32>) -> tensor<8xf32>\n"
+        "  return %0 : tensor<8xf32>\n",
+        sig="%arg0: tensor<8x16xf32>, %arg1: tensor<f32>", res="tensor<8xf32>"),
+     5, 10, "sdy.func_data_flow_edge to be a block argument of a func op, not of a region"),
     ("duplicate attribute", _func(
         "  return %arg0 : tensor<8x16xf32>\n",
         sig="%arg0: tensor<8x16xf32> {a.b = 1 : i32, a.b = 2 : i32}"),
@@ -204,6 +240,12 @@ CASES = [
                 "#sdy.sharding_per_value<[<@one, [{}]>]>} : (tensor<8x16xf32>) -> ()\n"
                 "  return %arg0 : tensor<8x16xf32>\n"),
      4, 3, "a maximal sharding can only have a sharding with rank 0"),
+    # MLIR verifies a function's argument attributes after the ops inside it.
+    ("invalid argument sharding, after the body's verifier error", _func(
+        "  %0 = sdy.data_flow_edge %arg0 : tensor<8x16xf32>\n"
+        "  %1 = stablehlo.negate %arg0 : tensor<8x16xf32>\n  return %0 : tensor<8x16xf32>\n",
+        sig='%arg0: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@mesh, [{"pp"}, {}]>}'),
+     3, 3, "expected input of sdy.data_flow_edge to have a single user"),
 ]
 
 

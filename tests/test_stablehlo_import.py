@@ -5,13 +5,15 @@ from __future__ import annotations
 import math
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from shardc.executors.reference import run_reference
 from shardc.ir.attributes import AllToAllParam, Keyword, OpaqueAttr, Symbol
 from shardc.ir.mesh import AxisRef
 from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
-from shardc.stablehlo import import_stablehlo, looks_like_stablehlo
+from shardc.stablehlo import export_stablehlo, import_stablehlo, looks_like_stablehlo
 from shardc.stablehlo.attributes import MESH_ATTRS_PREFIX, SDY_CONSTANT_MARKER
 
 DATA = Path(__file__).parent / "data" / "stablehlo"
@@ -111,6 +113,43 @@ def test_constants_floats_and_special_values():
     bf16 = import_stablehlo(_load("bf16.mlir"))
     assert any(op.attributes["value"].values[0] == -math.inf
                for op in bf16.walk() if op.name == "constant" and op.result.type.dtype == "bf16")
+
+
+_ARITH = """func.func @f(%arg0: tensor<4xi32>) -> (tensor<4xi32>, tensor<4xf32>) {
+  %c = arith.constant dense<[1, 2, 3, 4]> : tensor<4xi32>
+  %0 = "arith.constant"() <{value = dense<2.5> : tensor<4xf32>}> : () -> tensor<4xf32>
+  %1 = stablehlo.multiply %arg0, %c : tensor<4xi32>
+  return %1, %0 : tensor<4xi32>, tensor<4xf32>
+}
+"""
+
+
+def test_arith_constant_is_a_constant_that_prints_back_as_written():
+    """MLIR's `arith.constant` of a tensor (pretty or generic) imports as a `constant`; it
+    exports as MLIR prints it (jaxlib's parser prints this text for _ARITH)."""
+    m = import_stablehlo(_ARITH)
+    consts = [op for op in m.walk() if op.name == "constant"]
+    assert [c.attributes["value"].values for c in consts] == [(1, 2, 3, 4), (2.5,)]
+    out = run_reference(m, [np.arange(4, dtype=np.int32)], function="f")
+    assert out[0].tolist() == [0, 2, 6, 12] and out[1].tolist() == [2.5] * 4
+    assert export_stablehlo(m) == (
+        "module {\n"
+        "  func.func @f(%arg0: tensor<4xi32>) -> (tensor<4xi32>, tensor<4xf32>) {\n"
+        "    %cst = arith.constant dense<[1, 2, 3, 4]> : tensor<4xi32>\n"
+        "    %cst_0 = arith.constant dense<2.500000e+00> : tensor<4xf32>\n"
+        "    %0 = stablehlo.multiply %arg0, %cst : tensor<4xi32>\n"
+        "    return %0, %cst_0 : tensor<4xi32>, tensor<4xf32>\n"
+        "  }\n"
+        "}\n")
+
+
+def test_generic_sdy_constant_stays_sdy_constant():
+    text = ('func.func @f() -> tensor<2xi32> {\n'
+            '  %0 = "sdy.constant"() <{value = dense<[5, 6]> : tensor<2xi32>}> : () -> tensor<2xi32>\n'
+            "  return %0 : tensor<2xi32>\n}\n")
+    m = import_stablehlo(text)
+    assert m.functions["f"].body.first.attributes[SDY_CONSTANT_MARKER] is True
+    assert "%0 = sdy.constant dense<[5, 6]> : tensor<2xi32>" in export_stablehlo(m)
 
 
 def test_gather_and_reduce_attributes():

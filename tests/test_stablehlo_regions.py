@@ -88,6 +88,27 @@ def test_variadic_reduce_body_keeps_block_argument_order():
     assert [a.type.dtype for a in body.args] == ["f32", "i32", "f32", "i32"]
 
 
+def test_region_return_in_generic_form_lists_its_types():
+    """`"stablehlo.return"(%s) : (tensor<f32>) -> ()` types the region's results like the
+    pretty `stablehlo.return %s : tensor<f32>`."""
+    text = """func.func @f(%arg0: tensor<4x6xf32>, %arg1: tensor<f32>) -> tensor<4xf32> {
+  %0 = "stablehlo.reduce"(%arg0, %arg1) ({
+  ^bb0(%a: tensor<f32>, %b: tensor<f32>):
+    %m = stablehlo.multiply %a, %b : tensor<f32>
+    %s = stablehlo.add %m, %a : tensor<f32>
+    "stablehlo.return"(%s) : (tensor<f32>) -> ()
+  }) {dimensions = array<i64: 1>} : (tensor<4x6xf32>, tensor<f32>) -> tensor<4xf32>
+  return %0 : tensor<4xf32>
+}
+"""
+    module = import_stablehlo(text)
+    reduce = module.lookup_function("f").body.first
+    body = module.lookup_function(reduce.attributes["body"].name)
+    assert [op.name for op in body.body] == ["multiply", "add", "return"]
+    assert body.result_types[0].shape == () and body.result_types[0].dtype == "f32"
+    assert "stablehlo.multiply %arg2, %arg3 : tensor<f32>" in export_stablehlo(module)
+
+
 _SORT_CAPTURE = """module @m {
   func.func public @main(%arg0: tensor<8xf32>, %arg1: tensor<f32>) -> tensor<8xf32> {
     %0 = "stablehlo.sort"(%arg0) <{dimension = 0 : i64}> ({

@@ -8,8 +8,8 @@
 
 Floats are rounded to their element type as MLIR does (`round_to_dtype`), so the exporter prints
 back what MLIR would. The attribute names shardc adds to carry StableHLO facts through the native
-IR (`MESH_ATTRS_PREFIX`, `SDY_CONSTANT_MARKER`, `REDUCER_ATTRS`) live here, shared by importer and
-exporter.
+IR (`MESH_ATTRS_PREFIX`, `SDY_CONSTANT_MARKER`, `ARITH_CONSTANT_MARKER`, `REDUCER_ATTRS`) live
+here, shared by importer and exporter.
 """
 
 from __future__ import annotations
@@ -34,6 +34,9 @@ from shardc.stablehlo.records import AttrRec
 
 # Marks a native `constant` that was spelled `sdy.constant` (Shardy's unfoldable constant).
 SDY_CONSTANT_MARKER = "sdy.constant"
+# Marks a native `constant` that was spelled `arith.constant` (MLIR's builtin constant), printed
+# back under that name; unlike `sdy.constant` it means nothing to the passes.
+ARITH_CONSTANT_MARKER = "arith.constant"
 # Keeps the discardable attributes of a reducer region's one op (reduce_window), printed back on it.
 REDUCER_ATTRS = "shardc.reducer_attrs"
 

@@ -3,12 +3,14 @@
     func.func public @main(%arg0: tensor<16x32xf32> {sdy.sharding = #sdy.sharding<@mesh, ...>})
         -> Function("main", [DistributedTensorType((16, 32), "f32", <@mesh, ...>)], ...)
 
-`ModuleBuilder` declares meshes and functions and decodes types and shardings; `FunctionBuilder`
+`ModuleBuilder` declares meshes and functions (their signatures: signature.py) and decodes types
+and shardings; `FunctionBuilder`
 resolves value names (`%0`, `%1#2`) and builds one op per record, with the converter
 `import_table.FORMS` has for the record's form (the op families in `ops/` fill that table).
 Shardings (`sdy.sharding`, `#sdy.sharding_per_value`, the inline sharding of sdy ops) become the
 values' `DistributedTensorType` mappings; attributes shardc does not interpret are kept verbatim as
-`OpaqueAttr` so the exporter writes them back. Every error is a located `ShardcError`.
+`OpaqueAttr` so the exporter writes them back. Every error is a located `ShardcError`, in the
+order MLIR would report it where shardc and MLIR both reject a program (signature.py).
 """
 
 from __future__ import annotations
@@ -40,6 +42,7 @@ from shardc.stablehlo.attributes import (
 from shardc.stablehlo.import_table import FORMS
 from shardc.stablehlo.locations import Locations
 from shardc.stablehlo.records import AttrRec, DictRec, FuncRec, MeshRec, ModuleRec, OpRec
+from shardc.stablehlo.signature import check_supported, declare_function
 
 # ----- the module -----------------------------------------------------------------------------
 
@@ -54,6 +57,11 @@ class ModuleBuilder:
         self.locs = Locations(aliases)
         self.module = Module()
         self.sharding_cache: dict[str, NamedMapping] = {}
+        # Faults of function signatures reported later than where they are read, and the
+        # arguments whose type shardc cannot represent (signature.py).
+        self.deferred_types: dict[str, list[ShardcError]] = {}
+        self.deferred_shardings: list[ShardcError] = []
+        self.unsupported: dict[Value, ShardcError] = {}
 
     # ----- helpers -------------------------------------------------------------------------
 
@@ -221,7 +229,7 @@ class ModuleBuilder:
             if isinstance(item, MeshRec):
                 self.add_mesh(item)
             else:
-                funcs.append((item, self.declare_function(item)))
+                funcs.append((item, declare_function(self, item)))
         for frec, func in funcs:
             FunctionBuilder(self, func).build(frec)
         return module
@@ -262,65 +270,6 @@ class ModuleBuilder:
             f"unsupported mesh {text}: a mesh is written "
             f'`sdy.mesh @{name} = <["x"=2, ...]>` or `#sdy.mesh<[...]>`', tok)
 
-    def declare_function(self, f: FuncRec) -> Function:
-        name = str(f.name)[1:]
-        if self.module.lookup_function(name) is not None:
-            raise self.fail(f"function @{name} is defined twice", f.name)
-        arg_types, arg_attrs = [], []
-        for i, a in enumerate(f.args):
-            sharding, kept = self.split_attrs(a.attrs)
-            arg_types.append(self.func_value_type(f, f"arg {i}", a.type, sharding, a.attrs))
-            arg_attrs.append(kept)
-        res_types, res_attrs = [], []
-        for i, (ty, attrs) in enumerate(f.results):
-            sharding, kept = self.split_attrs(attrs)
-            res_types.append(self.func_value_type(f, f"result {i}", ty, sharding, attrs))
-            res_attrs.append(kept)
-        visibility = str(f.visibility) if f.visibility is not None else "public"
-        func = Function(
-            name, arg_types, res_types, visibility=visibility, loc=self.where(f.tok),
-            arg_names=[str(a.tok)[1:] for a in f.args],
-        )
-        func.visibility_written = f.visibility is not None
-        func.arg_attrs = arg_attrs
-        func.res_attrs = res_attrs
-        if f.attrs is not None:
-            func.attributes = {k: self.opaque(v) for k, v in f.attrs.entries.items()}
-        if f.loc is not None:
-            loc = self.locs.resolve(str(f.loc))
-            if loc is not None:
-                func.loc, func.loc_written = loc, True
-        self.module.add_function(func)
-        return func
-
-    def func_value_type(self, f: FuncRec, which: str, ty: Token, sharding: AttrRec | None,
-                        attrs: DictRec | None) -> DistributedTensorType:
-        """The type of a function argument or result with its `sdy.sharding`; a bad sharding is
-        an error of the function (`'func.func' op arg 1 - ...`, as MLIR's verifier says it),
-        an unsupported type one of the type itself."""
-        try:
-            mapping = self.func_sharding(sharding, attrs, "sdy.sharding")
-        except ShardcError as e:
-            if isinstance(e, ParseError):
-                raise
-            raise self.fail(f"'func.func' op {which} - {e.message}", f.tok, type(e)) from None
-        t = self.tensor(ty)
-        if mapping is None:
-            return t
-        try:
-            return DistributedTensorType(t.shape, t.dtype, mapping)
-        except ShardcError as e:
-            raise self.fail(f"'func.func' op {which} - {e.message}", f.tok, type(e)) from None
-
-    def func_sharding(self, sharding: AttrRec | None, attrs: DictRec | None, key: str):
-        if sharding is None:
-            return None
-        tok = attrs.tokens[key]
-        if sharding.kind != "dialect" or not sharding.value.startswith("#sdy.sharding<"):
-            raise self.fail("'sdy.sharding' on a function argument or result must be a "
-                            "#sdy.sharding<@mesh, [...]>", tok, VerifyError)
-        return self.mapping(sharding.value, tok)
-
 
 # ----- one function ---------------------------------------------------------------------------
 
@@ -336,6 +285,9 @@ class FunctionBuilder:
         self.manual_mesh = None
         # The axes the enclosing manual_computations make manual (a nested one may not reuse one).
         self.manual_axes: tuple[str, ...] = ()
+        # How many arguments a region's own block has (outlining.py: captures follow them); None
+        # in a function.
+        self.region_args: int | None = None
         self.tok: Token | None = None
 
     def build(self, f: FuncRec) -> None:
@@ -343,6 +295,8 @@ class FunctionBuilder:
             self.define(str(a.tok)[1:], value, a.tok)
         for rec in f.ops:
             self.add(rec)
+        for error in self.b.deferred_types.pop(self.func.name, []):
+            raise error
 
     def define(self, name: str, value: Value, tok: Token) -> None:
         if name in self.scope:
@@ -355,9 +309,10 @@ class FunctionBuilder:
         found = self.scope.get(base)
         if isinstance(found, tuple):
             found = found[int(index or 0)] if int(index or 0) < len(found) else None
+        tok = region.ops[0].tok if region.ops else self.tok
         if found is None:
-            tok = region.ops[0].tok if region.ops else self.tok
             raise self.b.fail(f"use of undefined value %{name}", tok)
+        check_supported(self.b, found, f"%{name}", tok)
         return found
 
     def capture(self, name: str, value: Value, outer) -> None:
@@ -391,6 +346,8 @@ class FunctionBuilder:
         first = rec.results[0][0] if rec.results else rec.tok
         self.tok = rec.tok
         operands = [self.lookup(t) for t in rec.operands]
+        for i, (tok, value) in enumerate(zip(rec.operands, operands)):
+            check_supported(b, value, f"'{rec.name}' op operand {i}", tok)
         try:
             name, attrs, result_toks, mappings = FORMS[rec.form](self, rec, operands)
         except ValueError as e:

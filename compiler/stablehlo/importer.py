@@ -44,6 +44,8 @@ def import_stablehlo(
         fill_all(module)  # a manual_computation's values carry its attributes' shardings
 
         verify_module(module)
+        for error in builder.deferred_shardings:  # MLIR verifies a signature after its body
+            raise error
     except ShardcError as e:
         raise e.with_location(None, text) from None
     return module

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from shardc.ir.core import Function, Operation, Value
 from shardc.ir.types import is_float
-from shardc.stablehlo.attributes import SDY_CONSTANT_MARKER
+from shardc.stablehlo.attributes import ARITH_CONSTANT_MARKER, SDY_CONSTANT_MARKER
 from shardc.stablehlo.export_table import RESULT_NAMES
 from shardc.stablehlo.mlir_text import ExportError
 
@@ -81,8 +81,9 @@ class Names:
                 self.names[id(r)] = self.unique(base)
             return
         if op.name == "constant" and not op.attributes.get(SDY_CONSTANT_MARKER):
-            dtype = op.results[0].type.dtype
-            self.names[id(op.results[0])] = self.unique("cst" if is_float(dtype) else "c")
+            # MLIR's names: arith.constant of a tensor is %cst whatever its element type.
+            cst = op.attributes.get(ARITH_CONSTANT_MARKER) or is_float(op.results[0].type.dtype)
+            self.names[id(op.results[0])] = self.unique("cst" if cst else "c")
             return
         base = str(self.next_value)
         self.next_value += 1

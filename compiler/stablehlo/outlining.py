@@ -97,7 +97,7 @@ def outline(
     terminator = region.ops[-1] if region.ops else None
     if terminator is None or not terminator.name.endswith("return"):
         raise b.fail("a region must end with a return", fb.tok or _region_tok(region))
-    res_toks = terminator.sig[2] if terminator.sig is not None else []
+    res_toks = _returned_types(terminator)
     if len(res_toks) != len(terminator.operands):
         raise b.fail("the region's return must list the types of its operands", terminator.tok)
     func = Function(
@@ -114,6 +114,7 @@ def outline(
     child = FunctionBuilder(b, func)
     child.manual_mesh = fb.manual_mesh
     child.manual_axes = fb.manual_axes
+    child.region_args = len(block_args)
     for (tok, _), value in zip(block_args, func.args):
         child.define(_base(tok), value, tok)
     for cap, value in zip(captures, func.args[len(block_args):]):
@@ -121,6 +122,15 @@ def outline(
     for rec in region.ops:
         child.add(rec)
     return func
+
+
+def _returned_types(ret) -> list[Token]:
+    """The types a region's return lists: `return %0 : T` or, generic,
+    `"stablehlo.return"(%0) : (T) -> ()`."""
+    if ret.sig is None:
+        return []
+    kind, operand_types, types = ret.sig
+    return list(operand_types) if kind == "fn" else list(types)
 
 
 def _region_tok(region: RegionRec) -> Token | None:

@@ -18,7 +18,12 @@ from shardc.ir.attributes import OpaqueAttr
 from shardc.ir.core import Function, Module, Operation
 from shardc.ir.diagnostics import Location
 from shardc.ir.ops import OPS
-from shardc.stablehlo.attributes import MESH_ATTRS_PREFIX, REDUCER_ATTRS, SDY_CONSTANT_MARKER
+from shardc.stablehlo.attributes import (
+    ARITH_CONSTANT_MARKER,
+    MESH_ATTRS_PREFIX,
+    REDUCER_ATTRS,
+    SDY_CONSTANT_MARKER,
+)
 from shardc.stablehlo.export_table import printer_of
 from shardc.stablehlo.inlining import OWN_ATTRS, OWN_ATTRS_OPS, region_only_functions
 from shardc.stablehlo.mlir_text import ExportError, attr_dict, string_text
@@ -41,7 +46,8 @@ class Printer:
         known = op_def.attrs if op_def is not None else {}
         own = OWN_ATTRS if op.name in OWN_ATTRS_OPS else ()
         out = {k: v for k, v in op.attributes.items()
-               if k not in known and k not in (SDY_CONSTANT_MARKER, REDUCER_ATTRS)
+               if k not in known
+               and k not in (SDY_CONSTANT_MARKER, ARITH_CONSTANT_MARKER, REDUCER_ATTRS)
                and k not in own}
         return out
 

@@ -43,7 +43,11 @@ from shardc.passes.reshards.insertion import (
     dims_replicated,
     equivalent,
 )
-from shardc.passes.reshards.single_device import place_on_one_device, single_device_mesh
+from shardc.passes.reshards.single_device import (
+    no_single_device_signature,
+    place_on_one_device,
+    single_device_mesh,
+)
 from shardc.passes.reshards.unreduced_ops import (
     all_reduce_results,
     all_reduce_to,
@@ -160,6 +164,7 @@ class ExplicitReshards:
         self.full_version = full_version
 
     def run(self, func: Function) -> None:
+        no_single_device_signature(func)
         self.walk(func)
         ret = func.body.last
         if ret is not None and ret.name == "return":

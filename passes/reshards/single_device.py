@@ -15,14 +15,15 @@ computing on the global mesh:
 
 An operand already replicated on the global mesh goes to the device in one reshard; one already
 on the device is left alone. Tokens move nowhere: a token result is replicated on the global
-mesh. Results on two different devices are an error, as in Shardy.
+mesh. Results on two different devices are an error, as in Shardy, and so is a function argument
+or result on one device.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from shardc.ir.core import Module, Operation, Value
+from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.diagnostics import PassError
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import DeviceMesh
@@ -47,6 +48,17 @@ def single_device_mesh(op: Operation, outs: Sequence[NamedMapping | None]) -> De
                             op.loc)
         mesh = m.mesh
     return mesh
+
+
+def no_single_device_signature(func: Function) -> None:
+    """Shardy places a function's arguments and results on its mesh's devices: a single-device
+    sharding on one is an error."""
+    values = [("argument", i, a.mapping) for i, a in enumerate(func.args)]
+    values += [("result", i, getattr(t, "mapping", None)) for i, t in enumerate(func.result_types)]
+    for kind, i, m in values:
+        if is_single_device(m):
+            raise PassError(f"'func.func' op function {kind} {i} cannot have a single-device "
+                            "(maximal) sharding attribute", func.loc)
 
 
 def global_mesh(module: Module) -> DeviceMesh | None:

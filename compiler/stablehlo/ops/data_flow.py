@@ -116,6 +116,10 @@ def _edge(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     if rec.name == "sdy.func_data_flow_edge":
         if tok is not None:
             raise ValueError("takes its sharding as {sdy.sharding = ...}, not sharding=")
+        source = operands[0]
+        if fb.region_args is not None and source.owner is fb.func and source.index < fb.region_args:
+            raise ValueError("expected operand of sdy.func_data_flow_edge to be a block argument "
+                             "of a func op, not of a region")
         return "func_data_flow_edge", {}, [rec.sig[2][0]], None
     mappings = None if tok is None else [fb.b.mapping(str(tok), tok)]
     return "data_flow_edge", {}, [rec.sig[2][0]], mappings

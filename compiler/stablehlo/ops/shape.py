@@ -5,8 +5,9 @@ reverse, reshape, concatenate, pad.
     %0 = stablehlo.transpose %arg0, dims = [1, 0] : (...) -> ...   <-> transpose {permutation}
     %1 = stablehlo.pad %0, %cst, low = [0], high = [2], interior = [0] : (...) -> ...
 
-`sdy.constant` (Shardy's unfoldable constant) imports as a `constant` marked
-`SDY_CONSTANT_MARKER`, so it exports under its own name again.
+`sdy.constant` (Shardy's unfoldable constant) and `arith.constant` (MLIR's builtin one) import
+as a `constant` marked with their name (`SDY_CONSTANT_MARKER`, `ARITH_CONSTANT_MARKER`), so
+they export under it again.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from lark import Token
 
 from shardc.ir.core import Operation, Value
 from shardc.stablehlo.attributes import (
+    ARITH_CONSTANT_MARKER,
     SDY_CONSTANT_MARKER,
     parse_dense,
     props_ints,
@@ -73,13 +75,20 @@ def _constant(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
         value = parse_dense(str(rec.extra["dense"]), parsed[1])
     except (ValueError, IndexError, OverflowError):
         raise fb.b.fail(f"malformed dense literal for {ty}", rec.extra["dense"]) from None
-    attrs: dict[str, Any] = {"value": value}
-    if rec.name == "sdy.constant":
-        attrs[SDY_CONSTANT_MARKER] = True
-    return "constant", attrs, [ty], None
+    return "constant", _marked(rec, {"value": value}), [ty], None
 
 
-@generic("stablehlo.constant", "sdy.constant")
+_MARKERS = {"sdy.constant": SDY_CONSTANT_MARKER, "arith.constant": ARITH_CONSTANT_MARKER}
+
+
+def _marked(rec: OpRec, attrs: dict[str, Any]) -> dict[str, Any]:
+    """`attrs` with the marker of the constant's dialect when it is not StableHLO's."""
+    if rec.name in _MARKERS:
+        attrs[_MARKERS[rec.name]] = True
+    return attrs
+
+
+@generic("stablehlo.constant", "sdy.constant", "arith.constant")
 def _generic_constant(fb: FunctionBuilder, rec: OpRec, operands: list[Value], props: Props,
                       results: list):
     dense = props.need("value")
@@ -88,7 +97,8 @@ def _generic_constant(fb: FunctionBuilder, rec: OpRec, operands: list[Value], pr
     parsed = tensor_type_text(str(results[0]))
     if isinstance(parsed, str):
         raise ValueError(parsed)
-    return "constant", {"value": parse_dense(str(dense.value[0]), parsed[1])}, results, None
+    value = parse_dense(str(dense.value[0]), parsed[1])
+    return "constant", _marked(rec, {"value": value}), results, None
 
 
 @read_rule("iota_op")
@@ -170,7 +180,8 @@ def _generic_pad(fb: FunctionBuilder, rec: OpRec, operands: list[Value], props: 
 
 @prints("constant")
 def _print_constant(p: Printer, op: Operation, n: Names, args: str) -> str:
-    dialect = "sdy" if op.attributes.get(SDY_CONSTANT_MARKER) else "stablehlo"
+    dialect = next((name.partition(".")[0] for name in _MARKERS.values()
+                    if op.attributes.get(name)), "stablehlo")
     r = op.results[0]
     dense = format_dense(op.attributes["value"], r.type.dtype)
     return f"{dialect}.constant{p.op_attrs(op)} {dense} : {_ty(r.type)}"
