@@ -192,3 +192,18 @@ def test_run_check_takes_equal_infinities_as_equal(tmp_path, capsys):
                     "  %0 = multiply %a, %c : tensor<8xf32>\n  return %0\n}\n")
     assert main(["run", str(path), "--check"]) == 0
     assert "max abs error 0.000e+00" in capsys.readouterr().out
+
+
+def test_run_check_compares_complex_outputs_as_complex():
+    """`run --check` cast complex outputs to float64 (numpy's ComplexWarning in the fuzz test):
+    two outputs that differ only in their imaginary parts compared equal."""
+    import numpy as np
+
+    from shardc.commands.run import compare
+
+    want = np.array([1 + 2j, 3 - 1j], np.complex64)
+    err, rel, ok = compare(want.conj(), want, 1e-5, 0.0)
+    assert not ok and err == pytest.approx(4.0) and rel == pytest.approx(4.0 / abs(3 - 1j))
+    assert compare(want.copy(), want, 1e-5, 0.0) == (0.0, 0.0, True)
+    inf = np.array([complex(np.inf, 0)], np.complex64)
+    assert compare(inf, inf, 1e-5, 0.0)[2]

@@ -79,8 +79,10 @@ def compare(got, want, rtol: float, atol: float) -> tuple[float, float, bool]:
     not element by element (an element near zero may differ by more than its own rtol)."""
     import numpy as np
 
-    g = np.asarray(got, dtype=np.float64)
-    w = np.asarray(want, dtype=np.float64)
+    # Complex outputs compare as complex numbers (magnitudes of differences), never cast to real.
+    dtype = np.complex128 if np.iscomplexobj(got) or np.iscomplexobj(want) else np.float64
+    g = np.asarray(got, dtype=dtype)
+    w = np.asarray(want, dtype=dtype)
     if g.shape != w.shape:
         return float("inf"), float("inf"), False
     if not w.size:
