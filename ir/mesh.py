@@ -209,6 +209,10 @@ class DeviceMesh:
     def all_device_ids(self) -> list[int]:
         return [self.device_id(p) for p in range(self.num_devices)]
 
+    def positions_by_id(self) -> dict[int, int]:
+        """Device id -> row-major position in the mesh."""
+        return {self.device_id(p): p for p in range(self.num_devices)}
+
     def coords(self, position: int) -> dict[str, int]:
         """Row-major mesh position -> coordinate along every axis."""
         out: dict[str, int] = {}

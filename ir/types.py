@@ -228,7 +228,7 @@ def global_shape_from_local(
 ) -> tuple[int, ...]:
     """Inverse of `local_shard_shape_from_global`: sums the distinct shards of every dim."""
     mesh = mapping.mesh
-    position_of = {mesh.device_id(p): p for p in range(mesh.num_devices)}
+    position_of = mesh.positions_by_id()
     rank = mapping.rank
     out = []
     for d in range(rank):

@@ -544,7 +544,7 @@ def test_collective_alone_matches_its_definition(step, src, shape, backend) -> N
         return
     got = NumpyExecutor(s, general_groups=backend == "numpy-groups").run_blocks([blocks])[0]
     mesh = dst.mesh
-    position = {mesh.device_id(p): p for p in range(mesh.num_devices)}
+    position = mesh.positions_by_id()
     for device, block in want.items():
         region = shard_bounds(shape, dst, position[device])
         real = tuple(slice(0, hi - lo) for lo, hi in region)

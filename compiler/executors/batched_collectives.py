@@ -163,7 +163,7 @@ def permute(op: Operation, layout: DeviceLayout, key: str = "pairs"
     """A collective_permute on batched values: the block of each pair's source device (an id of
     the layout's mesh) goes to its target; a device no pair targets receives zeros."""
     mesh = layout.mesh
-    position = {mesh.device_id(p): p for p in range(mesh.num_devices)}
+    position = mesh.positions_by_id()
     pairs = attr(op, key)
     unknown = sorted({d for pair in pairs for d in pair} - set(position))
     if unknown:
@@ -197,7 +197,7 @@ def grouped(op: Operation, layout: DeviceLayout, groups: list[list[int]], what: 
     `dim` (or `split` -> `concat`) run group by group on per-device blocks; `groups` are device
     ids of the layout's mesh and must cover every device once."""
     mesh = layout.mesh
-    position = {mesh.device_id(p): p for p in range(mesh.num_devices)}
+    position = mesh.positions_by_id()
     covered = sorted(d for grp in groups for d in grp)
     if covered != sorted(position):
         raise ExecutionError(f"'{op.name}' op groups must cover every device of mesh "

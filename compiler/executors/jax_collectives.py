@@ -54,7 +54,7 @@ def manual_permutation(op: Operation, mesh: DeviceMesh, manual: Sequence[str],
     of indices over the `manual` axes (row-major, in the order given). `ppermute` moves the same
     way in every group of the free axes, so the pairs must too: a pair between devices whose free
     coordinates differ, or groups that move differently, are a located error."""
-    position = {mesh.device_id(p): p for p in range(mesh.num_devices)}
+    position = mesh.positions_by_id()
     free = [a for a in mesh.axis_names if a not in manual and mesh.axis_size(a) > 1]
     by_group: dict[tuple[int, ...], set[tuple[int, int]]] = {}
     for s, t in pairs:

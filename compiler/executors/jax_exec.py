@@ -85,7 +85,7 @@ class JaxExecutor:
             )
         grid = np.array([available[i] for i in mesh.all_device_ids()], dtype=object)
         self.mesh = jax.sharding.Mesh(grid.reshape(shape), self.names)
-        self.position = {mesh.device_id(p): p for p in range(mesh.num_devices)}
+        self.position = mesh.positions_by_id()
         self.in_shardings = self._shardings(self.sig.in_shardings, self.sig.in_shapes)
         self.out_shardings = self._shardings(self.sig.out_shardings, self.sig.out_shapes)
         in_specs = tuple(self._spec(m) for m in self.in_shardings)

@@ -47,8 +47,7 @@ Region = tuple[tuple[int, int], ...]
 
 def _positions(mapping: NamedMapping) -> dict[int, int]:
     """Device id -> row-major mesh position."""
-    mesh = mapping.mesh
-    return {mesh.device_id(p): p for p in range(mesh.num_devices)}
+    return mapping.mesh.positions_by_id()
 
 
 def _region(shape: Shape, mapping: NamedMapping, device: int) -> Region:

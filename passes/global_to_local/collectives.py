@@ -192,7 +192,7 @@ def collective_permute(lz: Localizer, op: Operation) -> None:
     out_axes, in_axes = sharding_axes(out), sharding_axes(src)
     n = mesh.num_devices
     to_device = {shard_index(mesh, p, out_axes): out.mesh.device_id(p) for p in range(n)}
-    positions = {src.mesh.device_id(p): p for p in range(n)}
+    positions = src.mesh.positions_by_id()
     pairs = tuple((i, to_device[shard_index(src.mesh, positions[i], in_axes)])
                   for i in range(n))
     x = op.operand(0)
