@@ -136,10 +136,6 @@ def is_candidate(op: Operation) -> bool:
     return any(_sharded(v) for v in (*op.operands, *op.results))
 
 
-def _same_mesh(a: DeviceMesh, b: DeviceMesh) -> bool:
-    return a.axes == b.axes and a.device_ids == b.device_ids
-
-
 def common_mesh(op: Operation) -> DeviceMesh | None:
     """Shardy's `getCommonMeshOrRef` (device ids compared): the mesh every sharding of the op
     shares, meshes without axes aside; None when two differ."""
@@ -150,7 +146,7 @@ def common_mesh(op: Operation) -> DeviceMesh | None:
             continue
         if mesh is None or not mesh.axes:
             mesh = m.mesh
-        elif m.mesh.axes and not _same_mesh(m.mesh, mesh):
+        elif m.mesh.axes and not m.mesh.same_devices(mesh):
             return None
     return mesh
 
@@ -161,7 +157,7 @@ def mesh_symbol(module: Module, mesh: DeviceMesh) -> DeviceMesh:
     if not mesh.inline:
         return mesh
     for declared in module.meshes.values():
-        if _same_mesh(declared, mesh):
+        if declared.same_devices(mesh):
             return declared
     name, n = "mesh", 0
     while name in module.meshes:
@@ -289,8 +285,8 @@ class Partitioner:
         mesh = outs[0].mesh if outs else None
         for r, old, t in zip(copy.results, op.results, out_types):
             m = old.mapping
-            if m is not None and mesh is not None and m.mesh is not mesh and _same_mesh(m.mesh,
-                                                                                    mesh):
+            if m is not None and mesh is not None and m.mesh is not mesh and m.mesh.same_devices(
+                    mesh):
                 m = m.replace(mesh=mesh)  # an inline mesh: the declared one, as Shardy names it
             if t.shape != old.type.shape:
                 _grow(copy, old.type, t)

@@ -35,7 +35,8 @@ the reshard and a slice gives back the original size:
 A larger padding replicates the dims, as `enable-halo-exchange=false` does for every indivisible
 reverse. This is the pass as jaxlib 0.10.2 ships it (Shardy 4831393c): Shardy's later halo
 exchanges (pad, slice and reshape, multi-hop shifts, `replica-count`/`partition-count`) are not
-in it, and neither here; its `collective_permute` pairs are that version's (docs/interop.md).
+in it, and neither here; its `collective_permute` pairs are device ids of the whole mesh, as
+Shardy writes them since d83d34d2, not that version's (docs/interop.md).
 """
 
 from __future__ import annotations

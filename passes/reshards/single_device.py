@@ -116,9 +116,7 @@ def _reshard_users(v: Value, mapping: NamedMapping, after: Operation) -> Operati
     new = Cursor.after(after).create("reshard", v, mapping, {}, after.loc)
     reshard = new.defining_op
     assert reshard is not None
-    for use in list(v.uses):
-        if use.op is not reshard:
-            use.op.set_operand(use.index, new)
+    v.replace_uses_if(new, lambda use: use.op is not reshard)
     return reshard
 
 
