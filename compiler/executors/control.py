@@ -94,6 +94,8 @@ class LoopWatch:
         self.hit.add(int(index))
 
     def check(self) -> None:
+        if not self.ops:
+            return  # no loop in the program: no callback to wait for
         import jax  # noqa: PLC0415 - JAX is optional
 
         jax.effects_barrier()
