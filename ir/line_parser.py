@@ -18,11 +18,11 @@ the grammar, which then reports the error (so errors read as they always did).
 
 from __future__ import annotations
 
-import gc
 import re
 from typing import Any
 
 from shardc.ir.attributes import unescape
+from shardc.ir.collector import long_lived
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.diagnostics import Location, ShardcError
 from shardc.ir.line_values import (
@@ -312,15 +312,10 @@ class _Reader(ValueReader):
 
 def read_lines(text: str, filename: str) -> Module:
     """The module in `text` (not verified), or `Unsupported` when the grammar must read it."""
-    # The module is one large graph of long-lived objects: collections while it is being built
-    # would find nothing (the same reason propagate.py gives).
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return _Reader(filename).read(text)
-    except (ShardcError, ValueError, KeyError, IndexError, RecursionError) as e:
-        raise Unsupported(str(e)) from None
-    finally:
-        if collecting:
-            gc.enable()
+    # The module is one large graph of long-lived objects (ir/collector.py).
+    with long_lived():
+        try:
+            return _Reader(filename).read(text)
+        except (ShardcError, ValueError, KeyError, IndexError, RecursionError) as e:
+            raise Unsupported(str(e)) from None
 

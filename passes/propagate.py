@@ -16,10 +16,10 @@ apply sharding constraints) and is what `shardc compile` uses.
 
 from __future__ import annotations
 
-import gc
 from dataclasses import dataclass
 
 from shardc.ir.attributes import OpaqueAttr, format_string
+from shardc.ir.collector import long_lived
 from shardc.ir.core import Module, Value
 from shardc.ir.diagnostics import PassError
 from shardc.ir.ops.manual import normalize as normalize_manual
@@ -59,16 +59,10 @@ def run_propagation(module: Module, ctx: PassContext, options: PropagationOption
         raise PassError(
             f"unknown propagation strategy '{options.strategy}' (expected aggressive or basic)"
         ) from None
-    # Propagation builds many small long-lived objects; Python's full garbage collections
-    # over them made the time per op grow with program size; what they would find is
-    # collected once collection is back on.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
+    # Propagation builds many small long-lived objects (types, mappings, the origins' records)
+    # that collections would only scan (ir/collector.py).
+    with long_lived():
         _run(module, ctx, strategy, options)
-    finally:
-        if collecting:
-            gc.enable()
 
 
 def _run(module: Module, ctx: PassContext, strategy, options: PropagationOptions) -> None:
