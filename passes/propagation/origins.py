@@ -76,26 +76,35 @@ class OriginTracker:
         self, module: Module, label, chosen: Mapping[Value, Collection[str]] | None = None
     ) -> None:
         """Record the user's annotations as sources; `label(value)` names them. `chosen` maps
-        values to the axes the `auto-shard` pass chose for them (their source is `auto-shard`)."""
+        values to the axes the `auto-shard` pass chose for them (their source is `auto-shard`).
+
+        Only the shardings as they are now are read here (one walk); the per-axis records are
+        built, like propagation's, when someone first reads the origins."""
         self.chosen = chosen or {}
+        snapshot = []
         for func in module.functions.values():
-            for i, a in enumerate(func.args):
-                self._seed_value(
-                    a, f"input: {i}" if not func.is_private else f"@{func.name} input: {i}"
-                )
-            for i, t in enumerate(func.result_types):
-                m = t.mapping if isinstance(t, DistributedTensorType) else None
+            args = [(a, a.type.mapping) for a in func.args]
+            prefix = f"@{func.name} input: " if func.is_private else "input: "
+            results = [t.mapping if isinstance(t, DistributedTensorType) else None
+                       for t in func.result_types]
+            annotated = [(r, m, label(r)) for op in func.body for r in op.results
+                         if (m := r.type.mapping) is not None]
+            snapshot.append((func.name, prefix, args, results, annotated))
+        self._pending.append((self._seed, snapshot))
+
+    def _seed(self, snapshot: list[tuple]) -> None:
+        for func_name, prefix, args, results, annotated in snapshot:
+            for i, (a, m) in enumerate(args):
+                self._seed_value(a, m, f"{prefix}{i}")
+            for i, m in enumerate(results):
                 if m is not None:
-                    self._results[(func.name, i)] = {
+                    self._results[(func_name, i)] = {
                         str(a): self._origin(f"output: {i}") for a in m.used_axes()
                     }
-            for op in func.body:
-                for r in op.results:
-                    if r.mapping is not None:
-                        self._seed_value(r, label(r))
+            for r, m, name in annotated:
+                self._seed_value(r, m, name)
 
-    def _seed_value(self, v: Value, name: str) -> None:
-        m = v.mapping
+    def _seed_value(self, v: Value, m: NamedMapping | None, name: str) -> None:
         if m is None:
             return
         self.values[id(v)] = v
