@@ -110,12 +110,20 @@ def _later_than(order: dict[int, int], head: Operation, after: int):
 
 def apply_constraints(module: Module) -> int:
     applied = 0
+    # The constraining ops of each function, found first (and the rest of the pass skipped when
+    # there are none): a walk that reads op names only is the whole cost on most programs.
+    work = {name: [op for op in func.body if op.name in _CONSTRAINING]
+            for name, func in module.functions.items()}
+    if not any(work.values()):
+        return 0
     targets = edge_targets(module)
     regions = build_regions(module, unify=False)
     builder = Builder(module)
-    for func in module.functions.values():
-        order = {id(o): i for i, o in enumerate(func.body)}
-        for op in list(func.body):
+    for name, func in module.functions.items():
+        ops = work[name]
+        if any(op.name == "sharding_constraint" for op in ops):
+            order = {id(o): i for i, o in enumerate(func.body)}
+        for op in ops:
             if op.name == "manual_computation":
                 for x, m in zip(op.operands, attr(op, "in_shardings")):
                     if id(x) not in targets:
@@ -125,8 +133,6 @@ def apply_constraints(module: Module) -> int:
                             new = builder.sharding_constraint(x, m).defining_op
                         assert new is not None
                         _constrain_edge_target(new, x, m, regions)
-                continue
-            if op.name != "sharding_constraint":
                 continue
             tail = _tail_of_chain(op)
             x = op.operand(0)

@@ -25,6 +25,8 @@ from shardc.ir.ops import ELEMENTWISE, get_op_def
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 
 _PRESERVING = ("broadcast_in_dim", "reshape", "slice")
+# Every constant sub-computation starts at one of these (a broadcast of a scalar is split too).
+_SOURCES = frozenset({"constant", "iota", "broadcast_in_dim"})
 
 
 def _is_constant_expression(op: Operation, constants: set[int]) -> bool:
@@ -100,6 +102,8 @@ def split_function(
     user, or with `at_original` each right before the op it copies (where Shardy's
     `sdy-constant-or-scalar-splitter` puts them, so that merging them back restores the order
     of the program). `sources`, if given, maps each clone (by id) to the op it copies."""
+    if not any(op.name in _SOURCES for op in func.body):
+        return 0  # no constant, iota or broadcast: nothing to split (a walk over names only)
     constants: set[int] = set()
     expansions: set[int] = set()
     members: list[Operation] = []
