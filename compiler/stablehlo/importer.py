@@ -19,6 +19,7 @@ What imports and what is normalised: docs/interop.md.
 
 from __future__ import annotations
 
+from shardc.ir.collector import long_lived
 from shardc.ir.core import Module
 from shardc.ir.diagnostics import ShardcError
 from shardc.ir.limits import DEFAULT_LIMITS, Limits, check_module, check_source
@@ -33,10 +34,14 @@ def import_stablehlo(
     """Parse StableHLO + sdy MLIR text (what JAX prints) into a verified native `Module`
     (within `limits`: shardc.ir.limits)."""
     check_source(text, filename, limits)
-    aliases, module_rec = read(text, filename)
-    builder = ModuleBuilder(text, filename, aliases, limits)
+    with long_lived():  # the module is one large graph of long-lived objects
+        aliases, module_rec = read(text, filename)
+        builder = ModuleBuilder(text, filename, aliases, limits)
+        try:
+            module = builder.build(module_rec)
+        except ShardcError as e:
+            raise e.with_location(None, text) from None
     try:
-        module = builder.build(module_rec)
         check_module(module, limits)
         from shardc.ir.ops.manual import fill_all
         from shardc.ir.verifier import verify_module
