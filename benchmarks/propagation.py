@@ -20,8 +20,9 @@ Only the weights and the input carry shardings; propagation decides every other 
 For every N the table reports the ops in the program, shardc's time for the
 `propagation-pipeline` pass (verification off; best of `--repeat` runs), ops/s, t(4N)/t(N)
 (linear time keeps it below 4.5), and jaxlib's in-process `sdy-propagation-pipeline` on the
-exported StableHLO of the same program, parse + pipeline and pipeline alone, with the ratio
-shardc / Shardy (pipeline alone). Times are CPU times of this process (`time.process_time`;
+exported StableHLO of the same program, parse + pipeline and pipeline alone, its t(4N)/t(N),
+and the ratio shardc / Shardy (pipeline alone). The runs go in rounds (every size once per
+round, shardc then Shardy), each side keeping its best per size. Times are CPU times of this process (`time.process_time`;
 both sides run on one thread), so other load on the machine does not skew the ratio. Agreement
 compares shardc's shardings value by value with Shardy's pipeline cut right after propagation
 (tests/shardy_compare.py), up to `--check-max-n`.
@@ -231,6 +232,7 @@ class Row:
     walk_growth: float | None = None  # the walk's t(4N)/t(N)
     shardy_total: float | None = None
     shardy_pipeline: float | None = None
+    shardy_growth: float | None = None  # Shardy's pipeline t(4N)/t(N)
     agree: str = ""
 
     def cells(self) -> list[str]:
@@ -248,6 +250,7 @@ class Row:
             "–" if self.walk_growth is None else f"{self.walk_growth:.2f}",
             ms(self.shardy_total),
             ms(self.shardy_pipeline),
+            "–" if self.shardy_growth is None else f"{self.shardy_growth:.2f}",
             ratio,
             self.agree or "–",
         ]
@@ -263,6 +266,7 @@ HEADER = [
     "bare walk t(4N)/t(N)",
     "Shardy parse+pipeline ms",
     "Shardy pipeline ms",
+    "Shardy t(4N)/t(N)",
     "shardc/Shardy",
     "agreement",
 ]
@@ -284,33 +288,60 @@ def run(
 ) -> list[Row]:
     rows: list[Row] = []
     for name in programs:
-        previous: dict[int, float] = {}
-        walks: dict[int, float] = {}
-        last: tuple[int, int] | None = None  # (N, ops) of the previous size
-        for n in sizes:
-            if max_ops is not None and last is not None and last[1] * n // last[0] > max_ops:
-                break  # ops grow linearly with N: this size and every larger one are too big
-            build = functools.partial(PROGRAMS[name], n)
-            module = build()
-            ops = num_ops(module)
-            last = (n, ops)
-            # Best of `repeat` on both sides of every t(4N)/t(N) that can afford it: a best of 3
-            # against a single run biases the growth upward.
-            reps = repeat if ops < 100_000 else 1
-            row = Row(name, n, ops, time_shardc(build, reps), walk=time_walk(module))
-            if n // 4 in previous:
-                row.growth = row.shardc / previous[n // 4]
-                row.walk_growth = row.walk / walks[n // 4]
-            previous[n], walks[n] = row.shardc, row.walk
-            if shardy:
-                from shardc.stablehlo import export_stablehlo
-
-                text = export_stablehlo(module)
-                row.shardy_total, row.shardy_pipeline = time_shardy(text, reps)
-                if n <= check_max_n:
-                    row.agree = agreement(build, text)
-            rows.append(row)
+        program_rows = _measure_program(name, sizes, shardy, check_max_n, repeat, max_ops)
+        for row in program_rows:
             print("| " + " | ".join(row.cells()) + " |", file=sys.stderr, flush=True)
+        rows += program_rows
+    return rows
+
+
+def _measure_program(
+    name: str,
+    sizes: list[int],
+    shardy: bool,
+    check_max_n: int,
+    repeat: int,
+    max_ops: int | None,
+) -> list[Row]:
+    """Every size of one program, in rounds: each round times every size once, shardc then
+    Shardy, so a burst of load on the shared machine falls on all sizes and both sides alike
+    rather than on all the runs of one size; each side keeps its best time per size."""
+    rows: list[Row] = []
+    texts: dict[int, str] = {}
+    last: tuple[int, int] | None = None  # (N, ops) of the previous size
+    for n in sizes:
+        if max_ops is not None and last is not None and last[1] * n // last[0] > max_ops:
+            break  # ops grow linearly with N: this size and every larger one are too big
+        module = PROGRAMS[name](n)
+        ops = num_ops(module)
+        last = (n, ops)
+        rows.append(Row(name, n, ops, float("inf"), walk=time_walk(module)))
+        if shardy:
+            from shardc.stablehlo import export_stablehlo
+
+            texts[n] = export_stablehlo(module)
+            row = rows[-1]
+            row.shardy_total = row.shardy_pipeline = float("inf")
+    # Best of `repeat` on every size that can afford it (one run above 100k ops).
+    for round_ in range(repeat):
+        for row in rows:
+            if round_ > 0 and row.ops >= 100_000:
+                continue
+            row.shardc = min(row.shardc, time_shardc(functools.partial(PROGRAMS[name], row.n), 1))
+            if shardy:
+                total, pipeline = time_shardy(texts[row.n], 1)
+                row.shardy_total = min(row.shardy_total, total)  # type: ignore[type-var]
+                row.shardy_pipeline = min(row.shardy_pipeline, pipeline)  # type: ignore[type-var]
+    by_n = {row.n: row for row in rows}
+    for row in rows:
+        prev = by_n.get(row.n // 4)
+        if prev is not None:
+            row.growth = row.shardc / prev.shardc
+            row.walk_growth = row.walk / prev.walk  # type: ignore[operator]
+            if shardy:
+                row.shardy_growth = row.shardy_pipeline / prev.shardy_pipeline  # type: ignore[operator]
+        if shardy and row.n <= check_max_n:
+            row.agree = agreement(functools.partial(PROGRAMS[name], row.n), texts[row.n])
     return rows
 
 
@@ -322,8 +353,9 @@ def write_docs(table: str, command: str) -> None:
             "",
             "shardc's `propagation-pipeline` against jaxlib's in-process `sdy-propagation-pipeline`"
             " on the same program, measured in the same run (`benchmarks/propagation.py`, see "
-            "benchmarks/README.md). Times are CPU times (best of 3 runs below 100k ops, one run "
-            "above); `shardc/Shardy` divides shardc's time by Shardy's pipeline alone (its parse "
+            "benchmarks/README.md). Times are CPU times, the best of 3 runs below 100k ops (one run "
+            "above) taken in rounds: each round times every size once, shardc then Shardy, so "
+            "that a burst of load falls on all sizes and both sides alike; `shardc/Shardy` divides shardc's time by Shardy's pipeline alone (its parse "
             "excluded); agreement counts the values both give the same sharding (checked up to "
             "N = 1024). `bare walk t(4N)/t(N)` is the control: the growth of a walk that only "
             "reads the sharding of every operand and result of every op of the same program "
