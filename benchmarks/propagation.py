@@ -19,12 +19,16 @@ Only the weights and the input carry shardings; propagation decides every other 
 
 For every N the table reports the ops in the program, shardc's time for the
 `propagation-pipeline` pass (verification off; best of `--repeat` runs), ops/s, t(4N)/t(N)
-(linear time keeps it below 4.5), and jaxlib's in-process `sdy-propagation-pipeline` on the
-exported StableHLO of the same program, parse + pipeline and pipeline alone, its t(4N)/t(N),
-and the ratio shardc / Shardy (pipeline alone). The runs go in rounds (every size once per
-round, shardc then Shardy), each side keeping its best per size. Times are CPU times of this process (`time.process_time`;
-both sides run on one thread), so other load on the machine does not skew the ratio. Agreement
-compares shardc's shardings value by value with Shardy's pipeline cut right after propagation
+(linear time keeps it below 4.5), the same growth of a bare walk over the program (the
+control: what the memory hierarchy alone adds), and jaxlib's in-process
+`sdy-propagation-pipeline` on the exported StableHLO of the same program, parse + pipeline and
+pipeline alone, its t(4N)/t(N), and the ratio shardc / Shardy (pipeline alone).
+
+How it measures: in rounds, each round timing every size once, shardc then Shardy, each side
+keeping its best per size; every shardc run is a fresh process (`--child`), so no run inherits
+the heap an earlier, larger module left. Times are CPU times (`time.process_time`; both sides
+run on one thread), so other load on the machine skews the ratio less. Agreement compares
+shardc's shardings value by value with Shardy's pipeline cut right after propagation
 (tests/shardy_compare.py), up to `--check-max-n`.
 """
 
@@ -33,7 +37,10 @@ from __future__ import annotations
 import argparse
 import functools
 import gc
+import json
+import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -144,18 +151,13 @@ def num_ops(module: Module) -> int:
     return sum(1 for _ in module.walk())
 
 
-def time_shardc(build: Callable[[], Module], repeat: int) -> float:
-    """Best time of shardc's `propagation-pipeline` pass (verification off) on fresh modules."""
-    load_all_passes()
-    best = float("inf")
-    for _ in range(repeat):
-        module = build()
-        manager = PassManager(parse_pipeline("propagation-pipeline"), verify_each=False)
-        gc.collect()
-        start = time.process_time()
-        manager.run(module, PassContext(verify_each=False))
-        best = min(best, time.process_time() - start)
-    return best
+def time_shardc(module: Module) -> float:
+    """CPU time of shardc's `propagation-pipeline` pass (verification off) on `module`."""
+    manager = PassManager(parse_pipeline("propagation-pipeline"), verify_each=False)
+    gc.collect()
+    start = time.process_time()
+    manager.run(module, PassContext(verify_each=False))
+    return time.process_time() - start
 
 
 def time_walk(module: Module, repeat: int = 5) -> float:
@@ -295,6 +297,33 @@ def run(
     return rows
 
 
+def measure_in_child(name: str, n: int, text_path: Path | None) -> dict:
+    """One run of shardc on the N-layer program, in this (fresh) process: the pipeline's CPU
+    time on a module just built, then the bare walk on a second one, whose StableHLO goes to
+    `text_path` if given."""
+    module = PROGRAMS[name](n)
+    ops = num_ops(module)
+    shardc = time_shardc(module)
+    del module
+    fresh = PROGRAMS[name](n)
+    walk = time_walk(fresh)
+    if text_path is not None:
+        from shardc.stablehlo import export_stablehlo
+
+        text_path.write_text(export_stablehlo(fresh))
+    return {"ops": ops, "shardc": shardc, "walk": walk}
+
+
+def _child(name: str, n: int, text_path: Path | None) -> dict:
+    command = [sys.executable, __file__, "--child", name, str(n)]
+    if text_path is not None:
+        command += ["--text", str(text_path)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(command)} failed:\n{done.stderr}")
+    return json.loads(done.stdout)
+
+
 def _measure_program(
     name: str,
     sizes: list[int],
@@ -305,33 +334,37 @@ def _measure_program(
 ) -> list[Row]:
     """Every size of one program, in rounds: each round times every size once, shardc then
     Shardy, so a burst of load on the shared machine falls on all sizes and both sides alike
-    rather than on all the runs of one size; each side keeps its best time per size."""
+    rather than on all the runs of one size; each side keeps its best time per size. Every
+    shardc run is a fresh process: what earlier, larger modules left in Python's heap would
+    otherwise scatter a smaller module's objects (and the walk's) and slow it down."""
     rows: list[Row] = []
     texts: dict[int, str] = {}
-    last: tuple[int, int] | None = None  # (N, ops) of the previous size
-    for n in sizes:
-        if max_ops is not None and last is not None and last[1] * n // last[0] > max_ops:
-            break  # ops grow linearly with N: this size and every larger one are too big
-        module = PROGRAMS[name](n)
-        ops = num_ops(module)
-        last = (n, ops)
-        rows.append(Row(name, n, ops, float("inf"), walk=time_walk(module)))
-        if shardy:
-            from shardc.stablehlo import export_stablehlo
-
-            texts[n] = export_stablehlo(module)
-            row = rows[-1]
-            row.shardy_total = row.shardy_pipeline = float("inf")
-    # Best of `repeat` on every size that can afford it (one run above 100k ops).
-    for round_ in range(repeat):
-        for row in rows:
-            if round_ > 0 and row.ops >= 100_000:
-                continue
-            row.shardc = min(row.shardc, time_shardc(functools.partial(PROGRAMS[name], row.n), 1))
-            if shardy:
-                total, pipeline = time_shardy(texts[row.n], 1)
-                row.shardy_total = min(row.shardy_total, total)  # type: ignore[type-var]
-                row.shardy_pipeline = min(row.shardy_pipeline, pipeline)  # type: ignore[type-var]
+    with tempfile.TemporaryDirectory() as tmp:
+        for round_ in range(repeat):
+            last: tuple[int, int] | None = None  # (N, ops) of the previous size
+            for i, n in enumerate(sizes):
+                if round_ == 0:
+                    too_big = max_ops is not None and last is not None and (
+                        last[1] * n // last[0] > max_ops
+                    )
+                    if too_big:
+                        break  # ops grow linearly with N: this size and every larger one too
+                elif i >= len(rows) or rows[i].ops >= 100_000:
+                    continue  # measured once: one run above 100k ops
+                path = Path(tmp, f"{name}{n}.mlir") if shardy and round_ == 0 else None
+                got = _child(name, n, path)
+                if round_ == 0:
+                    rows.append(Row(name, n, got["ops"], got["shardc"], walk=got["walk"]))
+                    last = (n, got["ops"])
+                    if path is not None:
+                        texts[n] = path.read_text()
+                row = rows[i]
+                row.shardc = min(row.shardc, got["shardc"])
+                row.walk = min(row.walk, got["walk"])  # type: ignore[type-var]
+                if shardy:
+                    total, pipeline = time_shardy(texts[n], 1)
+                    row.shardy_total = min(row.shardy_total or total, total)
+                    row.shardy_pipeline = min(row.shardy_pipeline or pipeline, pipeline)
     by_n = {row.n: row for row in rows}
     for row in rows:
         prev = by_n.get(row.n // 4)
@@ -353,9 +386,10 @@ def write_docs(table: str, command: str) -> None:
             "",
             "shardc's `propagation-pipeline` against jaxlib's in-process `sdy-propagation-pipeline`"
             " on the same program, measured in the same run (`benchmarks/propagation.py`, see "
-            "benchmarks/README.md). Times are CPU times, the best of 3 runs below 100k ops (one run "
-            "above) taken in rounds: each round times every size once, shardc then Shardy, so "
-            "that a burst of load falls on all sizes and both sides alike; `shardc/Shardy` divides shardc's time by Shardy's pipeline alone (its parse "
+            "benchmarks/README.md). Times are CPU times, the best of 3 runs below 100k ops "
+            "(one run above) taken in rounds: each round times every size once, shardc then "
+            "Shardy, and every shardc run is a fresh process; `shardc/Shardy` divides shardc's "
+            "time by Shardy's pipeline alone (its parse "
             "excluded); agreement counts the values both give the same sharding (checked up to "
             "N = 1024). `bare walk t(4N)/t(N)` is the control: the growth of a walk that only "
             "reads the sharding of every operand and result of every op of the same program "
@@ -387,7 +421,13 @@ def main(argv: list[str] | None = None) -> None:
         help="check agreement with Shardy up to this N (re-importing Shardy's output is slow)",
     )
     parser.add_argument("--write-docs", action="store_true", help="update docs/benchmarks.md")
+    parser.add_argument("--child", nargs=2, metavar=("PROGRAM", "N"), help=argparse.SUPPRESS)
+    parser.add_argument("--text", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.child:
+        load_all_passes()
+        print(json.dumps(measure_in_child(args.child[0], int(args.child[1]), args.text)))
+        return
 
     sizes = []
     n = args.min_n
