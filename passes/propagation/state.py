@@ -203,6 +203,9 @@ class PropagationState:
         for site in self.sites:
             site.op.scratch = None
         self.sites.clear()
+        # The walk's sites point at the drivers (`clean`, `asked_by`), which point back here:
+        # without this the run's sites would be a cycle only the collector frees.
+        self._walk = None
 
     def describe(self, site: Site) -> str:
         """Fill in `site` at the op's first visit; its kind."""
