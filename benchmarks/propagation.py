@@ -178,25 +178,21 @@ def time_walk(module: Module, repeat: int = 5) -> float:
     return best
 
 
-def time_shardy(text: str, repeat: int) -> tuple[float, float]:
-    """Best (parse + pipeline, pipeline alone) times of jaxlib's `sdy-propagation-pipeline`."""
+def time_shardy(text: str) -> tuple[float, float]:
+    """(parse + pipeline, pipeline alone) CPU times of jaxlib's `sdy-propagation-pipeline`."""
     from jax._src.interpreters import mlir as jmlir
     from jax._src.lib.mlir import ir, passmanager
 
-    best_total = best_pipeline = float("inf")
     with jmlir.make_ir_context():
-        for _ in range(repeat):
-            gc.collect()
-            start = time.process_time()
-            module = ir.Module.parse(text)
-            parsed = time.process_time()
-            passmanager.PassManager.parse("builtin.module(sdy-propagation-pipeline)").run(
-                module.operation
-            )
-            end = time.process_time()
-            best_total = min(best_total, end - start)
-            best_pipeline = min(best_pipeline, end - parsed)
-    return best_total, best_pipeline
+        gc.collect()
+        start = time.process_time()
+        module = ir.Module.parse(text)
+        parsed = time.process_time()
+        passmanager.PassManager.parse("builtin.module(sdy-propagation-pipeline)").run(
+            module.operation
+        )
+        end = time.process_time()
+    return end - start, end - parsed
 
 
 def agreement(build: Callable[[], Module], text: str) -> str:
@@ -362,7 +358,7 @@ def _measure_program(
                 row.shardc = min(row.shardc, got["shardc"])
                 row.walk = min(row.walk, got["walk"])  # type: ignore[type-var]
                 if shardy:
-                    total, pipeline = time_shardy(texts[n], 1)
+                    total, pipeline = time_shardy(texts[n])
                     row.shardy_total = min(row.shardy_total or total, total)
                     row.shardy_pipeline = min(row.shardy_pipeline or pipeline, pipeline)
     by_n = {row.n: row for row in rows}
