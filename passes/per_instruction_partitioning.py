@@ -210,6 +210,8 @@ class Partitioner:
     def __init__(self, module: Module, options: PerInstructionPartitioning, ctx: PassContext):
         self.module, self.options, self.ctx = module, options, ctx
         self.symbols = SymbolTable(module)
+        # One manager for every op: the sub-pipeline is the same for all of them.
+        self.sub = PassManager(parse_pipeline(sub_pipeline(options)), verify_each=ctx.verify_each)
 
     def selected(self) -> list[Operation]:
         config = Filter.parse(self.options.filter)
@@ -299,8 +301,7 @@ class Partitioner:
             raise PassError(f"'{mlir_name(op)}' op: with its operands and results padded for "
                             f"their indivisible shardings the op is invalid: {e.message}",
                             op.loc) from None
-        PassManager(parse_pipeline(sub_pipeline(self.options)),
-                    verify_each=self.ctx.verify_each).run(scratch, self.ctx)
+        self.sub.run(scratch, self.ctx)
         if len(scratch.functions) != 1:
             extra = sorted(set(scratch.functions) - {"outlined_op"})
             raise PassError(f"'{mlir_name(op)}' op: partitioning it left functions "
