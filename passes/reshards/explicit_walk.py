@@ -44,6 +44,7 @@ from shardc.passes.reshards.insertion import (
     equivalent,
 )
 from shardc.passes.reshards.single_device import (
+    is_single_device,
     no_single_device_signature,
     place_on_one_device,
     single_device_mesh,
@@ -144,7 +145,7 @@ def get_mesh(shardings: Sequence[NamedMapping | None]) -> DeviceMesh | None:
     the iota one), None when they have none, differ, or it is a single device; then the most
     common mesh among the sharded ones."""
     common = common_mesh_ignoring_device_order(shardings)
-    if common is None or getattr(common, "is_maximal", False):
+    if common is None or common.is_maximal:
         return None
     best, counts, best_count = common, {}, 0
     for s in shardings:
@@ -266,13 +267,13 @@ class ExplicitReshards:
         callee = self.module.lookup_function(op.attr("callee").name)
         assert callee is not None
         args = [a.mapping for a in callee.args]
-        mesh = next((m.mesh for m in args if m is not None and not _maximal(m.mesh)), None)
+        mesh = next((m.mesh for m in args if m is not None and not is_single_device(m)), None)
         if mesh is not None:
             targets = [m if m is not None else NamedMapping.fully_open(mesh, a.type.rank)
                        for m, a in zip(args, callee.args, strict=True)]
         else:
             shardings = [self.regions.sharding(v) for v in op.operands]
-            mesh = next((m.mesh for m in shardings if m is not None and not _maximal(m.mesh)),
+            mesh = next((m.mesh for m in shardings if m is not None and not is_single_device(m)),
                         None)
             if mesh is None:
                 return
@@ -378,10 +379,6 @@ def raise_incompatible(op: Operation) -> None:
         f"'{op.name}' op: the result is unreduced but the operands shard its reduction factors "
         "differently", op.loc
     )
-
-
-def _maximal(mesh: DeviceMesh) -> bool:
-    return bool(getattr(mesh, "is_maximal", False))
 
 
 def _other_order(m: NamedMapping | None, mesh: DeviceMesh) -> bool:

@@ -32,7 +32,7 @@ from shardc.passes.reshards.insertion import Cursor, dims_replicated, equivalent
 
 def is_single_device(m: NamedMapping | None) -> bool:
     """Shardy's `isSingleDeviceSharding`: a sharding on a maximal mesh."""
-    return m is not None and bool(getattr(m.mesh, "is_maximal", False))
+    return m is not None and m.mesh.is_maximal
 
 
 def single_device_mesh(op: Operation, outs: Sequence[NamedMapping | None]) -> DeviceMesh | None:
