@@ -202,7 +202,6 @@ def grouped(op: Operation, layout: DeviceLayout, groups: list[list[int]], what: 
     if covered != sorted(position):
         raise ExecutionError(f"'{op.name}' op groups must cover every device of mesh "
                              f"@{mesh.name} once (devices {sorted(position)})", op.loc)
-    name = "spmd." + what
 
     def parts(block: np.ndarray, dim: int, n: int) -> list[np.ndarray]:
         return np.split(block, n, axis=dim)
@@ -214,17 +213,17 @@ def grouped(op: Operation, layout: DeviceLayout, groups: list[list[int]], what: 
         for grp in groups:
             members = [flat[position[d]] for d in grp]
             n = len(grp)
-            if name == "spmd.all_gather":
+            if what == "all_gather":
                 whole = np.concatenate(members, axis=dim)
                 new = [whole] * n
-            elif name == "spmd.all_slice":
+            elif what == "all_slice":
                 new = [parts(b, dim, n)[i] for i, b in enumerate(members)]
-            elif name == "spmd.all_to_all":
+            elif what == "all_to_all":
                 pieces = [parts(b, split, n) for b in members]
                 new = [np.concatenate([p[j] for p in pieces], axis=concat) for j in range(n)]
             else:
                 total = REDUCE_UFUNCS[kind].reduce(np.stack(members), axis=0, dtype=block_dtype)
-                new = [total] * n if name == "spmd.all_reduce" else parts(total, dim, n)
+                new = [total] * n if what == "all_reduce" else parts(total, dim, n)
             for d, block in zip(grp, new):
                 out[position[d]] = block
         return layout.from_positions(np.stack(out))

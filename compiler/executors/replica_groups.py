@@ -31,8 +31,7 @@ _WHAT = {"xla.all_gather": "all_gather", "xla.all_to_all": "all_to_all",
 
 
 def _device_ids(layout: DeviceLayout) -> Callable[[], np.ndarray]:
-    mesh = layout.mesh
-    ids = np.array([mesh.device_id(p) for p in range(mesh.num_devices)], dtype=np.uint32)
+    ids = np.array(layout.mesh.all_device_ids(), dtype=np.uint32)
     value = layout.from_positions(ids)
     value.flags.writeable = False
     return lambda: value
