@@ -169,11 +169,12 @@ class Resolver:
         mesh = source.mesh
         shape = op.operand(0).type.shape
         padded = list(shape)
+        reversed_dims = set(attr(op, "dimensions"))
         to_reverse: list[AxisRef] = []
         manual: set[str] = set()
         for d, dim in enumerate(source.dims):
             count = math.prod(a.axis_size(mesh) for a in dim.axes)
-            if d not in attr(op, "dimensions") or count <= 1:
+            if d not in reversed_dims or count <= 1:
                 continue
             to_reverse.extend(dim.axes)
             if shape[d] % count:
@@ -186,7 +187,7 @@ class Resolver:
         v = op.operand(0)
         if manual:
             shifts = [(d, padded[d] - n) for d, n in enumerate(shape)
-                      if d in attr(op, "dimensions") and padded[d] > n]
+                      if d in reversed_dims and padded[d] > n]
             v = halo.pad_high(op, v, tuple(padded), source)
             v = halo.shift_padding_low(op, v, source, manual, shifts)
         target = self.mesh_like(mesh, reversed_mesh_ids(mesh, to_reverse),
