@@ -1,13 +1,13 @@
 """Shardy's export passes against jaxlib's own on random programs, at survey scale: for each pass
-of tests/test_export_differential.py, how many of `--seeds` random programs shardc prints as
+of tests/reshard/test_export_differential.py, how many of `--seeds` random programs shardc prints as
 jaxlib does, how many differ, how many jaxlib rejects, how many shardc rejects as unsupported
 (what docs/interop.md lists as not built) and how many it rejects otherwise.
 
     python benchmarks/export_survey.py --seeds 300
     python benchmarks/export_survey.py --seeds 200 --only convert-global-to-local
 
-CI runs the same comparison on 80 seeds per pass (tests/test_export_differential.py); the table
-in docs/interop.md comes from this script.
+CI runs the same comparison on 80 seeds per pass (tests/reshard/test_export_differential.py);
+the table in docs/interop.md comes from this script.
 """
 
 from __future__ import annotations
@@ -22,10 +22,10 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.export_compare import JaxlibWorker, compare  # noqa: E402
 from tests.g2l_programs import MESHES, PRIME_MESHES, g2l_module  # noqa: E402
-from tests.test_export_differential import CASES, JAXLIB, NORMALIZE, unsupported  # noqa: E402
+from tests.reshard.test_export_differential import CASES, JAXLIB, NORMALIZE, unsupported  # noqa: E402
 
 G2L = "sdy-reshard-to-collectives,sdy-convert-global-to-local"
-# (label, pipeline, program maker): tests/test_g2l_differential.py runs the first in CI.
+# (label, pipeline, program maker): tests/spmd/test_g2l_differential.py runs the first in CI.
 SURVEY = [(p, p, make) for p, make in CASES.items()] + [
     (f"{G2L} (meshes without sub-axes)", G2L,
      lambda rng: g2l_module(rng, meshes=PRIME_MESHES)),

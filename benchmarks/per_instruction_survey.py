@@ -6,7 +6,7 @@ and why the others are refused (the error, cut short).
     python benchmarks/per_instruction_survey.py --seeds 200
     python benchmarks/per_instruction_survey.py --seeds 100 --programs op
 
-CI runs the reshard programs on 30 seeds (tests/test_per_instruction_partitioning.py).
+CI runs the reshard programs on 30 seeds (tests/spmd/test_per_instruction_partitioning.py).
 """
 
 from __future__ import annotations

@@ -29,9 +29,9 @@ from docs_section import write_section  # noqa: E402
 
 from shardc.ir.mapping import DimSharding, NamedMapping  # noqa: E402
 from shardc.ir.mesh import AxisRef, DeviceMesh  # noqa: E402
-from shardc.passes.collectives import greedy_plan, plan_reshard  # noqa: E402
-from shardc.passes.collectives.axes import merge_refs  # noqa: E402
-from shardc.passes.collectives.planner import DEFAULT_BUDGET, _plan_cached  # noqa: E402
+from shardc.passes.analysis.collectives import greedy_plan, plan_reshard  # noqa: E402
+from shardc.passes.analysis.collectives.axes import merge_refs  # noqa: E402
+from shardc.passes.analysis.collectives.planner import DEFAULT_BUDGET, _plan_cached  # noqa: E402
 
 BUCKETS = [(8, 32), (64, 256), (512, 1024), (2048, 4096)]
 NAMES = "abcdefgh"

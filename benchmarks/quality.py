@@ -56,7 +56,7 @@ from shardc.ir.core import Module  # noqa: E402
 from shardc.ir.diagnostics import ShardcError  # noqa: E402
 from shardc.ir.types import numpy_dtype  # noqa: E402
 from shardc.models.catalogue import MODELS  # noqa: E402
-from shardc.passes.cost import collective_report  # noqa: E402
+from shardc.passes.analysis.cost import collective_report  # noqa: E402
 from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline  # noqa: E402
 from shardc.pipeline import DEFAULT_PIPELINE, CompileOptions, clone, compile  # noqa: E402
 
@@ -230,8 +230,8 @@ def parse_hlo_collectives(text: str, num_devices: int) -> list[HloCollective]:
 
 
 def ring_bytes(c: HloCollective, elem_bytes: list[int], shapes: list[tuple[int, ...]]) -> int:
-    """docs/cost.md's ring model (`passes/collectives/ring_cost.py`) for one XLA collective;
-    a tuple-shaped collective is the sum over its arrays."""
+    """docs/cost.md's ring model (`passes/analysis/collectives/ring_cost.py`) for one XLA
+    collective; a tuple-shaped collective is the sum over its arrays."""
     n = c.group_size
     if c.kind == "collective_permute":
         return c.in_bytes

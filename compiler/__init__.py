@@ -26,7 +26,7 @@ _EXPORTS: dict[str, str] = {
     "compile": "shardc.pipeline", "CompileOptions": "shardc.pipeline",
     "CompileResult": "shardc.pipeline",
     "run_reference": "shardc.executors.reference",
-    "collective_report": "shardc.passes.cost",
+    "collective_report": "shardc.passes.analysis.cost",
     "import_stablehlo": "shardc.stablehlo", "export_stablehlo": "shardc.stablehlo",
     "PassManager": "shardc.passes.manager", "PassContext": "shardc.passes.manager",
     "Pass": "shardc.passes.manager", "parse_pipeline": "shardc.passes.manager",

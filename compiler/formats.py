@@ -9,7 +9,7 @@ from shardc.ir.diagnostics import ShardcError
 from shardc.ir.limits import DEFAULT_LIMITS, Limits
 from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
-from shardc.passes.rules import registry as _rules  # noqa: F401 - registers the rule verifier
+from shardc.passes.propagation.rules import registry as _rules  # noqa: F401 - registers the rule verifier
 
 _SDY_MARKERS = re.compile(r"^[ \t]*(module\b|func\.func\b|sdy\.mesh\b)|\bstablehlo\.|\bsdy\.", re.M)
 # Native text starts its top-level items with `mesh @`, `func @`/`func private @`.

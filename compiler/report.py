@@ -20,7 +20,7 @@ from typing import Any
 from shardc.ir.core import Module
 from shardc.ir.printer import Namer
 from shardc.ir.types import shard_shape
-from shardc.passes.cost import collective_report
+from shardc.passes.analysis.cost import collective_report
 from shardc.passes.manager import PassContext
 
 

@@ -245,3 +245,10 @@ def global_shape_from_local(
                 )
         out.append(sum(sizes.values()))
     return tuple(out)
+
+
+def scalar_of(value: int, dtype: str) -> int | float | bool:
+    """`value` (0 or 1) as an element of `dtype`: a bool, float or int."""
+    if dtype == "i1":
+        return bool(value)
+    return float(value) if is_float(dtype) else value

@@ -183,6 +183,15 @@ def parse_pipeline(text: str) -> list[Pass]:
     return passes
 
 
+def run_passes(text: str, module: Module, ctx: PassContext | None = None) -> None:
+    """Run the pipeline `text` on `module` as one step of the calling pass (no verification
+    or timing between its passes). A pass runs a later stage's passes this way, by name, never
+    by importing them (docs/architecture.md): `run_passes("close-shardings", module, ctx)`."""
+    ctx = PassContext() if ctx is None else ctx
+    for p in parse_pipeline(text):
+        p.run(module, ctx)
+
+
 def _closing_brace(text: str, start: int) -> int:
     """The index of the `}` closing the option list opened at `start` (quotes skipped)."""
     quote = ""
@@ -263,17 +272,20 @@ _loaded = False
 
 
 def load_all_passes() -> None:
-    """Import every pass module so its registration runs (`make_pass` does this on the first
-    name it does not know, so callers need not)."""
+    """Import every pass module of every stage so its registration runs (`make_pass` does this
+    on the first name it does not know, so callers need not). Pass modules sit directly in a
+    stage folder (`shardc.passes.STAGES`); the folders below them are the passes' libraries."""
     global _loaded
     if _loaded:
         return
     import importlib
     import pkgutil
 
-    import shardc.passes
+    from shardc.passes import STAGES
 
-    for info in pkgutil.iter_modules(shardc.passes.__path__):
-        if info.name not in ("manager",) and not info.ispkg:
-            importlib.import_module(f"shardc.passes.{info.name}")
+    for stage in STAGES:
+        package = importlib.import_module(f"shardc.passes.{stage}")
+        for info in pkgutil.iter_modules(package.__path__):
+            if not info.ispkg:
+                importlib.import_module(f"shardc.passes.{stage}.{info.name}")
     _loaded = True

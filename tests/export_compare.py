@@ -171,7 +171,7 @@ def without_pairs(text: str) -> str:
     """`text` with every `source_target_pairs` written alike: the halo exchange's pairs are device
     ids of the whole mesh in shardc (and Shardy since d83d34d2), positions of the manual axes in
     jaxlib 0.10.2, the same only where every axis of size > 1 is manual and the ids are the iota
-    (tests/test_halo_exchange.py compares them there, and runs the programs)."""
+    (tests/reshard/test_halo_exchange.py compares them there, and runs the programs)."""
     return PAIRS.sub("source_target_pairs = PAIRS", text)
 
 

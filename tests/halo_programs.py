@@ -1,5 +1,5 @@
 """Random programs of sharded `stablehlo.reverse` ops for the halo exchange of
-`sdy-resolve-permutation-factors` (tests/test_halo_exchange.py): meshes of one to three axes (of
+`sdy-resolve-permutation-factors` (tests/reshard/test_halo_exchange.py): meshes of one to three axes (of
 size 1 to 4, device ids in order or shuffled), operands whose dims are sharded by whole axes or
 by the two halves of a size-4 axis (sub-axes), reverses of one or several dims, one or two of
 them in a chain.

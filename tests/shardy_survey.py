@@ -3,7 +3,7 @@
     PYTHONPATH=. python -m tests.shardy_survey --examples 250 --seeds 1-8
     PYTHONPATH=. python -m tests.shardy_survey --examples 500 --seeds 11-18
 
-Each seed runs the generator of tests/test_shardy_live.py (tests/programs.py, `max_ops=12`) for
+Each seed runs the generator of tests/propagation/test_shardy_live.py (tests/programs.py, `max_ops=12`) for
 `--examples` programs under `hypothesis.seed(seed)` (no database, not derandomised, no shrinking:
 a disagreement is counted, not raised) and compares every value with `check`. Prints, per seed
 and in total, the programs, the distinct programs, those that differ and, of each, how many have
@@ -21,7 +21,7 @@ from hypothesis import seed as hypothesis_seed
 
 from shardc.ir.printer import print_module
 from tests.programs import modules
-from tests.test_shardy_live import check
+from tests.propagation.test_shardy_live import check
 
 PRIORITY = re.compile(r"\}p\d")
 

@@ -17,7 +17,7 @@ from shardc.ir.diagnostics import ShardcError
 from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
 from shardc.models.catalogue import MODELS
-from shardc.passes.cost import collective_report
+from shardc.passes.analysis.cost import collective_report
 from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
 
 ROOT = Path(__file__).resolve().parent.parent

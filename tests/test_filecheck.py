@@ -1,4 +1,4 @@
-"""Runs every FileCheck test in tests/filecheck/: each `// RUN:` line is a shell pipeline.
+"""Runs every FileCheck test in tests/filecheck/ (a pass's file sits in its stage's folder): each `// RUN:` line is a shell pipeline.
 
 `%s` is the test file; `not CMD` succeeds when CMD fails. Lines are run with bash and
 `set -o pipefail`, with the environment's `shardc` and `filecheck` on PATH.
@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 HERE = Path(__file__).parent / "filecheck"
-FILES = sorted(HERE.glob("*.mlir"))
+FILES = sorted(HERE.rglob("*.mlir"))
 
 
 def run_lines(path: Path) -> list[str]:
@@ -33,7 +33,7 @@ def run_lines(path: Path) -> list[str]:
     return lines
 
 
-@pytest.mark.parametrize("path", FILES, ids=[p.name for p in FILES])
+@pytest.mark.parametrize("path", FILES, ids=[str(p.relative_to(HERE)) for p in FILES])
 def test_filecheck(path: Path) -> None:
     commands = run_lines(path)
     assert commands, f"{path.name} has no RUN line"

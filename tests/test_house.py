@@ -8,6 +8,7 @@ because a lazy import is still a dependency a reader has to follow.
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import networkx as nx
@@ -101,3 +102,78 @@ def test_the_graph_sees_the_imports(import_graph):
     assert import_graph.has_edge("compiler.cli", "compiler.commands.table")
     assert any(b.startswith("ir.") for a, b in import_graph.edges if a.startswith("passes."))
     assert any(b.startswith("passes.") for a, b in import_graph.edges if a.startswith("compiler."))
+
+
+# ----- passes/ by stage (docs/architecture.md) ------------------------------------------------
+
+STAGES = ("analysis", "ingest", "propagation", "reshard", "spmd")  # shardc.passes.STAGES
+ARCHITECTURE = ROOT / "docs" / "architecture.md"
+
+
+def test_the_stage_list_is_the_package_s():
+    import shardc.passes
+
+    assert shardc.passes.STAGES == STAGES
+
+
+def test_passes_top_holds_only_the_manager_and_the_stages():
+    top = ROOT / "passes"
+    modules = sorted(p.name for p in top.glob("*.py"))
+    folders = sorted(p.name for p in top.iterdir() if p.is_dir() and p.name != "__pycache__")
+    assert modules == ["__init__.py", "manager.py"]
+    assert folders == sorted(STAGES)
+
+
+def test_listing_passes_reads_as_the_pipeline():
+    # `ls passes/` sorts by name; the stages must come out in pipeline order.
+    assert sorted(STAGES) == list(STAGES)
+
+
+def _stage(module: str) -> str | None:
+    parts = module.split(".")
+    return parts[1] if parts[0] == "passes" and len(parts) > 2 else None
+
+
+def test_no_stage_imports_a_later_stage(import_graph):
+    rank = {s: i for i, s in enumerate(STAGES)}
+    later = sorted(
+        (a, b)
+        for a, b in import_graph.edges
+        if _stage(a) and _stage(b) and rank[_stage(b)] > rank[_stage(a)]
+    )
+    assert later == [], "a stage names a later stage's passes (run_passes), never imports them"
+
+
+def test_stages_do_import_earlier_stages(import_graph):
+    """The check above means something only if stages do import one another."""
+    assert import_graph.has_edge("passes.reshard.lower_collectives", "passes.analysis.collectives")
+    assert import_graph.has_edge("passes.propagation.state", "passes.propagation.rules.registry")
+    assert import_graph.has_edge("passes.spmd.spmd", "passes.spmd.lowering.local")
+
+
+def test_every_pass_module_registers_a_pass_at_its_stage_s_top():
+    """A module directly in a stage folder is a pass (or a helper the stage's passes share);
+    every registered pass is defined in one of those modules, so load_all_passes finds it."""
+    from shardc.passes.manager import PASSES, load_all_passes
+
+    load_all_passes()
+    homes = {tuple(cls.__module__.split(".")[2:]) for cls in PASSES.values()}
+    assert all(len(home) == 2 and home[0] in STAGES for home in homes), sorted(homes)
+
+
+def test_architecture_page_names_what_is_there():
+    text = ARCHITECTURE.read_text()
+    named = set(re.findall(r"`((?:passes|ir|compiler|tests)/[\w/.]*)`", text))
+    missing = sorted(p for p in named if not (ROOT / p).exists())
+    assert missing == [], f"docs/architecture.md names paths that do not exist: {missing}"
+    packages = sorted(
+        str(p.relative_to(ROOT)) + "/"
+        for layer in ("passes", "compiler")
+        for p in (ROOT / layer).rglob("*")
+        if p.is_dir() and (p / "__init__.py").exists() and p != ROOT / layer
+    )
+    unnamed = [p for p in packages if p not in text and p.rstrip("/").split("/")[-1] + "/" not in text]
+    assert unnamed == [], f"docs/architecture.md does not name these folders: {unnamed}"
+    # The stage table lists the stages in order.
+    rows = re.findall(r"^\| `passes/(\w+)/` \|", text, re.M)
+    assert rows == list(STAGES)

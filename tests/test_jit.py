@@ -18,7 +18,7 @@ from jax.sharding import PartitionSpec as P  # noqa: E402
 
 import shardc  # noqa: E402
 from shardc.executors.jax_arrays import JaxArrayProgram  # noqa: E402
-from tests.test_spmd_exec import DEVICE_IDS, UNEVEN_COLLECTIVES, UNREDUCED_MAX  # noqa: E402
+from tests.spmd.test_spmd_exec import DEVICE_IDS, UNEVEN_COLLECTIVES, UNREDUCED_MAX  # noqa: E402
 
 if len(jax.devices()) < 8:
     pytest.skip("needs 8 devices (XLA_FLAGS=--xla_force_host_platform_device_count=8)",

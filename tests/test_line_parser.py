@@ -18,7 +18,7 @@ from shardc.ir.line_parser import Unsupported, read_lines
 from shardc.ir.parser import _parse_with_grammar, parse_module
 from shardc.ir.printer import print_module
 
-CORPUS = sorted((Path(__file__).parent / "filecheck").glob("*.mlir"))
+CORPUS = sorted((Path(__file__).parent / "filecheck").rglob("*.mlir"), key=lambda p: p.name)
 
 
 def _chunks() -> list[tuple[str, str]]:

@@ -415,7 +415,7 @@ def test_executors_match_the_unsharded_math(name: str, backend: str) -> None:
 
 
 def test_cost_report_counts_the_collectives_of_a_body() -> None:
-    from shardc.passes.cost import collective_report
+    from shardc.passes.analysis.cost import collective_report
 
     report = collective_report(compile(parse_module(SHARD_MAP)).module)
     (entry,) = report["collectives"]

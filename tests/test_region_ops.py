@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from shardc.executors.reference import run_reference
-from shardc.passes.rules.registry import rule_for
+from shardc.passes.propagation.rules.registry import rule_for
 from shardc.stablehlo import export_stablehlo, import_stablehlo
 
 jax = pytest.importorskip("jax")

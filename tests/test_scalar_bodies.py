@@ -25,7 +25,7 @@ from shardc.executors.scalar_bodies import (
 from shardc.ir.diagnostics import VerifyError
 from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
-from shardc.passes.rules.registry import rule_for
+from shardc.passes.propagation.rules.registry import rule_for
 from shardc.pipeline import compile
 
 # JAX's comparator for jnp.sort / argsort on f32 keys (tests/data/stablehlo/misc_ops.mlir):

@@ -17,9 +17,9 @@ from shardc.executors.reference import run_reference
 from shardc.ir.diagnostics import ShardcError
 from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
-from shardc.passes.cost import collective_report
+from shardc.passes.analysis.cost import collective_report
 from shardc.passes.manager import PassManager
-from shardc.passes.spmd import Spmd
+from shardc.passes.spmd.spmd import Spmd
 from shardc.stablehlo import export_stablehlo, import_stablehlo
 
 PROGRAMS = {

@@ -1,7 +1,7 @@
 """Values placed on one device (a maximal mesh, `<@dev0, []>`): Shardy's
 sdy-insert-explicit-reshards moves an op's operands onto its device and its results back
-(passes/reshards/single_device.py; FileCheck cases in
-tests/filecheck/insert_explicit_reshards_single_device.mlir), and `compile` computes such values
+(passes/reshard/reshards/single_device.py; FileCheck cases in
+tests/filecheck/reshard/insert_explicit_reshards_single_device.mlir), and `compile` computes such values
 replicated on the global mesh, with a warning; either program computes the unsharded result."""
 
 from __future__ import annotations

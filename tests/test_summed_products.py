@@ -13,7 +13,7 @@ from shardc.executors.numpy_exec import NumpyExecutor
 from shardc.executors.reference import run_reference
 from shardc.ir.parser import parse_module
 from shardc.passes.manager import PassManager
-from shardc.passes.spmd import Spmd
+from shardc.passes.spmd.spmd import Spmd
 
 ROW_PARALLEL = """
 mesh @m = <["dp"=2, "tp"=4]>

@@ -23,7 +23,7 @@ from shardc.executors.reduce_kinds import REDUCE_UFUNCS
 from shardc.ir.core import Operation
 from shardc.ir.diagnostics import ExecutionError
 from shardc.ir.ops.registry import attr
-from shardc.passes.collectives.groups import device_groups
+from shardc.passes.analysis.collectives.groups import device_groups
 
 
 def batched_collective(op: Operation, layout: DeviceLayout, general: bool) -> Callable[..., Any]:

@@ -27,7 +27,7 @@ from shardc.ir.diagnostics import ExecutionError
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.types import shard_bounds, shard_shape
-from shardc.passes.collectives.axes import cut_points, mesh_atoms, split_refs
+from shardc.passes.analysis.collectives.axes import cut_points, mesh_atoms, split_refs
 
 Blocks = dict[int, np.ndarray]
 

@@ -6,7 +6,8 @@
 
 Colours: one per distinct sharding (the mapping's text), assigned in program order, so the same
 module always gets the same picture; replicated values are grey and values with no sharding
-white. Collectives are drawn with a thick red border and their bytes per device (passes/cost.py).
+white. Collectives are drawn with a thick red border and their bytes per device
+(passes/analysis/cost.py).
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.printer import Namer
 from shardc.ir.types import shard_shape
-from shardc.passes.cost import COLLECTIVES, collective_report
+from shardc.passes.analysis.cost import COLLECTIVES, collective_report
 
 # ColorBrewer Set3 without its grey and red (grey is "replicated", red marks collectives).
 PALETTE = (

@@ -27,10 +27,10 @@ from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import DeviceMesh
 from shardc.ir.placements import ReduceOp
 from shardc.ir.types import DistributedTensorType
-from shardc.passes.populate_sharding_rules import RULE_ATTR
-from shardc.passes.rules.rule import RULE_PREFIX
-from shardc.passes.rules.rule_check import check_rule_on
-from shardc.passes.rules.rule_parser import parse_rule
+from shardc.passes.propagation.populate_sharding_rules import RULE_ATTR
+from shardc.passes.propagation.rules.rule import RULE_PREFIX
+from shardc.passes.propagation.rules.rule_check import check_rule_on
+from shardc.passes.propagation.rules.rule_parser import parse_rule
 from shardc.stablehlo.attributes import (
     MESH_ATTRS_PREFIX,
     InlineMesh,

@@ -206,9 +206,9 @@ def attr(op: Operation, key: str) -> Any:
     return op_def.attrs[key].default
 
 
-# Verifiers of foreign (dialect-prefixed) attributes, keyed by attribute name and registered by
-# the layer that understands them (shardc.passes.rules registers `sdy.sharding_rule`). They run
-# wherever an op is verified, so a bad attribute is an error at its op's line whether or not a
+# Verifiers of foreign (dialect-prefixed) attributes, keyed by attribute name and registered by the
+# layer that understands them (shardc.passes.propagation.rules registers `sdy.sharding_rule`). They
+# run wherever an op is verified, so a bad attribute is an error at its op's line whether or not a
 # pass would read it.
 ATTRIBUTE_VERIFIERS: dict[str, Callable[[Operation, Any], None]] = {}
 

@@ -15,11 +15,15 @@ called with tensors, so they are no data-flow edges (propagation leaves their sc
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
 
 from shardc.ir.core import Function, Operation
 from shardc.ir.ops.registry import OpDef, attr, op_error, opt, register, req
-from shardc.ir.types import TensorType
+from shardc.ir.types import TensorType, is_float
 
 
 def body_function(op: Operation, key: str) -> Function | None:
@@ -203,3 +207,25 @@ def scatter_reduction(op: Operation) -> str | None:
         if {id(x) for x in inner.operands} != args:
             return None
     return found
+
+
+def is_body_reduce(op: Operation) -> bool:
+    return op.name == "reduce" and has_body(op)
+
+
+def identity_value(kind: str, dtype: str) -> Any:
+    """The neutral element of a reduction `kind` on element type `dtype`."""
+    if dtype == "i1":
+        return kind in ("multiply", "and", "minimum")
+    if is_float(dtype):
+        return {"add": 0.0, "multiply": 1.0, "maximum": -math.inf, "minimum": math.inf}[kind]
+    info = np.iinfo(np.dtype({"i": "int", "u": "uint"}[dtype[0]] + dtype.lstrip("ui")))
+    return {
+        "add": 0,
+        "or": 0,
+        "xor": 0,
+        "multiply": 1,
+        "and": -1 if info.min < 0 else int(info.max),
+        "maximum": int(info.min),
+        "minimum": int(info.max),
+    }[kind]

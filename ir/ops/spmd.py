@@ -19,7 +19,7 @@ Types are local (one device's padded block); each op is one JAX collective under
          # lax.axis_index(("x", "y")): the linear index over the axes, the first one major
 
 `axes` may hold sub-axes (`"x":(1)2`). `groups` are the device ids that communicate together
-(`shardc.passes.collectives.groups.device_groups(mesh, axes)`): a member's position in its
+(`shardc.passes.analysis.collectives.groups.device_groups(mesh, axes)`): a member's position in its
 group is its linear index over `axes`, which orders concatenation and slicing. `pairs` are
 `[source, target]` device ids. The data semantics are exactly JAX's: the gathered/sliced dims
 must divide evenly (the `spmd` pass pads and slices around these ops for uneven shards).

@@ -11,18 +11,20 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Sequence
 
-from shardc.ir.mesh import AxisRef, DeviceMesh
-from shardc.passes.propagation.direction import PropagationDirection
-from shardc.passes.propagation.projection import (
-    FactorSharding,
+from shardc.ir.axis_refs import (
     PrefixStatus,
-    ShardingProjection,
-    TensorFactorShardings,
     axis_size,
     contains,
     prefix_of,
     prefix_status,
     prefix_without_overlap_all,
+)
+from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.passes.propagation.direction import PropagationDirection
+from shardc.passes.propagation.projection import (
+    FactorSharding,
+    ShardingProjection,
+    TensorFactorShardings,
 )
 
 RemoveConflicts = Callable[[AxisRef, int], "AxisRef | None"]

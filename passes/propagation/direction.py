@@ -11,7 +11,7 @@ import enum
 from collections.abc import Callable, Sequence
 
 from shardc.ir.core import Operation
-from shardc.passes.rules.rule import OpShardingRule
+from shardc.passes.propagation.rules.rule import OpShardingRule
 
 
 class PropagationDirection(enum.Enum):

@@ -14,7 +14,7 @@ It follows Shardy's `BasicPropagationPassImpl::propagate`:
 data-flow edges link their operands, results and region or body functions (data_flow.py).
 A `manual_computation` has such edges too, across its manual axes (manual_edges.py). A `call`
 is opaque, as in Shardy's propagation passes: `propagate` first makes every call site a named
-computation of its own (passes/call_sites.py), as Shardy's pipeline does.
+computation of its own (propagate.py: `import_call_sites`), as Shardy's pipeline does.
 Members of a `sharding_group` always share one sharding. A `propagation_barrier` lets shardings
 through only in its allowed direction.
 

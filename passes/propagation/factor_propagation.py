@@ -53,13 +53,13 @@ from shardc.passes.propagation.direction import (
     resolve_directions,
 )
 from shardc.passes.propagation.projection import ShardingProjection, common_mesh
+from shardc.passes.propagation.rules.rule import OpShardingRule
 from shardc.passes.propagation.strategies import AGGRESSIVE
 from shardc.passes.propagation.strategy import (
     PropagationContext,
     PropagationStrategy,
     TensorUpdates,
 )
-from shardc.passes.rules.rule import OpShardingRule
 
 
 def propagate_factors(

@@ -18,11 +18,11 @@ the set of (op, factor) pairs that may propagate (each stage allows what the ear
   3. also every factor of every op; `broadcast_in_dim` backward only;
   4. every factor of every op, both directions.
 
-Each stage is a full aggressive (or basic) propagation to a fixed point. This is the schedule
-of the Shardy in jaxlib 0.10.2, found by running it in-process (tests/test_shardy_live.py): the
-older three-stage schedule in Shardy's public history gives different answers, e.g. a
-constraint must win over a transpose whose operand has several uses
-(tests/filecheck/propagate.mlir, `@constraint_before_multi_use_transpose`).
+Each stage is a full aggressive (or basic) propagation to a fixed point. This is the schedule of the
+Shardy in jaxlib 0.10.2, found by running it in-process (tests/propagation/test_shardy_live.py): the
+older three-stage schedule in Shardy's public history gives different answers, e.g. a constraint
+must win over a transpose whose operand has several uses
+(tests/filecheck/propagation/propagate.mlir, `@constraint_before_multi_use_transpose`).
 """
 
 from __future__ import annotations
@@ -38,8 +38,8 @@ from shardc.ir.types import DistributedTensorType
 from shardc.passes.propagation.data_flow import live_uses
 from shardc.passes.propagation.direction import PropagationDirection
 from shardc.passes.propagation.driver import Driver
+from shardc.passes.propagation.rules.rule import OpShardingRule
 from shardc.passes.propagation.state import PropagationState
-from shardc.passes.rules.rule import OpShardingRule
 
 NONE = PropagationDirection.NONE
 BOTH = PropagationDirection.BOTH

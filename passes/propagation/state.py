@@ -22,11 +22,11 @@ from shardc.passes.propagation.data_flow import Regions, build_regions
 from shardc.passes.propagation.direction import PropagationDirection
 from shardc.passes.propagation.manual_edges import ManualEdges
 from shardc.passes.propagation.origins import OriginTracker
+from shardc.passes.propagation.rules.registry import rule_for as registered_rule
+from shardc.passes.propagation.rules.rule import OpShardingRule
+from shardc.passes.propagation.rules.rule_parser import parse_rule
 from shardc.passes.propagation.strategy import PropagationStrategy
 from shardc.passes.propagation.walk_order import walk_order
-from shardc.passes.rules.registry import rule_for as registered_rule
-from shardc.passes.rules.rule import OpShardingRule
-from shardc.passes.rules.rule_parser import parse_rule
 
 
 def rule_for(op: Operation) -> OpShardingRule | None:

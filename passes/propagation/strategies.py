@@ -23,6 +23,7 @@ unless the op is element-wise, where the result's empty sharding caps the operan
 
 from __future__ import annotations
 
+from shardc.ir.axis_refs import PrefixStatus, axis_size, is_strict_prefix, prefix_status
 from shardc.ir.mesh import AxisRef
 from shardc.passes.propagation.conflicts import (
     compatible_major_axes,
@@ -32,14 +33,7 @@ from shardc.passes.propagation.conflicts import (
     truncate_conflicts,
 )
 from shardc.passes.propagation.direction import PropagationDirection
-from shardc.passes.propagation.projection import (
-    PrefixStatus,
-    ShardingProjection,
-    TensorFactorShardings,
-    axis_size,
-    is_strict_prefix,
-    prefix_status,
-)
+from shardc.passes.propagation.projection import ShardingProjection, TensorFactorShardings
 from shardc.passes.propagation.strategy import (
     PropagationContext,
     PropagationStrategy,

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from shardc.ir.mesh import DeviceMesh
 from shardc.passes.propagation.direction import PropagationDirection
 from shardc.passes.propagation.projection import ShardingProjection
-from shardc.passes.rules.rule import OpShardingRule
+from shardc.passes.propagation.rules.rule import OpShardingRule
 
 
 @dataclass(slots=True)

@@ -1,6 +1,6 @@
 // The ops beyond the original set in native text: parse -> print is the identity, and each
 // gets Shardy's sharding rule (populate-sharding-rules; the rules are also checked against
-// jaxlib's in tests/test_rules_jaxlib.py). See docs/ir.md.
+// jaxlib's in tests/propagation/test_rules_jaxlib.py). See docs/ir.md.
 // RUN: shardc opt %s | filecheck %s
 // RUN: shardc opt %s | shardc opt - | filecheck %s
 // RUN: shardc opt %s -p populate-sharding-rules | filecheck %s --check-prefix=RULE

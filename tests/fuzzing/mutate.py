@@ -129,7 +129,7 @@ def corpus() -> tuple[tuple[str, str], ...]:
     files += sorted((ROOT / "tests" / "data" / "stablehlo").glob("*.mlir"))
     for path in files:
         out.append((path.name, path.read_text()))
-    for path in sorted((ROOT / "tests" / "filecheck").glob("*.mlir")):
+    for path in sorted((ROOT / "tests" / "filecheck").rglob("*.mlir"), key=lambda p: p.name):
         for k, chunk in enumerate(SPLIT.split(path.read_text())):
             chunk = DIRECTIVE.sub("", chunk)
             if chunk.strip():

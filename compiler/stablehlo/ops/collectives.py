@@ -131,7 +131,7 @@ def _generic_all_reduce(fb: FunctionBuilder, rec: OpRec, operands: list[Value], 
                         results: list):
     """`stablehlo.all_reduce` inside a manual body -> `spmd.all_reduce` over the mesh axes whose
     device groups are its replica groups."""
-    from shardc.passes.collectives.groups import device_groups
+    from shardc.passes.analysis.collectives.groups import device_groups
 
     mesh = fb.manual_mesh
     if mesh is None:  # a global program: XLA's all-reduce by replica groups

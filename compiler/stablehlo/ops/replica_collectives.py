@@ -54,7 +54,7 @@ def replica_groups(fb: FunctionBuilder, value: AttrRec) -> tuple[tuple[int, ...]
     found = _MESH_AXES.fullmatch(text.strip())
     if found is None:
         return _groups(value)
-    from shardc.passes.collectives.groups import device_groups
+    from shardc.passes.analysis.collectives.groups import device_groups
 
     mesh = fb.b.module.meshes.get(found.group(1))
     if mesh is None:

@@ -1,0 +1,391 @@
+"""The integer program: Alpa's intra-operator formulation over shardc's costs.
+
+    problem = formulate(graph, space, model)
+    problem.objective, problem.rows, ...        # handed to `solve.py`
+
+Variables:
+
+- `x[g, a]` binary: group `g` takes choice `a`; one choice per group (`sum_a x[g, a] = 1`).
+  A group with one choice is a constant and has no variable.
+- `e[r, c]` in [0, 1] for each edge between two groups with several choices: the producer's
+  choices are grouped into row classes by the layout they produce, the consumer's into column
+  classes by the layouts they need, and `e` is the product of the two one-hot rows:
+  `sum_c e[r, c] = sum_{a in r} x[g, a]` and `sum_r e[r, c] = sum_{b in c} x[h, b]`. With the
+  `x` binary, these marginals force `e` to the one cell of the chosen pair, so `e` needs no
+  integrality (a transportation polytope with 0/1 margins). Classes whose costs are equal for
+  every choice on the other side are merged into one.
+
+Objective: the bytes (or ring bytes) of every reshard the choice implies, as the planner would
+lower it: on each edge, from the layout the producer makes to each distinct layout the consumer
+needs (a consumer reading a value at several operands shares one reshard per target, as
+`insert-reshards` does); at each return, to the declared result sharding (or to the reduced
+layout when the producer leaves partial sums; an open declared dim may keep what the producer
+made). Edges inside one group are linear in its `x`.
+Tied blocks give identical edges; each is built once and counted as often as it occurs.
+
+Memory: for each op of the program, the bytes one device holds while it runs, as the report
+counts them (docs/cost.md): every value live across the op, the op's results, the constant
+operands it reads (in the layout it needs them), and the target buffer of every reshard feeding
+it; a value whose last reader is this op and which reaches it only through reshards is dead by
+then (its last use is the reshard). A second row per op with reshards bounds the collectives
+just before it: the live values, the source, and what each plan holds while it runs. Rows with
+the same live terms (the same point of different layers) are merged into their upper
+envelope, exact when one dominates, as when earlier layers' weights die.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from shardc.ir.mapping import NamedMapping
+from shardc.passes.analysis.collectives.steps import same_layout
+from shardc.passes.propagation.autoshard.costs import NO_RESHARD, UNPLANNABLE, CostModel, Reshard
+from shardc.passes.propagation.autoshard.graph import RESHARDING, CostGraph, Node, Return, Use
+from shardc.passes.propagation.autoshard.simplify import ChoiceSpace
+
+TermKey = tuple
+
+
+@dataclass
+class EdgeBlock:
+    """The pairwise part of the edges between a producer group and a consumer group."""
+
+    src_group: int
+    dst_group: int
+    rows: list[list[int]]  # producer choices of each row class
+    cols: list[list[int]]  # consumer choices of each column class
+    comm: np.ndarray  # bytes per device of the reshards of one occurrence (R x C)
+    ring: np.ndarray
+    held: np.ndarray  # bytes they add while the consumer runs (targets, less a dead source)
+    peak: np.ndarray  # bytes their collectives add while they run
+    offset: int = 0  # index of e[0, 0]
+    count: int = 0  # occurrences (tied blocks)
+
+    @property
+    def size(self) -> int:
+        return len(self.rows) * len(self.cols)
+
+
+@dataclass
+class Linear:
+    """A vector over one group's choices."""
+
+    group: int
+    values: np.ndarray
+
+
+@dataclass
+class Problem:
+    graph: CostGraph
+    space: ChoiceSpace
+    model: CostModel
+    x_offset: list[int]  # group -> index of x[g, 0] (-1: one choice, no variable)
+    blocks: list[EdgeBlock]
+    num_vars: int
+    comm: np.ndarray  # per variable: bytes per device it adds (objective `bytes`)
+    ring: np.ndarray  # per variable: ring bytes
+    forbidden: np.ndarray  # per variable: True if it may not be taken (unplannable)
+    const_comm: int = 0
+    const_ring: int = 0
+    # memory rows: (variable indices, coefficients, constant bytes)
+    rows: list[tuple[np.ndarray, np.ndarray, int]] = field(default_factory=list)
+
+    @property
+    def objective(self) -> np.ndarray:
+        return self.comm if self.model.objective == "bytes" else self.ring
+
+    def var(self, group: int, choice: int) -> int:
+        return self.x_offset[group] + choice
+
+
+class _Builder:
+    def __init__(self, graph: CostGraph, space: ChoiceSpace, model: CostModel) -> None:
+        self.graph, self.space, self.model = graph, space, model
+        self.linear_comm = [np.zeros(n) for n in space.sizes]
+        self.linear_ring = [np.zeros(n) for n in space.sizes]
+        self.blocks: dict[TermKey, EdgeBlock] = {}
+        self.edge_terms: dict[int, list[TermKey]] = {}  # consumer node -> its edges
+        self.linear: dict[TermKey, tuple[Linear, Linear, Linear]] = {}  # costs, held, peak
+        self.return_terms: list[TermKey] = []  # the reshards before the return
+
+    def group(self, node: Node) -> int:
+        return self.space.group_of[node.index]
+
+    def rep(self, node: Node) -> int:
+        return self.space.representative[node.index]
+
+    def cost(
+        self, v, src: NamedMapping, targets: tuple, last: bool, alias: bool
+    ) -> tuple[Reshard, int]:
+        """The reshards from `src` to each of `targets`, and the bytes freed at the consumer
+        when it is the value's last reader and reads it only through reshards. With `alias`
+        the consumer is a `sharding_constraint`/`reshard`: the reshard is the op, its target
+        buffer is the op's result (counted as such), and with no reshard the result is the
+        source itself."""
+        shape, dtype = v.type.shape, v.type.dtype
+        total = NO_RESHARD
+        for t in targets:
+            total = total + self.model.reshard(shape, dtype, src, t)
+        freed = 0
+        if last and (alias or all(not same_layout(src, t) for t in targets)):
+            freed = self.model.held(shape, dtype, src)
+        if alias:
+            total = Reshard(total.comm, total.ring, 0, max(total.peak - total.held, 0))
+        return total, freed
+
+    def add_use(self, u: Use) -> None:
+        p, c = u.producer, u.consumer
+        gp, gc = self.group(p), self.group(c)
+        v = p.values[u.result]
+        last = self.graph.last_use.get((p.index, u.result)) == c.position
+        key = ("edge", self.rep(p), u.result, self.rep(c), u.operands, last)
+        self.edge_terms.setdefault(c.index, []).append(key)
+        if key in self.blocks:
+            self.blocks[key].count += 1
+            return
+        if key in self.linear:
+            costs = self.linear[key][0]
+            self.linear_comm[costs.group] += costs.values[0]
+            self.linear_ring[costs.group] += costs.values[1]
+            return
+        srcs = [s.results[u.result] for s in p.strategies]
+        tgts = [tuple(dict.fromkeys(s.operands[i] for i in u.operands)) for s in c.strategies]
+        alias = c.op is not None and c.op.name in RESHARDING
+
+        def cost(src: NamedMapping, targets: tuple) -> tuple[Reshard, int]:
+            return self.cost(v, src, targets, last, alias)
+
+        sizes = self.space.sizes
+        if gp == gc:
+            self._linear(key, gp, [cost(srcs[a], tgts[a]) for a in range(len(srcs))])
+        elif sizes[gp] == 1:
+            self._linear(key, gc, [cost(srcs[0], t) for t in tgts])
+        elif sizes[gc] == 1:
+            self._linear(key, gp, [cost(s, tgts[0]) for s in srcs])
+        else:
+            self._block(key, gp, gc, srcs, tgts, cost)
+
+    def _block(self, key, gp: int, gc: int, srcs, tgts, cost) -> None:
+        row_of: dict[NamedMapping, list[int]] = {}
+        for a, s in enumerate(srcs):
+            row_of.setdefault(s, []).append(a)
+        col_of: dict[tuple, list[int]] = {}
+        for b, t in enumerate(tgts):
+            col_of.setdefault(t, []).append(b)
+        shape = (len(row_of), len(col_of))
+        cells = np.zeros((4, *shape))  # comm, ring, held, peak
+        for r, s in enumerate(row_of):
+            for ci, t in enumerate(col_of):
+                plan, freed = cost(s, t)
+                cells[:, r, ci] = (plan.comm, plan.ring, plan.held - freed, plan.peak)
+        rows, cells = _merge_equal(list(row_of.values()), cells, axis=1)
+        cols, cells = _merge_equal(list(col_of.values()), cells, axis=2)
+        self.blocks[key] = EdgeBlock(gp, gc, rows, cols, *cells, count=1)
+
+    def _linear(self, key: TermKey, group: int, costs: list[tuple[Reshard, int]]) -> None:
+        comm = np.array([c.comm for c, _ in costs], dtype=float)
+        ring = np.array([c.ring for c, _ in costs], dtype=float)
+        held = np.array([c.held - freed for c, freed in costs], dtype=float)
+        peak = np.array([c.peak for c, _ in costs], dtype=float)
+        self.linear[key] = (
+            Linear(group, np.stack([comm, ring])),
+            Linear(group, held),
+            Linear(group, peak),
+        )
+        self.linear_comm[group] += comm
+        self.linear_ring[group] += ring
+
+    def add_return(self, ret: Return) -> None:
+        p, k = ret.producer, ret.result
+        v = p.values[k]
+        g = self.group(p)
+        peak = np.zeros(len(p.strategies))
+        for a, s in enumerate(p.strategies):
+            src = s.results[k]
+            r = self.model.reshard(v.type.shape, v.type.dtype, src, ret.target(src))
+            self.linear_comm[g][a] += r.comm
+            self.linear_ring[g][a] += r.ring
+            peak[a] = r.peak
+        key = ("return", ret.index)
+        self.linear[key] = (Linear(g, np.zeros((2, len(peak)))), Linear(g, peak), Linear(g, peak))
+        self.return_terms.append(key)
+
+
+def _merge_equal(
+    classes: list[list[int]], cells: np.ndarray, axis: int
+) -> tuple[list[list[int]], np.ndarray]:
+    """Classes whose cells are equal along `axis` (rows: 1, columns: 2) merged into one: which
+    of them is chosen changes nothing on this edge, so one transportation cell serves both."""
+    keep: dict[bytes, int] = {}
+    merged: list[list[int]] = []
+    picked: list[int] = []
+    for i, members in enumerate(classes):
+        line = np.take(cells, i, axis=axis).tobytes()
+        j = keep.get(line)
+        if j is None:
+            keep[line] = len(merged)
+            merged.append(list(members))
+            picked.append(i)
+        else:
+            merged[j].extend(members)
+    return merged, np.take(cells, picked, axis=axis)
+
+
+def formulate(graph: CostGraph, space: ChoiceSpace, model: CostModel) -> Problem:
+    """The variables, objective and memory rows of the choice (see the module docstring)."""
+    b = _Builder(graph, space, model)
+    for u in graph.uses:
+        b.add_use(u)
+    for ret in graph.returns:
+        b.add_return(ret)
+    x_offset, n = [], 0
+    for size in space.sizes:
+        x_offset.append(n if size > 1 else -1)
+        n += size if size > 1 else 0
+    blocks = list(b.blocks.values())
+    for block in blocks:
+        block.offset = n
+        n += block.size
+    comm, ring = np.zeros(n), np.zeros(n)
+    forbidden = np.zeros(n, dtype=bool)
+    problem = Problem(graph, space, model, x_offset, blocks, n, comm, ring, forbidden)
+    for g, size in enumerate(space.sizes):
+        lc, lr = b.linear_comm[g], b.linear_ring[g]
+        if size == 1:
+            problem.const_comm += int(lc[0]) if lc[0] < UNPLANNABLE else 0
+            problem.const_ring += int(lr[0]) if lr[0] < UNPLANNABLE else 0
+            continue
+        sl = slice(x_offset[g], x_offset[g] + size)
+        comm[sl], ring[sl] = lc, lr
+        forbidden[sl] = lc >= UNPLANNABLE
+    for block in blocks:
+        sl = slice(block.offset, block.offset + block.size)
+        comm[sl] = block.comm.ravel() * block.count
+        ring[sl] = block.ring.ravel() * block.count
+        forbidden[sl] = block.comm.ravel() >= UNPLANNABLE
+    comm[forbidden] = 0
+    ring[forbidden] = 0
+    problem.rows = _memory_rows(problem, b)
+    return problem
+
+
+def _memory_rows(problem: Problem, b: _Builder) -> list[tuple[np.ndarray, np.ndarray, int]]:
+    graph, space, model = problem.graph, problem.space, problem.model
+    rep = space.representative
+    vectors: dict[TermKey, Linear] = {}
+
+    def value_key(node: Node, k: int) -> TermKey:
+        key = ("value", rep[node.index], k)
+        if key not in vectors:
+            v = node.values[k]
+            held = [model.held(v.type.shape, v.type.dtype, s.results[k]) for s in node.strategies]
+            vectors[key] = Linear(space.group_of[node.index], np.array(held, dtype=float))
+        return key
+
+    def free_key(node: Node, i: int) -> TermKey:
+        key = ("free", rep[node.index], i)
+        if key not in vectors:
+            assert node.op is not None
+            v = node.op.operand(i)
+            held = [model.held(v.type.shape, v.type.dtype, s.operands[i]) for s in node.strategies]
+            vectors[key] = Linear(space.group_of[node.index], np.array(held, dtype=float))
+        return key
+
+    # Liveness events: a value is live across the ops after its definition up to its last use.
+    end = len(graph.func.body)
+    starts: dict[int, list[TermKey]] = {}
+    stops: dict[int, list[TermKey]] = {}
+    for node in graph.nodes:
+        for k in range(len(node.values)):
+            last = graph.last_use.get((node.index, k), node.position)
+            if last > node.position:
+                starts.setdefault(node.position + 1, []).append(value_key(node, k))
+                stops.setdefault(min(last, end) + 1, []).append(value_key(node, k))
+    live: Counter[TermKey] = Counter()
+    points = sorted(set(starts) | set(stops) | {n.position for n in graph.ops} | {-1})
+    ops_at = {n.position: n for n in graph.ops}
+    envelopes: dict[tuple, Counter[TermKey]] = {}
+    args_row: Counter[TermKey] = Counter()
+    for node in graph.nodes:
+        if node.position < 0:
+            for k in range(len(node.values)):
+                args_row[value_key(node, k)] += 1
+    _merge(envelopes, args_row)
+    for t in points:
+        for key in stops.get(t, []):
+            live[key] -= 1
+        for key in starts.get(t, []):
+            live[key] += 1
+        node = ops_at.get(t)
+        if node is None:
+            continue
+        before = +live
+        for i in graph.free_operands.get(node.index, []):
+            before[free_key(node, i)] += 1
+        edges = b.edge_terms.get(node.index, [])
+        at = Counter(before)
+        for key in edges:
+            before[("peak", key)] += 1
+            at[("held", key)] += 1
+        for k in range(len(node.values)):
+            at[value_key(node, k)] += 1
+        if edges:
+            _merge(envelopes, before)
+        _merge(envelopes, at)
+    # The reshards before the return: the returned values are live, and what the plans hold.
+    if b.return_terms:
+        final: Counter[TermKey] = Counter()
+        for value in {(r.producer.index, r.result): r for r in graph.returns}.values():
+            final[value_key(value.producer, value.result)] += 1
+        for key in b.return_terms:
+            final[("peak", key)] += 1
+        _merge(envelopes, final)
+    return [_materialise(problem, b, vectors, row) for row in envelopes.values()]
+
+
+def _merge(envelopes: dict[tuple, Counter[TermKey]], row: Counter[TermKey]) -> None:
+    signature = tuple(sorted(row, key=repr))
+    old = envelopes.get(signature)
+    if old is None:
+        envelopes[signature] = Counter(row)
+    else:
+        for key, count in row.items():
+            old[key] = max(old[key], count)
+
+
+def _materialise(
+    problem: Problem, b: _Builder, vectors: dict[TermKey, Linear], row: Counter[TermKey]
+) -> tuple[np.ndarray, np.ndarray, int]:
+    coef: dict[int, float] = {}
+    const = 0.0
+    sizes = problem.space.sizes
+
+    def add_linear(vec: Linear, count: int) -> None:
+        nonlocal const
+        if sizes[vec.group] == 1:
+            const += count * float(vec.values[0])
+            return
+        base = problem.x_offset[vec.group]
+        for a, value in enumerate(vec.values):
+            if value:
+                coef[base + a] = coef.get(base + a, 0.0) + count * float(value)
+
+    for key, count in row.items():
+        if key[0] in ("value", "free"):
+            add_linear(vectors[key], count)
+            continue
+        which, edge = key
+        if edge in b.blocks:
+            block = b.blocks[edge]
+            values = (block.held if which == "held" else block.peak).ravel()
+            for i, value in enumerate(values):
+                if value:
+                    coef[block.offset + i] = coef.get(block.offset + i, 0.0) + count * value
+        else:
+            _, held, peak = b.linear[edge]
+            add_linear(held if which == "held" else peak, count)
+    index = np.array(sorted(coef), dtype=np.int64)
+    return index, np.array([coef[i] for i in index]), int(const)

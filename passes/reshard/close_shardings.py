@@ -1,0 +1,50 @@
+"""`close-shardings`: make every open dim closed (`{"x", ?}` -> `{"x"}`, `{?}` -> `{}`).
+
+Run after propagation, when nothing more may be added; values with no sharding at all get a
+fully replicated one on the module's mesh when the module has exactly one mesh.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shardc.ir.core import Module, Value
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.ops.manual import fill_all, sync_all
+from shardc.ir.types import DistributedTensorType
+from shardc.passes.manager import Pass, PassContext, register_pass
+from shardc.passes.propagation.layouts import close
+
+
+@register_pass("close-shardings")
+@dataclass(frozen=True)
+class CloseShardings(Pass):
+    """Close every open dim: after this, propagation can add nothing."""
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        mesh = next(iter(module.meshes.values())) if len(module.meshes) == 1 else None
+        fill_all(module)  # manual_computation values take their shardings from its attributes
+
+        def fix(v: Value) -> None:
+            m = v.mapping
+            if m is not None:
+                v.set_mapping(close(m))
+            elif mesh is not None:
+                v.set_mapping(NamedMapping.fully_replicated(mesh, v.type.rank))
+
+        for func in module.functions.values():
+            for a in func.args:
+                fix(a)
+            for op in func.body:
+                for r in op.results:
+                    fix(r)
+            for i, t in enumerate(func.result_types):
+                m = t.mapping if isinstance(t, DistributedTensorType) else None
+                if m is not None:
+                    func.result_types[i] = DistributedTensorType(t.shape, t.dtype, close(m))
+                elif mesh is not None:
+                    func.result_types[i] = DistributedTensorType(
+                        t.shape, t.dtype, NamedMapping.fully_replicated(mesh, t.rank)
+                    )
+        sync_all(module)  # ... and give them back closed
+

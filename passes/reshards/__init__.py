@@ -1,1 +1,0 @@
-"""What the insert-reshards pass (passes/insert_reshards.py) is made of."""

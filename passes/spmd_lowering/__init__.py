@@ -1,2 +1,0 @@
-"""What the spmd pass (passes/spmd.py) is made of: the lowering of each op family to per-device
-code (see that module's docstring)."""
