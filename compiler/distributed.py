@@ -11,10 +11,17 @@ collectives that cross processes (gloo between CPU processes, NCCL/ICI on accele
 Inputs are built per process from the global arrays with `jax.make_array_from_callback`: a
 process materialises only the shards on its own devices. A watchdog ends the process with an
 error after `timeout` seconds, so a peer that died or never came never leaves it hanging.
+
+What listens (docs/cli.md, "Security"): process 0 serves JAX's coordination service on the
+coordinator's own address (`bind` changes it; JAX's default would be every interface), and
+each process's gloo transport listens where JAX puts it: on the address this machine's
+hostname resolves to, or, for a cluster whose coordinator is on loopback (all its processes on
+this machine), on that loopback address too.
 """
 
 from __future__ import annotations
 
+import ipaddress
 import math
 import os
 import sys
@@ -30,23 +37,29 @@ from shardc.executors.jax_runtime import import_jax
 from shardc.ir.diagnostics import ShardcError
 from shardc.pipeline import CompileResult
 
-__all__ = ["Cluster", "check_on_cluster", "crossing_collectives", "run_on_cluster"]
+__all__ = ["Cluster", "bind_cpu_collectives", "check_on_cluster", "crossing_collectives",
+           "run_on_cluster"]
 
 
 @dataclass(frozen=True)
 class Cluster:
     """Where this process sits in a cluster: the coordinator's `HOST:PORT`, how many
-    processes, which one this is, and how long (seconds) it may take before giving up."""
+    processes, which one this is, how long (seconds) it may take before giving up, and the
+    host process 0's coordination service listens on (None: the coordinator's HOST; `0.0.0.0`
+    or `[::]` is every interface)."""
 
     coordinator: str
     num_processes: int
     process_id: int
     timeout: float = 300.0
+    bind: str | None = None
 
     def __post_init__(self) -> None:
         host, sep, port = self.coordinator.rpartition(":")
         if not sep or not host or not port.isdigit():
             raise ShardcError(f"--coordinator takes HOST:PORT, got '{self.coordinator}'")
+        if self.bind is not None:
+            object.__setattr__(self, "bind", _bind_host(self.bind))
         if self.num_processes < 1:
             raise ShardcError(f"--num-processes must be at least 1, got {self.num_processes}")
         if not 0 <= self.process_id < self.num_processes:
@@ -58,6 +71,25 @@ class Cluster:
     @property
     def name(self) -> str:
         return f"process {self.process_id} of {self.num_processes}"
+
+    @property
+    def bind_address(self) -> str:
+        """`HOST:PORT` process 0's coordination service listens on."""
+        host, _, port = self.coordinator.rpartition(":")
+        return f"{self.bind or host}:{port}"
+
+    @property
+    def loopback(self) -> str | None:
+        """The coordinator's host when it is a loopback address (`127.0.0.1`, `::1`,
+        `localhost`): then every process is on this machine, and its collectives stay on
+        loopback too. None for a coordinator other hosts can reach."""
+        host = self.coordinator.rpartition(":")[0].removeprefix("[").removesuffix("]")
+        if host == "localhost":
+            return host
+        try:
+            return host if ipaddress.ip_address(host).is_loopback else None
+        except ValueError:  # a host name: resolved by each process, not ours to judge
+            return None
 
     def join(self, expire: Callable[[str], None] | None = None) -> Any:
         """Start the watchdog, set gloo for CPU collectives and `jax.distributed.initialize`;
@@ -71,13 +103,21 @@ class Cluster:
             jax.distributed.initialize(
                 coordinator_address=self.coordinator, num_processes=self.num_processes,
                 process_id=self.process_id,
+                # JAX's default is every interface ([::]:PORT): a job meant for one machine,
+                # or one network, would take connections from anywhere that reaches this one.
+                coordinator_bind_address=self.bind_address,
                 # JAX ends the process (a C++ fatal error) when this passes: let the watchdog,
                 # whose message says what happened, go first.
                 initialization_timeout=math.ceil(self.timeout) + 10,
             )
         except Exception as e:  # the runtime's errors (unreachable coordinator, timeout)
-            raise ShardcError(f"{self.name}: cannot join the cluster at {self.coordinator}: "
-                              f"{type(e).__name__}: {e}") from None
+            serving = (f" (process 0 serves the coordinator on {self.bind_address}, which must "
+                       "be an address of this machine; --coordinator-bind sets another)"
+                       if self.process_id == 0 else "")
+            raise ShardcError(f"{self.name}: cannot join the cluster at {self.coordinator}"
+                              f"{serving}: {type(e).__name__}: {e}") from None
+        if self.loopback is not None:
+            bind_cpu_collectives(self.loopback)
         return jax
 
     def start_watchdog(self, expire: Callable[[str], None] | None = None) -> None:
@@ -86,6 +126,52 @@ class Cluster:
         timer = threading.Timer(self.timeout, expire or _exit_with, args=(message,))
         timer.daemon = True
         timer.start()
+
+
+def bind_cpu_collectives(host: str) -> None:
+    """Make JAX's CPU collectives between processes (gloo over TCP) listen on `host`, e.g.
+    `"127.0.0.1"` for a cluster on one machine. Call after `jax.distributed.initialize`,
+    before anything touches JAX's devices.
+
+    JAX binds gloo to the address this machine's hostname resolves to (on many machines its
+    network address) and has no public setting for it: this replaces JAX's CPU backend
+    factory with its own `make_cpu_client`, given gloo collectives on `host`."""
+    jax = import_jax()
+    try:
+        from jax._src import distributed, xla_bridge
+        from jax._src.lib import _jax
+        from jax.extend.backend import register_backend_factory
+
+        make_gloo, make_cpu_client = _jax.make_gloo_tcp_collectives, xla_bridge.make_cpu_client
+    except (ImportError, AttributeError) as e:  # JAX's internals moved: say so, never listen
+        raise ShardcError(f"cannot keep JAX {jax.__version__}'s CPU collectives on {host}: "
+                          f"{type(e).__name__}: {e}") from None
+    client = distributed.global_state.client
+    if client is None:
+        raise ShardcError("bind_cpu_collectives: call jax.distributed.initialize first")
+
+    def cpu_client() -> Any:
+        return make_cpu_client(collectives=make_gloo(distributed_client=client, hostname=host))
+
+    try:
+        register_backend_factory("cpu", cpu_client, priority=0, fail_quietly=False)
+    except RuntimeError as e:  # "Backend cpu already initialized"
+        raise ShardcError(f"bind_cpu_collectives: JAX's devices are in use already ({e}); call "
+                          "it before anything touches them") from None
+
+
+def _bind_host(host: str) -> str:
+    """`--coordinator-bind`'s host as gRPC takes it: IPv6 addresses in brackets; no port."""
+    inner = host.removeprefix("[").removesuffix("]")
+    if ":" in inner or inner != host:
+        try:
+            return f"[{ipaddress.IPv6Address(inner)}]"
+        except ValueError:
+            pass
+    elif inner and not any(c.isspace() or c in "/[]" for c in inner):
+        return inner
+    raise ShardcError(f"--coordinator-bind takes a host or an address without a port (the "
+                      f"port is --coordinator's), e.g. 10.0.0.1 or [::], got '{host}'")
 
 
 def _exit_with(message: str) -> None:

@@ -10,26 +10,31 @@ runs by hand on each host of a real cluster. The processes simulate hosts with C
 devices are split evenly across them and collectives over a split axis cross processes (over
 gloo). If a process fails, the others get a few seconds to finish and are then stopped; if
 the cluster is not done after `timeout` seconds, every process is stopped. Either way the
-launcher says which process did what and returns 1: it never hangs.
+launcher says which process did what and returns 1: it never hangs. On Linux the processes
+die with the launcher too (`PR_SET_PDEATHSIG`), so even a launcher killed outright leaves none
+behind, listening or computing.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import os
 import re
+import signal
 import socket
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import IO
 
 from shardc.ir.diagnostics import ShardcError
 
 __all__ = ["free_port", "launch_local"]
 
+_PR_SET_PDEATHSIG = 1  # <linux/prctl.h>
 GRACE_S = 5.0  # how long the others may take to finish once one process has failed
 _MAIN = "import sys; from shardc.cli import main; sys.exit(main(sys.argv[1:]))"
 _FRAME = re.compile(r"\s+@\s+0x[0-9a-f]+ ")
@@ -69,7 +74,8 @@ def _run(argv: Sequence[str], coordinator: str, env: dict[str, str],
                        "--num-processes", str(processes), "--process-id", str(i),
                        "--timeout", f"{timeout:g}"]
             children.append(subprocess.Popen(command, stdout=out, stderr=err, env=env,
-                                             stdin=subprocess.DEVNULL))
+                                             stdin=subprocess.DEVNULL,
+                                             preexec_fn=_die_with(os.getpid())))
         codes = _wait(children, timeout)
     except BaseException:  # Ctrl-C, or a process that cannot start: leave none behind
         _stop(children)
@@ -96,6 +102,21 @@ def _child_env(per_process: int) -> dict[str, str]:
     env["XLA_FLAGS"] = f"{flags} --xla_force_host_platform_device_count={per_process}".strip()
     env["JAX_PLATFORMS"] = "cpu"  # simulated hosts: each process its own CPU devices
     return env
+
+
+def _die_with(parent: int) -> Callable[[], None] | None:
+    """For `Popen(preexec_fn=...)` (Linux): the child gets SIGKILL when `parent` dies, however
+    it dies; a child whose parent died before this took effect ends at once."""
+    if not sys.platform.startswith("linux"):
+        return None
+    prctl = ctypes.CDLL(None, use_errno=True).prctl
+
+    def arm() -> None:  # runs in the child, between fork and exec
+        prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != parent:
+            os._exit(1)
+
+    return arm
 
 
 def _wait(children: list[subprocess.Popen], timeout: float) -> list[int | str | None]:

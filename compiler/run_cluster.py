@@ -45,6 +45,10 @@ def add_cluster_options(p: argparse.ArgumentParser) -> None:
                    help="processes in the cluster (with --coordinator)")
     g.add_argument("--process-id", type=int, default=None, metavar="I",
                    help="this process's index, 0..N-1 (with --coordinator)")
+    g.add_argument("--coordinator-bind", default=None, metavar="HOST",
+                   help="process 0's coordinator listens on HOST's address instead of the "
+                   "coordinator's; 0.0.0.0 or [::]: every interface, open to anyone who "
+                   "reaches this machine (the service has no authentication)")
     g.add_argument("--timeout", type=float, default=300.0, metavar="S",
                    help="give up (exit 1) when the cluster has not finished after S seconds")
 
@@ -52,19 +56,23 @@ def add_cluster_options(p: argparse.ArgumentParser) -> None:
 def cluster_of(args: argparse.Namespace, usage_error: type[Exception]) -> Cluster | None:
     """The cluster this process joins (None: a single process); checks the options."""
     joined = [args.coordinator, args.num_processes, args.process_id]
-    if args.processes is not None and any(v is not None for v in joined):
-        raise usage_error("--processes starts a local cluster; --coordinator, "
-                          "--num-processes and --process-id join one: give one or the other")
+    if args.processes is not None and any(v is not None for v in [*joined, args.coordinator_bind]):
+        raise usage_error("--processes starts a local cluster (on 127.0.0.1); --coordinator, "
+                          "--num-processes, --process-id and --coordinator-bind join one: give "
+                          "one or the other")
     if (args.processes is not None or args.coordinator is not None) and args.backend != "jax":
         raise usage_error("processes run on JAX's distributed runtime: add --backend jax")
     if all(v is None for v in joined):
+        if args.coordinator_bind is not None:
+            raise usage_error("--coordinator-bind goes with --coordinator HOST:PORT")
         return None
     if any(v is None for v in joined):
         raise usage_error("joining a cluster takes --coordinator HOST:PORT, "
                           "--num-processes N and --process-id I together")
     from shardc.distributed import Cluster
 
-    return Cluster(args.coordinator, args.num_processes, args.process_id, args.timeout)
+    return Cluster(args.coordinator, args.num_processes, args.process_id, args.timeout,
+                   args.coordinator_bind)
 
 
 def launch(

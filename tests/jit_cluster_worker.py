@@ -5,6 +5,8 @@
 
 Each process passes the same global inputs (numpy, and a global jax.Array built with
 `jax.make_array_from_callback`) and checks the shards it holds against `jax.jit`'s result.
+It joins the cluster as docs/jax.md ("Many processes and hosts") says a cluster on one machine
+should: everything it listens on stays on loopback.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from jax.sharding import NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
 import shardc  # noqa: E402
+from shardc.distributed import bind_cpu_collectives  # noqa: E402
 
 
 def mlp(x, w1, w2):
@@ -31,7 +34,9 @@ def main() -> int:
     coordinator, process_id = sys.argv[1], int(sys.argv[2])
     jax.config.update("jax_cpu_collectives_implementation", "gloo")
     jax.distributed.initialize(coordinator_address=coordinator, num_processes=2,
-                               process_id=process_id, initialization_timeout=60)
+                               process_id=process_id, initialization_timeout=60,
+                               coordinator_bind_address=coordinator)
+    bind_cpu_collectives("127.0.0.1")  # gloo, which JAX binds to the hostname's address
     # "dp" across the processes, "tp" within each: FSDP-style weights sharded over "dp"
     # make the all-gathers cross processes.
     mesh = jax.make_mesh((2, 4), ("dp", "tp"))

@@ -6,6 +6,7 @@ fails, a cluster that never forms and bad options (an error and a status, never 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -18,6 +19,7 @@ pytest.importorskip("jax")
 from shardc.distributed import Cluster  # noqa: E402
 from shardc.ir.diagnostics import ShardcError  # noqa: E402
 from shardc.launch import _wait, free_port  # noqa: E402
+from tests import listening  # noqa: E402
 
 ROOT = Path(__file__).parent.parent
 
@@ -47,11 +49,13 @@ def test_two_processes_with_collectives_across_them() -> None:
 
 
 def test_jit_under_jax_distributed() -> None:
+    # Also what the workers listen on, joined as docs/jax.md says: loopback only.
     coordinator = f"127.0.0.1:{free_port()}"
     worker = [sys.executable, str(ROOT / "tests" / "jit_cluster_worker.py"), coordinator]
     children = [subprocess.Popen([*worker, str(i)], stdout=subprocess.PIPE,
                                  stderr=subprocess.STDOUT, text=True) for i in range(2)]
     try:
+        seen = listening.watch(children, limit=120) if listening.readable() else {}
         outputs = [c.communicate(timeout=120)[0] for c in children]
     finally:
         for c in children:
@@ -59,6 +63,22 @@ def test_jit_under_jax_distributed() -> None:
     for i, (child, out) in enumerate(zip(children, outputs)):
         assert child.returncode == 0, out
         assert f"process {i}: sharding" in out and " 0 failures, cache 1" in out, out
+    if seen:
+        sockets = {(a, p) for c in children for a, p in seen[c.pid].sockets}
+        assert int(coordinator.rpartition(":")[2]) in {p for _, p in sockets}
+        assert len(sockets) >= 3 and all(listening.is_loopback(a) for a, _ in sockets), sockets
+
+
+def test_docs_join_a_cluster_as_the_worker_does() -> None:
+    # docs/jax.md shows how to join a cluster with everything on loopback: the lines of
+    # tests/jit_cluster_worker.py, which the test above runs (and checks the sockets of).
+    blocks = re.findall(r"^```text\n(.*?)^```", (ROOT / "docs" / "jax.md").read_text(),
+                        re.M | re.S)
+    shown = [b for b in blocks if "coordinator_bind_address" in b]
+    worker = {line.split("  # noqa")[0].strip() for line in
+              (ROOT / "tests" / "jit_cluster_worker.py").read_text().splitlines()}
+    assert len(shown) == 1
+    assert [line for line in shown[0].splitlines() if line.strip() not in worker] == []
 
 
 def test_a_failed_process_stops_the_others_after_a_grace_period(monkeypatch) -> None:
@@ -91,6 +111,11 @@ def test_a_process_whose_peers_never_come_gives_up() -> None:
     (["--backend", "jax", "--processes", "2", "--process-id", "0"], 2, "one or the other"),
     (["--backend", "jax", "--coordinator", "nohost", "--num-processes", "2",
       "--process-id", "0"], 1, "HOST:PORT"),
+    (["--backend", "jax", "--coordinator-bind", "0.0.0.0"], 2, "goes with --coordinator"),
+    (["--backend", "jax", "--processes", "2", "--coordinator-bind", "0.0.0.0"], 2,
+     "one or the other"),
+    (["--backend", "jax", "--coordinator", "h:1", "--num-processes", "2", "--process-id", "0",
+      "--coordinator-bind", "h:2"], 1, "without a port"),
 ])
 def test_bad_options(args: list[str], status: int, message: str) -> None:
     proc = shardc_cli("run", "examples/mlp.mlir", *args, timeout=60)
@@ -122,8 +147,8 @@ def test_every_run_option_reaches_each_process() -> None:
             "--train", "adam", "--scale", "0.25"]
     given = parser.parse_args(argv)
     defaults = parser.parse_args(["run", "--backend", "jax"])
-    cluster = {"processes", "coordinator", "num_processes", "process_id", "timeout", "func",
-               "command"}
+    cluster = {"processes", "coordinator", "num_processes", "process_id", "coordinator_bind",
+               "timeout", "func", "command"}
     unset = [k for k, v in vars(given).items() if k not in cluster and v == vars(defaults)[k]]
     assert unset == ["backend"], "set every option of `run` in this test"
     again = vars(parser.parse_args(process_argv(given)))
