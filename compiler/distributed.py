@@ -59,7 +59,7 @@ class Cluster:
         if not sep or not host or not port.isdigit():
             raise ShardcError(f"--coordinator takes HOST:PORT, got '{self.coordinator}'")
         if self.bind is not None:
-            object.__setattr__(self, "bind", _bind_host(self.bind))
+            _bind_host(self.bind)  # checked here: a bad one is an error before anything runs
         if self.num_processes < 1:
             raise ShardcError(f"--num-processes must be at least 1, got {self.num_processes}")
         if not 0 <= self.process_id < self.num_processes:
@@ -76,7 +76,7 @@ class Cluster:
     def bind_address(self) -> str:
         """`HOST:PORT` process 0's coordination service listens on."""
         host, _, port = self.coordinator.rpartition(":")
-        return f"{self.bind or host}:{port}"
+        return f"{host if self.bind is None else _bind_host(self.bind)}:{port}"
 
     @property
     def loopback(self) -> str | None:
