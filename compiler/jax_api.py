@@ -4,10 +4,11 @@
     ins, outs = to_jax_shardings(module, mesh)            # NamedShardings, one per arg/result
     jax_mesh = mesh_to_jax(module.meshes["mesh"])          # a jax.sharding.Mesh, device order kept
 
-`from_jax` lowers with `jax.jit(f, in_shardings=..., out_shardings=...).lower(*args).as_text()`
-and imports the StableHLO + sdy text (docs/interop.md says what imports). JAX is imported only
-when these functions run; without it they raise a `ShardcError` with the install command.
-See docs/jax.md.
+`from_jax` lowers with `jax.jit(f, in_shardings=..., out_shardings=...).lower(*args)`, prints it
+with `as_text(debug_info=True)` (every op keeps the file and line of the Python that made it, so
+errors and `shardc explain` point at the user's code) and imports the StableHLO + sdy text
+(docs/interop.md says what imports). JAX is imported only when these functions run; without it
+they raise a `ShardcError` with the install command. See docs/jax.md.
 """
 
 from __future__ import annotations
@@ -72,7 +73,7 @@ def from_jax(
     else:
         lowered = jitted.lower(*args)
     name = getattr(f, "__name__", "f")
-    return import_stablehlo(lowered.as_text(), f"<jax:{name}>")
+    return import_stablehlo(lowered.as_text(debug_info=True), f"<jax:{name}>")
 
 
 def _bind_specs(shardings: Any, mesh: Any, what: str) -> Any:

@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from shardc.ir.attributes import Keyword, Symbol, dense_from_numpy
-from shardc.ir.core import Block, Function, Module, Operation, Value
+from shardc.ir.core import Block, Cause, Function, Module, Operation, Value
 from shardc.ir.diagnostics import Location
 from shardc.ir.mapping import UNCONSTRAINED, NamedMapping, SpecEntry
 from shardc.ir.mesh import DeviceMesh
@@ -83,6 +83,9 @@ class Builder:
     def __init__(self, module: Module | None = None, loc: Location | None = None):
         self.module = module or Module()
         self.loc = loc
+        # What an insertion point inherits from its anchor (`insertion_point`).
+        self.loc_written = False
+        self.cause: Cause | None = None
         self._block: Block | None = None
         self._anchor: tuple[str, Operation] | None = None
 
@@ -106,17 +109,17 @@ class Builder:
 
     @contextlib.contextmanager
     def insertion_point(self, *, before: Operation | None = None, after: Operation | None = None):
-        """Insert new ops before/after an existing op (inheriting its location)."""
-        saved = (self._block, self._anchor, self.loc)
+        """Insert new ops before/after an existing op (inheriting its location and cause)."""
+        saved = (self._block, self._anchor, self.loc, self.loc_written, self.cause)
         anchor = before or after
         assert anchor is not None and anchor.parent is not None
         self._block = anchor.parent
         self._anchor = ("before", anchor) if before is not None else ("after", anchor)
-        self.loc = anchor.loc
+        self.loc, self.loc_written, self.cause = anchor.loc, anchor.loc_written, anchor.cause
         try:
             yield self
         finally:
-            self._block, self._anchor, self.loc = saved
+            self._block, self._anchor, self.loc, self.loc_written, self.cause = saved
 
     # ----- generic op creation --------------------------------------------------------------
 
@@ -138,7 +141,8 @@ class Builder:
             t if isinstance(t, DistributedTensorType) else DistributedTensorType(t.shape, t.dtype)
             for t in result_types
         ]
-        op = Operation(name, operands, result_types, attrs, self.loc)
+        op = Operation(name, operands, result_types, attrs, self.loc, self.loc_written,
+                       self.cause)
         assert self._block is not None, "no insertion point: use `with builder.function(...)`"
         if self._anchor is None:
             self._block.append(op)

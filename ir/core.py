@@ -99,11 +99,22 @@ class Value:
         return f"<Value %{self.name_hint or '?'}: {self.type}>"
 
 
+class Cause:
+    """Why a pass made an op: passes subclass it with frozen dataclasses (e.g. the reshard
+    insert-reshards put on an operand, passes/reshard/reshards/provenance.py). It is not part of
+    the IR's meaning (never printed or compared); an op a rewrite derives from another inherits
+    it with the location (`Operation.at`), so a collective still knows which reshard it lowers."""
+
+    __slots__ = ()
+
+
 class Operation:
     """One op: a name, operands, results, typed attributes and a source location.
 
     `loc` is where diagnostics point; `loc_written` says whether the text spelled it
-    (`loc("f.py":3:1)`), in which case the printer writes it back.
+    (`loc("f.py":3:1)`), in which case the printer writes it back. `cause` is why a pass made
+    the op (None for ops the program was written with). Ops a rewrite makes in place of another
+    are built with `Operation.at(old, ...)`, so they keep its location and cause.
 
     NOTE: `scratch` is a pass's own per-op record while that pass runs (None otherwise; the
     pass that sets it clears it before it returns). It is not part of the IR: never printed,
@@ -119,6 +130,7 @@ class Operation:
         "attributes",
         "loc",
         "loc_written",
+        "cause",
         "parent",
         "prev",
         "next",
@@ -134,6 +146,7 @@ class Operation:
         attributes: dict[str, Any] | None = None,
         loc: Location | None = None,
         loc_written: bool = False,
+        cause: Cause | None = None,
     ):
         self.name = name
         self._operands: list[Value] = []
@@ -141,12 +154,27 @@ class Operation:
         self.attributes: dict[str, Any] = dict(attributes or {})
         self.loc = loc
         self.loc_written = loc_written
+        self.cause = cause
         self.parent: Block | None = None
         self.prev: Operation | None = None
         self.next: Operation | None = None
         self.scratch: object = None
         for v in operands:
             self._add_operand(v)
+
+    @classmethod
+    def at(
+        cls,
+        where: Operation,
+        name: str,
+        operands: Sequence[Value],
+        result_types: Sequence[TensorType],
+        attributes: dict[str, Any] | None = None,
+    ) -> Operation:
+        """A new op made in place of (or for) `where`: it inherits `where`'s location, written
+        or not, and its cause."""
+        return cls(name, operands, result_types, attributes, where.loc, where.loc_written,
+                   where.cause)
 
     # ----- operands ------------------------------------------------------------------------
 
@@ -211,6 +239,7 @@ class Operation:
             dict(self.attributes),
             self.loc,
             self.loc_written,
+            self.cause,
         )
         for mine, theirs in zip(op.results, self.results):
             mine.name_hint = theirs.name_hint if not (theirs.name_hint or "").isdigit() else None

@@ -69,7 +69,7 @@ def _from_iota(indices: Value, ivd: int, component: int) -> bool:
 
 def _new_op(at: Operation, name: str, operands: list[Value], shape: tuple[int, ...],
             dtype: str, attributes: dict) -> Value:
-    op = Operation(name, operands, [DistributedTensorType(shape, dtype)], attributes, at.loc)
+    op = Operation.at(at, name, operands, [DistributedTensorType(shape, dtype)], attributes)
     at.parent.insert_before(at, op)  # type: ignore[union-attr]
     return op.result
 

@@ -69,7 +69,7 @@ def import_call(module: Module, call: Operation, regions: SymbolTable) -> Operat
     if thread is not None:
         attrs[EXECUTION_THREAD] = thread
     named = call.replace_with(
-        Operation("named_computation", call.operands, types, attrs, call.loc, call.loc_written)
+        Operation.at(call, "named_computation", call.operands, types, attrs)
     )
     sync_body_results(named, body)
     return named

@@ -39,6 +39,11 @@ class OriginTracker:
         self.values: dict[int, Value] = {}
         self._results: dict[tuple[str, int], dict[str, Origin]] = {}
         self._interned: dict[tuple[str, str, str], Origin] = {}
+        # Per value and axis, the neighbour it took the axis from (`path` walks them back to
+        # the annotation; compiler/explain/collectives.py prints the walk).
+        self._from: dict[int, dict[str, Value]] = {}
+        # The sharding each annotated value was written with (priorities included).
+        self._written: dict[int, NamedMapping] = {}
         self.chosen: Mapping[Value, Collection[str]] = {}
         # What propagation reported, replayed in order when someone first reads the origins:
         # most runs (`shardc opt`, the benchmarks) never do. An event keeps the neighbours of
@@ -108,6 +113,7 @@ class OriginTracker:
         if m is None:
             return
         self.values[id(v)] = v
+        self._written[id(v)] = m
         auto = self.chosen.get(v, ())
         self._by_value[id(v)] = {
             str(a): self._origin(AUTO_SHARD if str(a) in auto else name) for a in m.used_axes()
@@ -115,7 +121,7 @@ class OriginTracker:
 
     def _find(
         self, axis: str, name: str, neighbours: tuple[Value, ...], exclude: Value
-    ) -> Origin | None:
+    ) -> tuple[Origin, Value] | None:
         for v in neighbours:
             if v is exclude:
                 continue
@@ -123,10 +129,10 @@ class OriginTracker:
             if not known:
                 continue
             if axis in known:
-                return known[axis]
+                return known[axis], v
             for key, origin in known.items():
                 if key.split(":")[0] == f'"{name}"' or key.startswith(f'"{name}"'):
-                    return origin
+                    return origin, v
         return None
 
     def record(
@@ -139,7 +145,12 @@ class OriginTracker:
     ) -> None:
         """`v` went from `old` to `new` through `via` in `stage`."""
         neighbours = (*via.operands, *via.results) if via is not None else ()
-        self._pending.append((self._record, v, old, new, via, neighbours, stage))
+        returned = None
+        if via is not None and via.name == "return" and via.function is not None:
+            # From the function's declared result: the identity edge of a returned value.
+            index = next(i for i, o in enumerate(via.operands) if o is v)
+            returned = (via.function.name, index)
+        self._pending.append((self._record, v, old, new, via, neighbours, stage, returned))
 
     def _record(
         self,
@@ -149,6 +160,7 @@ class OriginTracker:
         via: Operation | None,
         neighbours: tuple[Value, ...],
         stage: str,
+        returned: tuple[str, int] | None = None,
     ) -> None:
         known = self._by_value.setdefault(id(v), {})
         self.values[id(v)] = v
@@ -157,9 +169,14 @@ class OriginTracker:
             key = str(ref)
             if key in before or key in known:
                 continue
-            source = self._find(key, ref.name, neighbours, v)
-            label = source.source if source is not None else "propagation"
+            found = self._find(key, ref.name, neighbours, v)
+            label = found[0].source if found is not None else "propagation"
+            if found is None and returned is not None:
+                declared = self._results.get(returned, {})
+                label = declared[key].source if key in declared else label
             known[key] = self._origin(label, via.name if via is not None else "", stage)
+            if found is not None:
+                self._from.setdefault(id(v), {})[key] = found[1]
 
     def copy(self, member: Value, source: Value, via: Operation | None, stage: str) -> None:
         """`member` took the sharding of `source` (one group or linked set)."""
@@ -170,7 +187,9 @@ class OriginTracker:
         self.values[id(member)] = member
         known = self._by_value.setdefault(id(member), {})
         for key, origin in src.items():
-            known.setdefault(key, self._origin(origin.source, "sharding_group", stage))
+            if key not in known:
+                known[key] = self._origin(origin.source, "sharding_group", stage)
+                self._from.setdefault(id(member), {})[key] = source
 
     def record_result(self, func: Function, index: int, old, new: NamedMapping, v: Value) -> None:
         """Result `index` of `func` went from `old` to `new`, from the returned value `v`."""
@@ -184,6 +203,42 @@ class OriginTracker:
             if key not in known:
                 origin = src.get(key)
                 known[key] = self._origin(origin.source if origin else "propagation", "return")
+
+    def written(self, v: Value) -> NamedMapping | None:
+        """The sharding `v` was written with before propagation (None: none was)."""
+        self._replay()
+        return self._written.get(id(v))
+
+    def origin(self, v: Value, axis: str) -> Origin | None:
+        """Where `v`'s `axis` (`'"tp"'`, `'"x":(1)2'`, as `str(AxisRef)`) came from."""
+        known = self.by_value.get(id(v), {})
+        found = known.get(axis)
+        if found is None:  # a sub-axis of an axis recorded whole, or the reverse
+            name = axis.split(":")[0]
+            found = next((o for k, o in known.items() if k.split(":")[0] == name), None)
+        return found
+
+    def path(self, v: Value, axis: str, limit: int = 100_000) -> list[tuple[Value, Origin]]:
+        """The values `axis` of `v` travelled through, `v` first and the annotated value (or the
+        first value propagation gave it to) last, each with its origin: a walk back along the
+        neighbours propagation took the axis from."""
+        self._replay()
+        out: list[tuple[Value, Origin]] = []
+        seen: set[int] = set()
+        cur: Value | None = v
+        while cur is not None and id(cur) not in seen and len(out) < limit:
+            seen.add(id(cur))
+            found = self.origin(cur, axis)
+            if found is None:
+                break
+            out.append((cur, found))
+            if not found.via:
+                break  # the annotation itself
+            came = self._from.get(id(cur), {})
+            cur = came.get(axis) or next(
+                (n for k, n in came.items() if k.split(":")[0] == axis.split(":")[0]), None
+            )
+        return out
 
     def describe(self, v: Value) -> str:
         """`{"dp" = input: 0, "tp" = input: 1 via dot_general (priority 0, stage 2)}`."""

@@ -341,7 +341,8 @@ def _open_constraint_after(v: Value, like: NamedMapping) -> Value:
     t = v.type
     open_type = DistributedTensorType(t.shape, t.dtype, NamedMapping.fully_open(like.mesh, t.rank))
     d = v.defining_op
-    op = Operation("sharding_constraint", [v], [open_type], {}, d.loc if d is not None else None)
+    op = (Operation.at(d, "sharding_constraint", [v], [open_type]) if d is not None
+          else Operation("sharding_constraint", [v], [open_type]))
     block = d.parent if d is not None else v.owner.body
     block.insert_after_definition(v, op)
     new = op.results[0]

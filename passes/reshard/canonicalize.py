@@ -82,12 +82,12 @@ def all_reduce_then_slice(op: Operation) -> bool:
             kept = tuple(a for a in mapping.unreduced if a not in rest)
             partial = mapping.replace(unreduced=kept)
             t = DistributedTensorType(source.type.shape, source.type.dtype, partial)
-            first = Operation("all_reduce", [source], [t], {"reduction_axes": rest}, reduce.loc)
+            first = Operation.at(reduce, "all_reduce", [source], [t], {"reduction_axes": rest})
             built.append(block.insert_before(op, first))
             verify_operation(first)
             source = first.result
         attrs = {"scatter_axes": op.attr("slicing_axes")}
-        new = Operation("reduce_scatter", [source], [op.result.type], attrs, op.loc)
+        new = Operation.at(op, "reduce_scatter", [source], [op.result.type], attrs)
         built.append(block.insert_before(op, new))
         verify_operation(new)
     except ShardcError:  # a layout the IR's ops cannot spell: keep the original pair
@@ -217,14 +217,14 @@ def reduce_scatter_fusion(op: Operation) -> bool:
         attrs["reduction_op"] = reduce.attr("reduction_op")
     block = op.parent
     assert block is not None
-    new = block.insert_before(op, Operation(
-        "reduce_scatter", [source], [DistributedTensorType(source.type.shape, source.type.dtype,
-                                                           mapping)], attrs, reduce.loc))
+    new = block.insert_before(op, Operation.at(
+        reduce, "reduce_scatter", [source],
+        [DistributedTensorType(source.type.shape, source.type.dtype, mapping)], attrs))
     verify_operation(new)
     final = new.result
     if any(residual):
-        rest = block.insert_before(op, Operation(
-            "all_slice", [final], [op.result.type], {"slicing_axes": tuple(residual)}, op.loc))
+        rest = block.insert_before(op, Operation.at(
+            op, "all_slice", [final], [op.result.type], {"slicing_axes": tuple(residual)}))
         verify_operation(rest)
         final = rest.result
     for user in users:

@@ -82,7 +82,7 @@ def export_named_computation(module: Module, op: Operation, table: SymbolTable) 
              if k not in ("name", "body", EXECUTION_THREAD)}
     attrs["callee"] = Symbol(body.name)
     types = [r.type for r in op.results]
-    return op.replace_with(Operation("call", op.operands, types, attrs, op.loc, op.loc_written))
+    return op.replace_with(Operation.at(op, "call", op.operands, types, attrs))
 
 
 def export_named_computations(module: Module) -> list[Operation]:

@@ -73,13 +73,13 @@ def local_sharding(m: NamedMapping, manual: Sequence[str]) -> NamedMapping:
 class _Body:
     """Builds the ops of the manual computation's body, typed with the body's sharding."""
 
-    def __init__(self, func: Function, sharding: NamedMapping, loc):
-        self.func, self.sharding, self.loc = func, sharding, loc
+    def __init__(self, func: Function, sharding: NamedMapping, anchor: Operation):
+        self.func, self.sharding, self.anchor = func, sharding, anchor
 
     def emit(self, name: str, operands: list[Value], attrs: dict, shape: tuple[int, ...]
              ) -> Value:
         t = DistributedTensorType(shape, operands[0].type.dtype, self.sharding)
-        return self.func.body.append(Operation(name, operands, [t], attrs, self.loc)).result
+        return self.func.body.append(Operation.at(self.anchor, name, operands, [t], attrs)).result
 
     def slice(self, v: Value, dim: int, lo: int, hi: int) -> Value:
         shape = v.type.shape
@@ -128,16 +128,16 @@ def shift_padding_low(anchor: Operation, padded: Value, sharding: NamedMapping,
     body = Function(_body_name(func.module, func), [local], [local], visibility="private",
                     loc=anchor.loc)
     func.module.add_function(body)
-    build = _Body(body, inner, anchor.loc)
+    build = _Body(body, inner, anchor)
     v = body.args[0]
     for dim, n in shifts:
         dim_axes = [a for a in sharding.dims[dim].axes if a.name in manual]
         v = build.shift_right(v, dim, n, right_shift_pairs(mesh, dim_axes))
-    body.body.append(Operation("return", [v], [], {}, anchor.loc))
-    op = Operation("manual_computation", [padded], [padded.type], {
+    body.body.append(Operation.at(anchor, "return", [v], [], {}))
+    op = Operation.at(anchor, "manual_computation", [padded], [padded.type], {
         "body": Symbol(body.name), "in_shardings": (sharding,),
         "manual_axes": tuple(AxisRef(n) for n in axes), "out_shardings": (sharding,),
-    }, anchor.loc)
+    })
     anchor.parent.insert_before(anchor, op)
     fill_values(op)
     return op.result
@@ -149,15 +149,16 @@ def pad_high(anchor: Operation, v: Value, shape: tuple[int, ...], sharding: Name
     constant first), inserted before `anchor`, its result sharded as `sharding`."""
     assert anchor.parent is not None
     dtype = v.type.dtype
-    zero = Operation("constant", [], [DistributedTensorType((), dtype)],
-                     {"value": DenseElements((scalar_of(0, dtype),))}, anchor.loc)
+    zero = Operation.at(anchor, "constant", [], [DistributedTensorType((), dtype)],
+                        {"value": DenseElements((scalar_of(0, dtype),))})
     anchor.parent.insert_before(anchor, zero)
     rank = len(shape)
-    pad = Operation("pad", [v, zero.result], [DistributedTensorType(shape, dtype, sharding)], {
+    pad = Operation.at(anchor, "pad", [v, zero.result],
+                       [DistributedTensorType(shape, dtype, sharding)], {
         "edge_padding_low": (0,) * rank,
         "edge_padding_high": tuple(a - b for a, b in zip(shape, v.type.shape, strict=True)),
         "interior_padding": (0,) * rank,
-    }, anchor.loc)
+    })
     anchor.parent.insert_before(anchor, pad)
     return pad.result
 
@@ -167,8 +168,8 @@ def slice_to(after: Operation, v: Value, shape: tuple[int, ...], sharding: Named
     """`stablehlo.slice` of `v` from 0 to `shape`, inserted after `after`."""
     assert after.parent is not None
     rank = len(shape)
-    op = Operation("slice", [v], [DistributedTensorType(shape, v.type.dtype, sharding)],
-                   {"start_indices": (0,) * rank, "limit_indices": tuple(shape),
-                    "strides": (1,) * rank}, after.loc)
+    op = Operation.at(after, "slice", [v], [DistributedTensorType(shape, v.type.dtype, sharding)],
+                      {"start_indices": (0,) * rank, "limit_indices": tuple(shape),
+                       "strides": (1,) * rank})
     after.parent.insert_after(after, op)
     return op.result

@@ -39,7 +39,7 @@ class InsertFuncCallReshards(Pass):
                 mine = r.mapping
                 if not equivalent(target, mine):
                     back = mine if mine is not None else closed_replicated(target)
-                    v = Cursor.after(op).create("reshard", r, back, {}, op.loc)
+                    v = Cursor.after(op).create("reshard", r, back, {}, op)
                     new_op = v.defining_op
                     r.replace_uses_if(v, lambda use, new_op=new_op: use.op is not new_op)
             for r, target in zip(op.results, targets, strict=True):

@@ -62,7 +62,7 @@ def emit_plan(op: Operation, source: Value, plan: Plan) -> Value:
     for step, layout in zip(plan.steps, plan.layouts[1:], strict=True):
         name, attrs = step_op(step)
         result = DistributedTensorType(shape, dtype, layout)
-        new = block.insert_before(op, Operation(name, [value], [result], attrs, op.loc))
+        new = block.insert_before(op, Operation.at(op, name, [value], [result], attrs))
         verify_operation(new)
         value = new.result
     return value

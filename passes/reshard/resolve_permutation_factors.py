@@ -192,7 +192,7 @@ class Resolver:
             v = halo.shift_padding_low(op, v, source, manual, shifts)
         target = self.mesh_like(mesh, reversed_mesh_ids(mesh, to_reverse),
                                 f"{source.mesh.name}_reversed")
-        v = Cursor.before(op).create("reshard", v, source.replace(mesh=target), {}, op.loc)
+        v = Cursor.before(op).create("reshard", v, source.replace(mesh=target), {}, op)
         op.set_operand(0, v)
         result = op.results[0]
         result.type = DistributedTensorType(v.type.shape, v.type.dtype, source)

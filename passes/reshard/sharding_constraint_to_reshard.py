@@ -24,8 +24,8 @@ class ShardingConstraintToReshard(Pass):
             for op in list(func.body):
                 if op.name != "sharding_constraint":
                     continue
-                new = Operation("reshard", [op.operand(0)], [op.result.type],
-                                dict(op.attributes), op.loc, op.loc_written)
+                new = Operation.at(op, "reshard", [op.operand(0)], [op.result.type],
+                                   dict(op.attributes))
                 op.parent.insert_before(op, new)  # type: ignore[union-attr]
                 new.result.name_hint = op.result.name_hint
                 op.result.replace_all_uses_with(new.result)

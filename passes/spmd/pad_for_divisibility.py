@@ -82,7 +82,7 @@ class _FunctionPadder:
 
     def emit(self, name: str, operands: list[Value], attrs: dict, t: TensorType) -> Value:
         assert self.anchor is not None and self.anchor.parent is not None
-        op = Operation(name, operands, [t], attrs, self.anchor.loc)
+        op = Operation.at(self.anchor, name, operands, [t], attrs)
         self.anchor.parent.insert_before(self.anchor, op)
         return op.result
 
@@ -243,8 +243,8 @@ class _FunctionPadder:
 
     def rebuild(self, op: Operation, operands: list[Value], types: list[TensorType],
                 attrs: dict | None = None) -> list[Value]:
-        new = Operation(op.name, operands, types,
-                        dict(op.attributes) if attrs is None else attrs, op.loc, op.loc_written)
+        new = Operation.at(op, op.name, operands, types,
+                           dict(op.attributes) if attrs is None else attrs)
         assert op.parent is not None
         op.parent.insert_before(op, new)
         verify_operation(new)

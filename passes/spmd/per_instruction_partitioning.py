@@ -256,10 +256,10 @@ class Partitioner:
         operands = [v if t.shape == v.type.shape else pad_high(op, v, t.shape, m)
                     for v, t, m in zip(op.operands, in_types, ins)]
         body = self.outline(op, ins, outs, in_types, out_types)
-        manual = Operation("manual_computation", operands, [
+        manual = Operation.at(op, "manual_computation", operands, [
             DistributedTensorType(t.shape, t.dtype, m) for t, m in zip(out_types, outs)
         ], {"body": Symbol(body.name), "in_shardings": tuple(ins), "manual_axes": axes,
-            "out_shardings": tuple(outs)}, op.loc)
+            "out_shardings": tuple(outs)})
         assert op.parent is not None
         op.parent.insert_before(op, manual)
         fill_values(manual)
@@ -293,7 +293,7 @@ class Partitioner:
             if t.shape != old.type.shape:
                 _grow(copy, old.type, t)
             r.type = DistributedTensorType(t.shape, t.dtype, m)
-        func.body.append(Operation("return", list(copy.results), [], {}, op.loc))
+        func.body.append(Operation.at(op, "return", list(copy.results), [], {}))
         try:
             verify_function(func)
         except ShardcError as e:

@@ -35,6 +35,7 @@ from shardc.ir.ops.scalar_bodies import identity_value
 from shardc.ir.types import DistributedTensorType
 from shardc.passes.propagation.factor_axes import axes_size
 from shardc.passes.propagation.layouts import closed, replicated
+from shardc.passes.reshard.reshards.provenance import mark_split
 from shardc.passes.reshard.reshards.scalar_bodies import Resharder
 
 _KINDS = ("add", "maximum", "minimum", "multiply")
@@ -103,7 +104,6 @@ def split_cumulative(
     def emit(name: str, operands: list[Value], attrs: dict, out: Sequence[int],
              mapping: NamedMapping | None) -> Value:
         new = b.create(name, operands, attrs, [DistributedTensorType(tuple(out), dtype, mapping)])
-        new.loc = op.loc
         return new.results[0]
 
     with b.insertion_point(before=op):
@@ -116,7 +116,7 @@ def split_cumulative(
             "reduce", [x2, ident], {"dimensions": (d + 1,), "kind": Keyword(kind)},
             totals_shape, totals_map,
         )
-        gathered = b.reshard(totals, gathered_map)
+        gathered = mark_split(b.reshard(totals, gathered_map), op)
         rw_pad = (0, s) if reverse else (s, 0)
         before = emit(
             "reduce_window", [gathered, ident], window(d, s, rw_pad, rank - 1),
@@ -135,7 +135,6 @@ def split_cumulative(
             "broadcast_in_dim", [before], {"broadcast_dimensions": kept},
             [DistributedTensorType(split_shape, dtype, split)],
         )
-        spread.loc = op.loc
         combined = emit(kind, [local, spread.results[0]], {}, split_shape, split)
         out = emit("reshape", [combined], {}, shape, m)
     rw.reshard_operand(spread, 0, totals_map)  # all_slice: each device its block's entry

@@ -66,6 +66,6 @@ def reshard_dot_result(
     fs.axes = conflicting_axes
     r = op.results[0]
     r.set_mapping(tensor_sharding(result, rule.results[0], rule, mesh, outs[0]))
-    v = Cursor.after(op).create("reshard", r, outs[0], {}, op.loc)
+    v = Cursor.after(op).create("reshard", r, outs[0], {}, op)
     new_op = v.defining_op
     r.replace_uses_if(v, lambda use: use.op is not new_op)

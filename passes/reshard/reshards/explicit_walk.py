@@ -197,7 +197,7 @@ class ExplicitReshards:
             if target is None:
                 assert source is not None
                 target = closed_replicated(source)
-            v = cursor.create("reshard", op.operand(i), target, {}, op.loc)
+            v = cursor.create("reshard", op.operand(i), target, {}, op)
             op.set_operand(i, v)
 
     # ----- ops --------------------------------------------------------------------------------
@@ -329,7 +329,7 @@ class ExplicitReshards:
         for i, (m, t) in enumerate(zip(ins, projection.operands, strict=True)):
             if update_in[i] or _other_order(m, mesh):
                 target = fsh.tensor_sharding(t, rule.operands[i], rule, mesh, m)
-                v = cursor.create("reshard", op.operand(i), target, {}, op.loc)
+                v = cursor.create("reshard", op.operand(i), target, {}, op)
                 op.set_operand(i, v)
         cursor = Cursor.after(op)
         for j, (m, t) in enumerate(zip(outs, projection.results, strict=True)):
@@ -338,7 +338,7 @@ class ExplicitReshards:
                 new = fsh.tensor_sharding(t, rule.results[j], rule, mesh, m)
                 original = m if m is not None else closed_replicated(
                     NamedMapping.fully_replicated(mesh, r.type.rank))
-                v = cursor.create("reshard", r, original, {}, op.loc)
+                v = cursor.create("reshard", r, original, {}, op)
                 new_op = v.defining_op
                 r.replace_uses_if(v, lambda use, new_op=new_op: use.op is not new_op)
                 r.set_mapping(new)

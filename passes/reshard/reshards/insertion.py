@@ -54,17 +54,20 @@ class Cursor:
         operand: Value,
         mapping: NamedMapping | None,
         attrs: dict[str, Any] | None = None,
-        loc: Any = None,
+        at: Operation | None = None,
     ) -> Value:
         """Insert a one-operand, one-result op whose result is typed like `operand` with
-        `mapping`; returns the result."""
+        `mapping`, made for `at` (its location and cause, `Operation.at`); returns the
+        result."""
         t = operand.type
         result: TensorType = (
             DistributedTensorType(t.shape, t.dtype, mapping)
             if mapping is not None
             else TensorType(t.shape, t.dtype)
         )
-        return self.insert(Operation(name, [operand], [result], attrs or {}, loc)).result
+        op = (Operation(name, [operand], [result], attrs or {}) if at is None
+              else Operation.at(at, name, [operand], [result], attrs or {}))
+        return self.insert(op).result
 
 
 def dims_replicated(m: NamedMapping | None) -> bool:

@@ -31,6 +31,7 @@ from shardc.passes.reshard.reshards.op_kinds import (
     is_global_collective,
     needs_whole_operands,
 )
+from shardc.passes.reshard.reshards.provenance import FactorChoice, ReshardCause, ReshardReason
 from shardc.passes.reshard.reshards.top_k import shard_top_k
 from shardc.passes.reshard.reshards.unlowerable import unshard_unlowerable
 
@@ -75,7 +76,7 @@ class FunctionRewriter:
             for i, t in enumerate(self.func.result_types):
                 target = getattr(t, "mapping", None)
                 if target is not None:
-                    self.reshard_operand(op, i, target)
+                    self.reshard_operand(op, i, target, ReshardReason.RESULT)
         elif name == "call":
             self.visit_call(op)
         elif name in ("while", "case"):
@@ -85,7 +86,7 @@ class FunctionRewriter:
         elif name == "manual_computation":
             # Operands are resharded to in_shardings; results are out_shardings already.
             for i, target in enumerate(attr(op, "in_shardings")):
-                self.reshard_operand(op, i, target)
+                self.reshard_operand(op, i, target, ReshardReason.MANUAL)
         elif name == "top_k":
             v = op.operand(0)
             mesh = self.mesh_of([v])
@@ -97,7 +98,7 @@ class FunctionRewriter:
             v = op.operand(0)
             target = self.decided.get(v, v.mapping)
             if target is not None:
-                self.reshard_operand(op, 0, target)
+                self.reshard_operand(op, 0, target, ReshardReason.COLLECTIVE)
         else:
             rule = lowering_rule(op)
             if rule is None or needs_whole_operands(op):
@@ -109,6 +110,10 @@ class FunctionRewriter:
         """`sharding_constraint` -> `reshard` (nothing when the operand is already laid out so)."""
         with self.builder.insertion_point(before=op):
             new = self.builder.reshard(op.operand(0), op.result.mapping)
+        source = op.operand(0).mapping or replicated(op.result.mapping.mesh, op.result.type.rank)
+        new.defining_op.cause = ReshardCause(  # type: ignore[union-attr]
+            ReshardReason.CONSTRAINT, ((op, 0),), op.operand(0), source, op.result.mapping
+        )
         new.name_hint = op.result.name_hint
         op.result.replace_all_uses_with(new)
         op.erase()
@@ -116,6 +121,10 @@ class FunctionRewriter:
 
     def visit_reshard(self, op: Operation) -> None:
         source, target = self.actual(op.operand(0), op.result.mapping), op.result.mapping
+        if op.cause is None and source is not None and target is not None:
+            op.cause = ReshardCause(
+                ReshardReason.WRITTEN, ((op, 0),), op.operand(0), source, target
+            )
         if source is not None and target is not None and same_layout(source, target):
             op.result.replace_all_uses_with(op.operand(0))
             op.erase()
@@ -129,7 +138,7 @@ class FunctionRewriter:
                 mesh = self.mesh_of([op.operand(i)])
                 target = None if mesh is None else replicated(mesh, arg.type.rank)
             if target is not None:
-                self.reshard_operand(op, i, target)
+                self.reshard_operand(op, i, target, ReshardReason.CALL)
         for r, t in zip(op.results, callee.result_types, strict=True):
             produced = getattr(t, "mapping", None)
             if produced is None and r.mapping is not None:
@@ -143,14 +152,16 @@ class FunctionRewriter:
         assert sigs, "the verifier checks region functions exist"
         func, offset = sigs[-1]
         if op.name == "case" and op.operand(0).mapping is not None:
-            self.reshard_operand(op, 0, replicated(op.operand(0).mapping.mesh, 0))
+            self.reshard_operand(
+                op, 0, replicated(op.operand(0).mapping.mesh, 0), ReshardReason.REGION
+            )
         for i in range(offset, op.num_operands):
             target = func.args[i - offset].mapping
             if target is None:
                 mesh = self.mesh_of([op.operand(i)])
                 target = None if mesh is None else replicated(mesh, op.operand(i).type.rank)
             if target is not None:
-                self.reshard_operand(op, i, target)
+                self.reshard_operand(op, i, target, ReshardReason.REGION)
         for r, t in zip(op.results, func.result_types, strict=True):
             self.produce(r, getattr(t, "mapping", None))
 
@@ -163,7 +174,7 @@ class FunctionRewriter:
                 mesh = self.mesh_of([v])
                 target = None if mesh is None else replicated(mesh, v.type.rank)
             if target is not None:
-                self.reshard_operand(op, i, target)
+                self.reshard_operand(op, i, target, ReshardReason.BARRIER)
             self.produce(r, target)
 
     def visit_without_rule(self, op: Operation) -> None:
@@ -179,7 +190,9 @@ class FunctionRewriter:
         for i, v in enumerate(op.operands):
             mapping = v.mapping
             if mapping is not None:
-                self.reshard_operand(op, i, replicated(mapping.mesh, v.type.rank))
+                self.reshard_operand(
+                    op, i, replicated(mapping.mesh, v.type.rank), ReshardReason.NO_RULE
+                )
         for r in op.results:
             if r.mapping is not None:
                 self.produce(r, replicated(r.mapping.mesh, r.type.rank))
@@ -208,8 +221,11 @@ class FunctionRewriter:
                 scalar_bodies.split_body_reduce(self, op, rule, axes, mesh, sharded)
                 return
         reduction = [a for f in rule.factors_of_kind(FactorKind.REDUCTION) for a in axes[f]]
+        choice = FactorChoice(rule, tuple(decided), tuple(tuple(a) for a in axes))
         for i, tm in enumerate(rule.operands):
-            self.reshard_operand(op, i, mapping_from_factors(tm, axes, rule, mesh))
+            self.reshard_operand(
+                op, i, mapping_from_factors(tm, axes, rule, mesh), ReshardReason.RULE, choice
+            )
         unreduced_op = reduce_op_of(op)
         for r, tm in zip(op.results, rule.results, strict=True):
             self.produce(r, mapping_from_factors(tm, axes, rule, mesh, reduction, unreduced_op))
@@ -260,8 +276,16 @@ class FunctionRewriter:
         if produced is not None and (r.mapping is None or r.mapping != produced):
             r.set_mapping(produced)
 
-    def reshard_operand(self, op: Operation, index: int, target: NamedMapping) -> None:
-        """Make operand `index` of `op` laid out as `target`, sharing reshards between users."""
+    def reshard_operand(
+        self,
+        op: Operation,
+        index: int,
+        target: NamedMapping,
+        reason: ReshardReason = ReshardReason.SPLIT,
+        choice: FactorChoice | None = None,
+    ) -> None:
+        """Make operand `index` of `op` laid out as `target`, sharing reshards between users;
+        the reshard records why (`reason`, and for a ruled op its factors' `choice`)."""
         v = op.operand(index)
         source = self.actual(v, target)
         assert source is not None
@@ -284,4 +308,11 @@ class FunctionRewriter:
                 existing = self.builder.reshard(v, target)
             self.reshards[key] = existing
             self.inserted += 1
+            reshard = existing.defining_op
+            assert reshard is not None
+            reshard.cause = ReshardCause(reason, ((op, index),), v, source, target, choice)
+        else:
+            reshard = existing.defining_op
+            if isinstance(reshard.cause, ReshardCause):
+                reshard.cause = reshard.cause.shared_with(op, index)
         op.set_operand(index, existing)

@@ -167,9 +167,8 @@ def _emit(
     rw: Resharder, op: Operation, name: str, operands: list[Value], attrs: dict,
     types: list[tuple[Sequence[int], str, NamedMapping | None]],
 ) -> Operation:
-    """A new op before `op` (the insertion point), with `op`'s location."""
+    """A new op before `op` (the insertion point), with `op`'s location and cause."""
     new = rw.builder.create(
         name, operands, attrs, [DistributedTensorType(tuple(s), t, m) for s, t, m in types]
     )
-    new.loc = op.loc
     return new

@@ -28,6 +28,9 @@ from shardc.ir.diagnostics import PassError
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import DeviceMesh
 from shardc.passes.reshard.reshards.insertion import Cursor, dims_replicated, equivalent
+from shardc.passes.reshard.reshards.provenance import ReshardReason, mark_split
+
+SINGLE = ReshardReason.SINGLE_DEVICE
 
 
 def is_single_device(m: NamedMapping | None) -> bool:
@@ -95,9 +98,10 @@ def place_on_one_device(
             continue
         x = v
         if not (dims_replicated(source) and source.mesh.name == mesh.name):
-            x = cursor.create("reshard", x, NamedMapping.fully_replicated(mesh, v.type.rank),
-                              {}, op.loc)
-        op.set_operand(i, cursor.create("reshard", x, single, {}, op.loc))
+            x = mark_split(cursor.create(
+                "reshard", x, NamedMapping.fully_replicated(mesh, v.type.rank), {}, op
+            ), op, SINGLE)
+        op.set_operand(i, mark_split(cursor.create("reshard", x, single, {}, op), op, SINGLE))
     last = op
     for j, r in enumerate(op.results):
         if _is_token(r):
@@ -113,7 +117,8 @@ def place_on_one_device(
 
 def _reshard_users(v: Value, mapping: NamedMapping, after: Operation) -> Operation:
     """A reshard of `v` to `mapping` right after `after`, read by every other user of `v`."""
-    new = Cursor.after(after).create("reshard", v, mapping, {}, after.loc)
+    new = Cursor.after(after).create("reshard", v, mapping, {}, after)
+    mark_split(new, after, SINGLE)
     reshard = new.defining_op
     assert reshard is not None
     v.replace_uses_if(new, lambda use: use.op is not reshard)

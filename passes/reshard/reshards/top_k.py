@@ -30,6 +30,7 @@ from shardc.ir.ops import attr
 from shardc.ir.types import DistributedTensorType
 from shardc.passes.propagation.factor_axes import axes_size
 from shardc.passes.propagation.layouts import closed
+from shardc.passes.reshard.reshards.provenance import mark_split
 from shardc.passes.reshard.reshards.scalar_bodies import Resharder
 
 
@@ -73,7 +74,6 @@ def _split(
         new = b.create(
             name, operands, attrs, [DistributedTensorType(tuple(t), d, mm) for t, d, mm in types]
         )
-        new.loc = op.loc
         return list(new.results)
 
     lead = shape[:nb]
@@ -91,7 +91,9 @@ def _split(
         (offset,) = emit("multiply", [block, sizes], {}, [((*lead, s, k), "i32", split)])
         (global_i,) = emit("add", [local_i, offset], {}, [((*lead, s, k), "i32", split)])
         cand_v, cand_i = (
-            b.reshard(emit("reshape", [v], {}, [((*lead, s * k), v.type.dtype, flat)])[0], out)
+            mark_split(b.reshard(
+                emit("reshape", [v], {}, [((*lead, s * k), v.type.dtype, flat)])[0], out
+            ), op)
             for v in (local_v, global_i)
         )
         values, picks = emit(

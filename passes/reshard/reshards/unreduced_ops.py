@@ -56,7 +56,7 @@ def all_reduce_to(
         return source
     out = source.replace(unreduced=tuple(set_difference(source.unreduced, axes, mesh)))
     v = cursor.create("all_reduce", op.operand(i), out, {"reduction_axes": tuple(axes)},
-                      op.operand(i).defining_op.loc if op.operand(i).defining_op else op.loc)
+                      op.operand(i).defining_op or op)
     op.set_operand(i, v)
     return out
 
@@ -109,7 +109,7 @@ def unreduced_collectives(cursor: Cursor, use: Use, target: NamedMapping | None)
             reshard = True
     result = value
     if reshard:
-        result = cursor.create("reshard", result, source.with_dims(dims), {}, op.loc)
+        result = cursor.create("reshard", result, source.with_dims(dims), {}, op)
     last = result.mapping
     from_replicated = set_difference(added, from_dims, mesh)
     if from_replicated:
@@ -117,10 +117,10 @@ def unreduced_collectives(cursor: Cursor, use: Use, target: NamedMapping | None)
         last = NamedMapping(mesh, tuple(dims), target.replicated, tuple(unreduced),
                             target.unreduced_op)
         result = cursor.create("replicated_to_unreduced", result, last,
-                               {"axes": tuple(from_replicated)}, op.loc)
+                               {"axes": tuple(from_replicated)}, op)
     if from_dims:
         result = cursor.create("sharded_to_unreduced", result, target,
-                               {"axes": tuple(per_dim)}, op.loc)
+                               {"axes": tuple(per_dim)}, op)
         last = target
     if result is value:
         return None
@@ -147,6 +147,6 @@ def all_reduce_results(op: Operation, axes: Sequence[AxisRef], mesh_of: NamedMap
     cursor = Cursor.after(op)
     for r in op.results:
         m = r.mapping if r.mapping is not None else closed_replicated(mesh_of, r.type.rank)
-        v = cursor.create("all_reduce", r, m, {"reduction_axes": tuple(axes)}, op.loc)
+        v = cursor.create("all_reduce", r, m, {"reduction_axes": tuple(axes)}, op)
         new_op = v.defining_op
         r.replace_uses_if(v, lambda use, new_op=new_op: use.op is not new_op)

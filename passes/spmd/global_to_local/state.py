@@ -90,8 +90,8 @@ class Localizer:
         """A new op (no sharding) before the anchor; its one result."""
         anchor = self.anchor
         assert anchor is not None and anchor.parent is not None
-        op = Operation(name, operands, [DistributedTensorType(tuple(shape), dtype)], attrs,
-                       anchor.loc)
+        op = Operation.at(anchor, name, operands, [DistributedTensorType(tuple(shape), dtype)],
+                          attrs)
         anchor.parent.insert_before(anchor, op)
         return op.results[0]
 

@@ -116,8 +116,8 @@ class FunctionLowering:
         dtype: str,
     ) -> Value:
         assert self.anchor is not None and self.anchor.parent is not None
-        op = Operation(
-            name, operands, [DistributedTensorType(tuple(shape), dtype)], attrs, self.anchor.loc
+        op = Operation.at(
+            self.anchor, name, operands, [DistributedTensorType(tuple(shape), dtype)], attrs
         )
         self.anchor.parent.insert_before(self.anchor, op)
         self.new.add(id(op.results[0]))

@@ -22,11 +22,11 @@ def fix_rng_bit_generator(low: FunctionLowering, op: Operation, rule: OpSharding
     if m is None or all(n == 1 for n in m.shard_counts()):
         return
     state_t, bits_t = op.results[0].type, bits.type
-    whole = Operation(
-        op.name, [op.operand(0)],
+    whole = Operation.at(
+        op, op.name, [op.operand(0)],
         [DistributedTensorType(state_t.shape, state_t.dtype),
          DistributedTensorType(bits_t.shape, bits_t.dtype)],
-        dict(op.attributes), op.loc,
+        dict(op.attributes),
     )
     assert op.parent is not None
     op.parent.insert_before(op, whole)
