@@ -18,7 +18,7 @@ provenance.py).
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.mapping import NamedMapping
@@ -49,6 +49,8 @@ class Decision:
     op: str = ""
     loc: str = ""
     skipped: int = 0
+    # The argument an `in_sharding` decision is about (what-if changes it).
+    subject: Value | None = field(default=None, compare=False, repr=False)
 
     @property
     def terminal(self) -> bool:
@@ -130,7 +132,7 @@ def root_decision(v: Value, origin: Origin, names: Names, written: NamedMapping 
             "in_sharding",
             f"argument {v.index} ({name}) of @{func.name} is declared {mapping} (its "
             f"in_sharding){prio}",
-            name, "", loc_text(func),
+            name, "", loc_text(func), subject=v,
         )
     if source.startswith("output:"):
         return Decision(
@@ -212,7 +214,7 @@ class Chains:
             return Decision(
                 "in_sharding",
                 f"argument {v.index} ({names(v)}) of @{func.name} is declared {mapping}",
-                names(v), "", loc_text(func),
+                names(v), "", loc_text(func), subject=v,
             )
         loc = loc_text(op)
         return Decision(

@@ -161,6 +161,8 @@ class Driver:
         if not can_be_dead(op) or not all_uses_erased(op, erased):
             return False
         self._erased.add(id(op))
+        if self.state.audit is not None:
+            self.state.audit.escaped("a dead op was erased")
         for v in op.operands:
             d = v.defining_op
             if d is not None and id(d) not in self._erased:
@@ -345,6 +347,8 @@ class Driver:
         outcome = outcomes.get(key, _MISSING)
         if outcome is _MISSING:
             outcome = outcomes[key] = self._outcome(op, in_ops, in_res, info, directions)
+        if self.state.audit is not None:
+            self._audit(key, op, info, directions, in_ops, in_res, outcome)
         if outcome is None:
             return False
         new_ops, new_res = outcome
@@ -355,6 +359,19 @@ class Driver:
             if new is not None:
                 self.update(v, new, op)
         return True
+
+    def _audit(self, key: tuple, op: Operation, info: OpInfo,
+               directions: Sequence[PropagationDirection],
+               in_ops: tuple[NamedMapping | None, ...], in_res: tuple[NamedMapping | None, ...],
+               outcome: Outcome | None) -> None:
+        """Tell the state's `ChoiceAudit` (audit.py) what this visit did."""
+        new_ops, new_res = in_ops, in_res
+        if outcome is not None:
+            new_ops = tuple(o if n is None else n for o, n in zip(in_ops, outcome[0]))
+            new_res = tuple(o if n is None else n for o, n in zip(in_res, outcome[1]))
+        self.state.audit.visit(  # type: ignore[union-attr]
+            key, op, info.rule, directions, (in_ops, in_res), (new_ops, new_res)  # type: ignore[arg-type]
+        )
 
     def _outcome(
         self,

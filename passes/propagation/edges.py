@@ -59,6 +59,8 @@ def visit_region_edge(p: Propagator, edge: RegionEdge) -> bool:
 def visit_manual_edge(p: Propagator, edge: ManualEdge) -> bool:
     """An identity rule between the edge's source and its target seen from the source's
     side, over the target's shape (Shardy's PropagateDataFlowEdgeOp)."""
+    if p.state.audit is not None:
+        p.state.audit.escaped("a manual_computation edge")
     ends = edge.endpoints()
     if ends is None:
         return False
@@ -130,6 +132,11 @@ def sync_func_results(p: Propagator) -> None:
                 strategy=p.state.strategy,
                 tensor_sizes=(v.type.num_elements,) * 2,
             )
+            audit = p.state.audit
+            if audit is not None:
+                audit.visit(("result", func.name, i, mapping_of(v), res_mapping), ret, rule,
+                            (BOTH,) * rule.num_factors, ([mapping_of(v)], [res_mapping]),
+                            ([new_ops[0]], [new_res[0]]))
             if new_ops[0] is not None and new_ops[0] != mapping_of(v):
                 p.update(v, new_ops[0], ret)
             if new_res[0] is not None and new_res[0] != res_mapping:

@@ -70,6 +70,8 @@ def _run(module: Module, ctx: PassContext, strategy, options: PropagationOptions
     origins = OriginTracker()
     origins.seed(module, annotation_label, ctx.data.get("auto_shard_axes", {}))
     state = build_state(module, strategy, conservative=options.conservative, origins=origins)
+    # compiler/explain/whatif/ asks whether this run made choices (audit.py).
+    state.audit = ctx.data.get("propagation_audit")
     try:
         _propagate(module, state, ctx, options)
     finally:
@@ -81,6 +83,8 @@ def _propagate(
 ) -> None:
     origins = state.origins
     for gid, op in state.group_conflicts:
+        if state.audit is not None:
+            state.audit.escaped("a sharding group with two shardings")
         ctx.warn(
             f"the initial shardings of sharding group {gid} do not match: each member gets an "
             "open sharding constraint (as Shardy does; e.g. shard_alike of values with "

@@ -18,6 +18,7 @@ from shardc.ir.ops import ELEMENTWISE, attr, get_op_def
 from shardc.ir.ops.data_flow import EDGE
 from shardc.ir.ops.manual import normalize as normalize_manual
 from shardc.ir.types import DistributedTensorType
+from shardc.passes.propagation.audit import ChoiceAudit
 from shardc.passes.propagation.data_flow import Regions, build_regions
 from shardc.passes.propagation.direction import PropagationDirection
 from shardc.passes.propagation.manual_edges import ManualEdges
@@ -151,6 +152,8 @@ class PropagationState:
     entries: frozenset[str] = frozenset()
     manual: ManualEdges | None = None
     origins: OriginTracker | None = None
+    # Watches the run for choices (audit.py); None: not watched.
+    audit: ChoiceAudit | None = None
     no_rule: dict[str, Operation] = field(default_factory=dict)
     # (group id, one of its sharding_group ops) of groups whose members had two shardings.
     group_conflicts: list[tuple[int, Operation]] = field(default_factory=list)
