@@ -235,7 +235,8 @@ class Jitted:
             warnings.warn(f"shardc.jit({self.name}): {text}", ShardcWarning, stacklevel=4)
         signature = Signature(tree, num_args, out_tree[0], structs)
         timings = {"jax_lower_import": traced - start, "shardc_compile": done - traced}
-        return Lowered(self.name, result, signature, self.mesh, self.backend, timings)
+        return Lowered(self.name, result, signature, self.mesh, self.backend, timings,
+                       source=module, options=self.options)
 
     def _leaf_specs(self, leaves: list[Any], tree: Any, num_args: int) -> tuple[Any, ...]:
         """A PartitionSpec (or None) per argument leaf: `in_shardings` broadcast over the

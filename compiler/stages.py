@@ -4,6 +4,7 @@
     lowered = shardc.jit(mlp, mesh=mesh, in_shardings=...).lower(x, w1, w2)
     lowered.as_text()          # the global program, every sharding decided, collectives explicit
     lowered.cost_text()        # collectives, bytes per device, peak memory (docs/cost.md)
+    lowered.explain_collectives(suggest=3)   # why each collective, and what removes it
     lowered.in_shardings       # NamedShardings shardc decided, one per argument leaf
     compiled = lowered.compile()
     ys = compiled(x, w1, w2)   # jax.Arrays with lowered.out_shardings
@@ -50,6 +51,9 @@ class Lowered:
     backend: str
     timings: dict[str, float] = field(default_factory=dict)
     _program: Any = None
+    # The program as JAX lowered and shardc imported it, before any pass (what-if changes it).
+    source: Module | None = None
+    options: Any = None  # the CompileOptions it was compiled with
 
     # ----- what shardc decided --------------------------------------------------------------
 
@@ -99,6 +103,27 @@ class Lowered:
                 f.write(page)
         return explain_text(self.module, origins)
 
+    def explain_collectives(self, suggest: int = 0, lint: bool = True,
+                            html: str | os.PathLike[str] | None = None) -> Any:
+        """Why each collective is there (its two layouts and the decisions behind them, at the
+        lines of the function), with up to `suggest` measured changes that lower the bytes
+        moved and the lints: a `CollectivesReport` (`.text()`, `.to_json()`; docs/explain.md).
+        With `html=PATH` also write the page with the collectives table."""
+        from shardc.explain.collectives_report import collectives_report
+        from shardc.explain.html_page import to_html
+        from shardc.pipeline import CompileOptions
+
+        if self.source is None:
+            raise ShardcError(f"{self.name}: this Lowered keeps no source program to explain")
+        options = self.options or CompileOptions()
+        report = collectives_report(self.source, options, suggest_n=suggest, lint=lint)
+        if html is not None:
+            page = to_html(report.base.module, report.base.context.data.get("origins"),
+                           title=f"shardc: {self.name}", collectives=report)
+            with open(html, "w", encoding="utf-8") as f:
+                f.write(page)
+        return report
+
     @property
     def in_shardings(self) -> tuple[Any, ...]:
         """A `NamedSharding` per argument leaf, as a tuple over the positional arguments."""
@@ -147,7 +172,7 @@ class Lowered:
             executable = self.program().lower().compile()
         timings = dict(self.timings, xla_compile=time.perf_counter() - start)
         return Compiled(self.name, self.result, self.signature, self.mesh, self.backend,
-                        timings, self._program, executable)
+                        timings, self._program, self.source, self.options, executable)
 
     def __repr__(self) -> str:
         return f"<shardc.Lowered {self.name} backend={self.backend}>"

@@ -1,5 +1,7 @@
 """`shardc models` (the zoo) and `shardc explain IN` (where each value's sharding came from;
-`--html`/`--dot` draw the program coloured by sharding, `--value` one value's device grid)."""
+`--html`/`--dot` draw the program coloured by sharding, `--value` one value's device grid;
+`--collectives` why each collective is there, `--suggest N` the measured changes that remove or
+cheapen it, `--lint` the silent mistakes; docs/explain.md)."""
 
 from __future__ import annotations
 
@@ -25,7 +27,40 @@ def cmd_models(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_collectives(args: argparse.Namespace) -> int:
+    """`--collectives`, `--suggest N`, `--lint`: compiler/explain/collectives_report.py."""
+    import json
+
+    from shardc.explain.collectives_report import collectives_report
+    from shardc.explain.html_page import to_html
+
+    if args.suggest < 0:
+        raise UsageError("--suggest takes a number of suggestions per collective (0 or more)")
+    module, _ = load(args)
+    report = collectives_report(module, compile_options(args), suggest_n=args.suggest)
+    for w in report.base.context.warnings:
+        print(w.render(), file=sys.stderr)
+    if args.html:
+        title = f"shardc: {args.model or display_name(args.input)}"
+        origins = report.base.context.data.get("origins")
+        write_output(to_html(report.base.module, origins, title=title, collectives=report),
+                     args.html)
+    if args.format == "json":
+        data = report.to_json()
+        if args.lint and not args.collectives and not args.suggest:
+            data = {"lints": data["lints"]}
+        write_output(json.dumps(data, indent=2) + "\n", args.output)
+    elif args.lint and not args.collectives and not args.suggest:
+        lines = [lint.text() for lint in report.lints] or ["no lints"]
+        write_output("\n".join(lines) + "\n", args.output)
+    else:
+        write_output(report.text(), args.output)
+    return 0
+
+
 def cmd_explain(args: argparse.Namespace) -> int:
+    if args.collectives or args.suggest or args.lint:
+        return cmd_collectives(args)
     from shardc.explain.device_grid import visualize_sharding
     from shardc.explain.dot import to_dot
     from shardc.explain.html_page import to_html
@@ -76,6 +111,16 @@ def add_explain(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--html", default=None, metavar="OUT", help="write a self-contained HTML page")
     p.add_argument("--dot", default=None, metavar="OUT", help="write a Graphviz graph")
     p.add_argument("--value", default=None, help="draw how one value's blocks map onto devices")
+    p.add_argument("--collectives", action="store_true",
+                   help="why each collective is there: the two layouts and their reasons")
+    p.add_argument("--suggest", type=int, default=0, metavar="N",
+                   help="with each collective, up to N measured changes that lower the bytes "
+                   "moved (implies --collectives)")
+    p.add_argument("--lint", action="store_true",
+                   help="silent mistakes: replicated large values, padding, overridden "
+                   "annotations, constraints that change nothing")
+    p.add_argument("--format", choices=("text", "json"), default="text",
+                   help="output of --collectives/--suggest/--lint (default text)")
     p.add_argument(
         "-o", "--output", default=None, help="output file for the text (default: stdout)"
     )

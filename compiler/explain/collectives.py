@@ -75,7 +75,8 @@ class CollectiveExplanation:
         }
 
 
-def explain_collectives(module: Module, origins: OriginTracker | None) -> list[CollectiveExplanation]:
+def explain_collectives(module: Module, origins: OriginTracker | None
+                        ) -> list[CollectiveExplanation]:
     """Every collective of `module` (the global program after the pipeline), in program order."""
     names = Names(module)
     sides = Sides(Chains(module, origins, names))
@@ -104,7 +105,8 @@ def _explain(op: Operation, entry: dict[str, Any], function: str, group: list[Op
     )
     cause = op.cause
     if not isinstance(cause, ReshardCause):
-        written = Decision("reshard", f"the program writes this {op.name}{' at ' + loc if loc else ''}",
+        where = f" at {loc}" if loc else ""
+        written = Decision("reshard", f"the program writes this {op.name}{where}",
                            entry["value"], op.name, loc)
         m = op.operand(0).mapping
         return CollectiveExplanation(

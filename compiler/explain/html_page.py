@@ -1,7 +1,10 @@
 """`to_html`: a self-contained page (no scripts, no external resources: it renders offline)
-with a summary, a legend, an SVG graph per function and a value table.
+with a summary, a legend, an SVG graph per function, a value table and the collectives table:
+each collective links to its node in the graph, with its explanation (collectives.py) and, when
+given a `CollectivesReport` (collectives_report.py), its measured suggestions.
 
     open("g.html", "w").write(to_html(module, ctx.data.get("origins")))
+    open("g.html", "w").write(to_html(report.base.module, origins, collectives=report))
 """
 
 from __future__ import annotations
@@ -105,7 +108,8 @@ def function_svg(func: Function, nodes: list[Node], colors: dict[str, str], orig
         cls = "node collective" if n.collective is not None else "node"
         rx = 16 if n.op == "arg" else 5
         line1, line2 = node_label_lines(n)
-        out.append(f'<g class="{cls}"><title>{_e(_node_title(n, origins))}</title>')
+        out.append(f'<g class="{cls}" id="{node_anchor(n.key)}">'
+                   f"<title>{_e(_node_title(n, origins))}</title>")
         out.append(
             f'<rect x="{x:.1f}" y="{y:.1f}" width="{NODE_W}" height="{NODE_H}" rx="{rx}" '
             f'fill="{fill}"/>'
@@ -146,9 +150,17 @@ td.sw { width: 12px; }
 """
 
 
-def to_html(module: Module, origins: Any = None, title: str = "shardc: sharded program") -> str:
+def node_anchor(key: str) -> str:
+    """The HTML id of a graph node (`main/op12` -> `n-main-op12`)."""
+    return "n-" + "".join(c if c.isalnum() or c in "-_" else "-" for c in key)
+
+
+def to_html(module: Module, origins: Any = None, title: str = "shardc: sharded program",
+            collectives: Any = None) -> str:
     """A self-contained page: summary, legend, an SVG graph per function (nodes coloured by
-    sharding, collectives outlined in red with their bytes, hover titles) and a value table."""
+    sharding, collectives outlined in red with their bytes, hover titles), a value table and
+    the collectives table (`collectives`: a `CollectivesReport` with suggestions; without it
+    the collectives are explained from `origins`)."""
     by_func, report = collectives_by_function(module)
     colors = sharding_colors(module)
     counts: dict[str, int] = {}
@@ -188,6 +200,7 @@ def to_html(module: Module, origins: Any = None, title: str = "shardc: sharded p
         parts.append(f"<h2>@{_e(func.name)}</h2>")
         parts.append(f'<div class="scroll">{function_svg(func, nodes, colors, origins)}</div>')
         parts.append(_value_table(nodes, colors, origins))
+    parts.append(collectives_table(module, origins, collectives))
     parts.append("</body></html>")
     return "\n".join(parts) + "\n"
 
@@ -215,5 +228,44 @@ def _value_table(nodes: list[Node], colors: dict[str, str], origins: Any) -> str
             f"<td>{_e(sharding_key(v))}</td><td>{_e(shape_text(local_shape(v)))}</td>"
             f"<td>{_e(moved)}</td><td>{_e(origin_text(v, origins))}</td></tr>"
         )
+    rows.append("</table>")
+    return "\n".join(rows)
+
+
+def collectives_table(module: Module, origins: Any, report: Any = None) -> str:
+    """One row per collective: kind, axes, bytes, source line, the op it serves, a link to its
+    node, its explanation and its suggestions (folded)."""
+    from shardc.explain.collectives import collective_text, explain_collectives
+
+    explanations = report.explanations if report is not None else explain_collectives(
+        module, origins)
+    suggestions = report.suggestions if report is not None else []
+    keys: dict[int, str] = {}
+    for func in module.functions.values():
+        for n in function_nodes(func, {}):
+            if n.operation is not None:
+                keys[id(n.operation)] = n.key
+    rows = [
+        "<h2>Collectives</h2><table><tr><th>collective</th><th>kind</th><th>axes</th>"
+        "<th>bytes / device</th><th>source line</th><th>serves</th><th>why</th></tr>"
+    ]
+    for i, e in enumerate(explanations):
+        key = keys.get(id(e.op)) if e.op is not None else None
+        name = (f'<a href="#{node_anchor(key)}">{_e(e.value)}</a>' if key else _e(e.value))
+        detail = _e(collective_text(e))
+        found = suggestions[i] if i < len(suggestions) else []
+        if found:
+            detail += "\n\n" + "\n".join(_e("suggest: " + s.text()) for s in found)
+        count = f" \u00b7 {len(found)} suggestion(s)" if found else ""
+        rows.append(
+            f'<tr class="collective" id="c-{i}"><td>{name}</td><td>{_e(e.kind)}</td>'
+            f"<td>{_e(','.join(e.axes))}</td><td>{_e(fmt_bytes(e.bytes_per_device))}</td>"
+            f"<td>{_e(e.loc)}</td><td>{_e(e.serves)} \u2192 {_e(e.consumer)} "
+            f"(operand {e.operand})</td><td><details><summary>{_e(e.reason)}{count}</summary>"
+            f"<pre>{detail}</pre></details></td></tr>"
+        )
+    if not explanations:
+        rows.append('<tr><td colspan="7">no collectives: every op computes on local '
+                    "data</td></tr>")
     rows.append("</table>")
     return "\n".join(rows)

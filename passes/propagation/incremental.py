@@ -67,6 +67,8 @@ class Repropagation:
 
     def __init__(self, module: Module, strategy: str = "aggressive", conservative: bool = False):
         self.module = module
+        for op in module.walk():
+            op.scratch = None  # sites another run left (each op's site belongs to one state)
         self.state: PropagationState = build_state(
             module, strategy_named(strategy), conservative=conservative
         )

@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.types import DistributedTensorType
+from shardc.passes.propagation.origin_factors import factor_source
+from shardc.passes.propagation.rules.rule import OpShardingRule
 
 AUTO_SHARD = "auto-shard"
 
@@ -44,6 +46,9 @@ class OriginTracker:
         self._from: dict[int, dict[str, Value]] = {}
         # The sharding each annotated value was written with (priorities included).
         self._written: dict[int, NamedMapping] = {}
+        # Per recorded event, the op's rule and its values' shardings then (origin_factors.py).
+        self._factors: dict[tuple[int, int], tuple] = {}
+        self.imprecise = 0  # axes whose neighbour could not be told by factor
         self.chosen: Mapping[Value, Collection[str]] = {}
         # What propagation reported, replayed in order when someone first reads the origins:
         # most runs (`shardc opt`, the benchmarks) never do. An event keeps the neighbours of
@@ -142,15 +147,23 @@ class OriginTracker:
         new: NamedMapping,
         via: Operation | None,
         stage: str,
+        rule: OpShardingRule | None = None,
     ) -> None:
-        """`v` went from `old` to `new` through `via` in `stage`."""
+        """`v` went from `old` to `new` through `via` in `stage`, under `via`'s `rule` when
+        known (the neighbour an axis came from is then the one with it on the same factor)."""
         neighbours = (*via.operands, *via.results) if via is not None else ()
+        if rule is not None:
+            # The shardings as they are now: the factor each axis is on (origin_factors.py).
+            self._factors[id(v), len(self._pending)] = (
+                rule, tuple(x.type.mapping for x in neighbours)
+            )
         returned = None
         if via is not None and via.name == "return" and via.function is not None:
             # From the function's declared result: the identity edge of a returned value.
             index = next(i for i, o in enumerate(via.operands) if o is v)
             returned = (via.function.name, index)
-        self._pending.append((self._record, v, old, new, via, neighbours, stage, returned))
+        self._pending.append((self._record, v, old, new, via, neighbours, stage, returned,
+                              len(self._pending)))
 
     def _record(
         self,
@@ -161,8 +174,10 @@ class OriginTracker:
         neighbours: tuple[Value, ...],
         stage: str,
         returned: tuple[str, int] | None = None,
+        event: int = -1,
     ) -> None:
         known = self._by_value.setdefault(id(v), {})
+        by_factor = self._factors.pop((id(v), event), None)
         self.values[id(v)] = v
         before = {str(a) for a in old.used_axes()} if old is not None else set()
         for ref in new.used_axes():
@@ -170,6 +185,20 @@ class OriginTracker:
             if key in before or key in known:
                 continue
             found = self._find(key, ref.name, neighbours, v)
+            if by_factor is not None and v in neighbours:
+                rule, mappings = by_factor
+                index = next(i for i, x in enumerate(neighbours) if x is v)
+                mappings = (*mappings[:index], new, *mappings[index + 1:])
+                t = factor_source(rule, mappings, index, key)
+                n = neighbours[t] if t is not None else None
+                origin = self._by_value.get(id(n), {}) if n is not None else {}
+                match = origin.get(key) or next(
+                    (o for k, o in origin.items() if k.split(":")[0] == ref.name), None)
+                found = (match, n) if match is not None and n is not None else found
+                if match is None:
+                    self.imprecise += 1  # a name match on another factor, or none
+            elif via is not None and via.name != "return":
+                self.imprecise += 1
             label = found[0].source if found is not None else "propagation"
             if found is None and returned is not None:
                 declared = self._results.get(returned, {})
@@ -203,6 +232,11 @@ class OriginTracker:
             if key not in known:
                 origin = src.get(key)
                 known[key] = self._origin(origin.source if origin else "propagation", "return")
+
+    def came_from(self, v: Value) -> dict[str, Value]:
+        """Per axis of `v` propagation gave it, the neighbour it took the axis from."""
+        self._replay()
+        return self._from.get(id(v), {})
 
     def written(self, v: Value) -> NamedMapping | None:
         """The sharding `v` was written with before propagation (None: none was)."""

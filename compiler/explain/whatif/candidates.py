@@ -11,8 +11,10 @@ For a collective that lays value `%u` out as its consumer needs, the candidates 
   reduction becomes a reduce_scatter);
 - when `%u` is an argument, that layout as its `in_sharding`;
 - when the consumer is the function's result, the layout `%u` has as its `out_sharding`;
-- for each argument whose `in_sharding` makes the consumer need its layout (an end of the
-  explanation's chains), that `in_sharding` without the axes that force the collective.
+- for each argument whose `in_sharding` makes the consumer need its layout, or gives the value
+  the axes the consumer cannot take (the ends of the explanation's chains), that `in_sharding`
+  without those axes, and, where the consumer's rule gives the argument the dim the value has
+  the axis on, with the axis moved there (the one-line fix of a mistyped PartitionSpec).
 
 Each is measured (engine.py); a suggestion is a candidate that lowers the bytes moved per
 device, ordered by that, then by the peak memory change.
@@ -68,6 +70,9 @@ def _split_over(m: NamedMapping, axes, shape: tuple[int, ...]) -> NamedMapping |
     size = 1
     for a in axes:
         size *= a.axis_size(m.mesh)
+    used = {a.name for a in m.used_axes()}
+    if any(a.name in used for a in axes):
+        return None
     for d, dim in enumerate(m.dims):
         if not dim.axes and shape[d] % size == 0:
             return closed_layout(m.with_dim(d, DimSharding(tuple(axes), True)))
@@ -103,6 +108,8 @@ def candidates(whatif: WhatIf, e: CollectiveExplanation, names: Names) -> list[C
         if func is not None:
             out.append(Change.out_sharding(func, cause.operand, _without_unreduced(have)))
     out += _relaxed_arguments(e, need, have, names)
+    if cause.reason is ReshardReason.RULE and cause.choice is not None and have is not None:
+        out += _moved_axes(cause, have, need, names)
     seen: set[tuple] = set()
     unique = []
     for c in out:
@@ -112,25 +119,68 @@ def candidates(whatif: WhatIf, e: CollectiveExplanation, names: Names) -> list[C
     return unique
 
 
+def _without(m: NamedMapping, names: set[str]) -> NamedMapping:
+    return closed_layout(m.with_dims(
+        [DimSharding(tuple(a for a in d.axes if a.name not in names), True) for d in m.dims]
+    ))
+
+
 def _relaxed_arguments(e: CollectiveExplanation, need: NamedMapping, have: NamedMapping | None,
                        names: Names) -> list[Change]:
-    """The arguments the consumer's side ends at, without the axes the collective brings in."""
-    brought = {a.name for a in need.used_axes()} - (
-        {a.name for a in have.used_axes()} if have is not None else set())
+    """The arguments the chains end at, without the axes the two sides disagree on."""
+    need_axes = {a.name for a in need.used_axes()}
+    have_axes = {a.name for a in have.used_axes()} if have is not None else set()
+    moving = need_axes ^ have_axes
     out: list[Change] = []
-    for reason in e.needs:
+    for reason in (*e.needs, *e.producer):
         root = reason.chain[-1] if reason.chain else None
         arg = root.subject if root is not None else None
         if not isinstance(arg, Value) or not arg.is_argument or arg.mapping is None:
             continue
-        m = arg.mapping
-        dims = [DimSharding(tuple(a for a in d.axes if a.name not in brought), True)
-                for d in m.dims]
-        relaxed = closed_layout(m.with_dims(dims))
-        if relaxed != closed_layout(m):
+        relaxed = _without(arg.mapping, moving)
+        if relaxed != closed_layout(arg.mapping):
             func = arg.owner
             assert isinstance(func, Function)
             out.append(Change.in_sharding(func, arg.index, relaxed, names(arg)))
+    return out
+
+
+def _moved_axes(cause: ReshardCause, have: NamedMapping, need: NamedMapping, names: Names
+                ) -> list[Change]:
+    """An axis the consumer's operand cannot keep because another of the consumer's tensors,
+    an argument, holds it for another factor: that argument with the axis on the dim that has
+    the operand's factor instead."""
+    choice = cause.choice
+    assert choice is not None
+    rule, op, i = choice.rule, cause.consumer, cause.operand
+    values = [*op.operands, *op.results]
+    out: list[Change] = []
+    if i >= rule.num_operands:
+        return out
+    for d, (h, n) in enumerate(zip(have.dims, need.dims, strict=True)):
+        lost = [a for a in h.axes if a not in n.axes]
+        for a in lost:
+            for f in rule.operands[i][d]:
+                for t, mapping in enumerate(rule.mappings):
+                    arg = original(values[t]) if t < len(values) else None
+                    if arg is None or not arg.is_argument or arg.mapping is None or t == i:
+                        continue
+                    m = arg.mapping
+                    holds = [e for e, dim in enumerate(m.dims)
+                             if any(x.name == a.name for x in dim.axes)]
+                    target = [e for e, dim in enumerate(mapping) if f in dim]
+                    if not holds or not target or target[0] in holds:
+                        continue
+                    e = target[0]
+                    if m.dims[e].axes or arg.type.shape[e] % a.axis_size(m.mesh):
+                        continue
+                    dims = [DimSharding(tuple(x for x in dim.axes if x.name != a.name), True)
+                            for dim in m.dims]
+                    dims[e] = DimSharding((a,), True)
+                    func = arg.owner
+                    assert isinstance(func, Function)
+                    out.append(Change.in_sharding(func, arg.index,
+                                                  closed_layout(m.with_dims(dims)), names(arg)))
     return out
 
 

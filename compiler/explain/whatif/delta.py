@@ -165,7 +165,7 @@ class BaselineIndex:
                 edit.removed.append(id(work))
             copy = region.to_copy.get(vid)
             d = v.defining_op
-            if copy is None or d is constraint:
+            if copy is None or (constraint is not None and d is constraint):
                 continue
             start = -1 if d is None else self.position(d)
             edit.added.append((start, ends(copy, start), local_bytes(copy)))

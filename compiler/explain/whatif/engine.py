@@ -6,14 +6,14 @@ would, compiling the changed program otherwise.
     whatif.counts                  # how many changes were re-propagated, recompiled, not made
 
 The fast way (`how == "re-propagated"`): make the change in the copy of the program taken right
-after propagation, propagate again from the changed value only (passes/propagation/
-incremental.py), run the back end on the ops the change reached (region.py) and add up the
-difference (delta.py); then undo the change. It is used when
+after propagation, take back every axis derived from what the change removes (an annotation's
+old axes, the uses a constraint rewires: passes/propagation/retraction.py), propagate again
+from there (passes/propagation/incremental.py), run the back end on the ops the change reached
+(region.py) and add up the difference (delta.py); then undo it all. It is used when
 
 - the baseline's propagation made no choice (every visit a join: passes/propagation/audit.py),
   and neither did the re-propagation;
-- the change only refines what propagation had decided there (a constraint whose layout extends
-  the value's, an argument or result sharding that extends the old one, no priorities);
+- the annotations have no priorities, and every axis propagation gave has a recorded origin;
 - the module is one function without data-flow ops, and the region holds no op the back end
   rewrites beyond reshards in front of it (region.py).
 
@@ -37,8 +37,14 @@ from shardc.ir.core import Operation, Value
 from shardc.ir.diagnostics import ShardcError
 from shardc.ir.mapping import NamedMapping
 from shardc.passes.propagation.incremental import Repropagation
+from shardc.passes.propagation.retraction import Retraction, cut
 
 REPROPAGATED, RECOMPILED = "re-propagated", "recompiled"
+NOT_MEASURED = "not measured (recompile budget spent)"
+# How many ops changed programs may be recompiled for, in all (a count, so the answer does not
+# depend on the machine): ten recompiles of a 64-layer transformer training step, thousands of
+# a small model.
+DEFAULT_RECOMPILE_OPS = 150_000
 
 
 @dataclass(frozen=True)
@@ -54,21 +60,21 @@ class Measurement:
     how: str
 
 
-def refines(old: NamedMapping | None, new: NamedMapping) -> bool:
-    """`new` keeps every axis `old` has, in place, and may add more (a closed `new`)."""
+def dropped(old: NamedMapping | None, new: NamedMapping) -> list[str]:
+    """The axes (`str(AxisRef)`) of `old` that `new` does not keep in place: in each dim, those
+    from the first one where the two lists part."""
     if old is None:
-        return True
-    if old.mesh != new.mesh or old.rank != new.rank or old.unreduced:
-        return False
-    if any(d.priority for d in old.dims):
-        return False
-    used = {a.name for a in new.used_axes()}
-    if any(a.name in used for a in old.replicated):
-        return False
-    return all(
-        prefix_status(a.axes, b.axes) in (PrefixStatus.EQUAL, PrefixStatus.STRICT_PREFIX)
-        for a, b in zip(old.dims, new.dims, strict=True)
-    )
+        return []
+    out: list[str] = []
+    for a, b in zip(old.dims, new.dims, strict=True):
+        status = prefix_status(a.axes, b.axes)
+        if status in (PrefixStatus.EQUAL, PrefixStatus.STRICT_PREFIX):
+            continue
+        i = 0
+        while i < min(len(a.axes), len(b.axes)) and a.axes[i] == b.axes[i]:
+            i += 1
+        out += [str(x) for x in a.axes[i:]]
+    return out
 
 
 class _Recompile(Exception):
@@ -78,20 +84,33 @@ class _Recompile(Exception):
 class WhatIf:
     """Measures changes to one compiled program (see the module docstring)."""
 
-    def __init__(self, base: Baseline):
+    def __init__(self, base: Baseline, recompile_ops: int = DEFAULT_RECOMPILE_OPS):
         self.base = base
+        self.recompile_ops = recompile_ops
+        self.size = sum(len(list(f.body)) for f in base.input.functions.values())
         self.counts: Counter[str] = Counter()
+        self.why_slow: Counter[str] = Counter()  # why the fast way did not apply, per change
         self._cache: dict[tuple, Measurement | None] = {}
+        self._slow: set[tuple] = set()  # changes the fast way cannot measure
+        self._unmeasured: set[tuple] = set()
         self._again: Repropagation | None = None
         self._index: BaselineIndex | None = None
+        self._retraction: Retraction | None = None
         self.why_not_fast = self._why_not_fast()
 
     def _why_not_fast(self) -> str | None:
         base = self.base
-        if base.propagated is None:
+        origins = base.context.data.get("origins")
+        if base.propagated is None or origins is None:
             return "the pipeline has no propagation pass"
         if not base.audit.clean:
             return "the program's propagation made choices (conflicts, priorities)"
+        if any(d.priority for f in base.input.functions.values()
+               for m in self._annotations(f) for d in m.dims):
+            return "the program's annotations have priorities"
+        self._retraction = Retraction(origins)
+        if self._retraction.unexplained():
+            return "propagation gave axes it did not record the origin of"
         if len(base.propagated.functions) != 1:
             return "the program has several functions"
         if any(m.is_maximal for m in base.propagated.meshes.values()):
@@ -109,24 +128,47 @@ class WhatIf:
     def _strategy(self) -> tuple[str, bool]:
         return self.base.options.strategy, False
 
-    def measure(self, change: Change) -> Measurement | None:
-        """The change's effect, or None when the program cannot be compiled with it."""
+    @staticmethod
+    def _annotations(func) -> list[NamedMapping]:
+        values = [*func.args, *(r for op in func.body for r in op.results)]
+        out = [v.mapping for v in values if v.mapping is not None]
+        return out + [m for t in func.result_types if (m := getattr(t, "mapping", None))]
+
+    def measure(self, change: Change, recompile: bool = True) -> Measurement | None:
+        """The change's effect, or None when the program cannot be compiled with it (or it
+        would need a recompile and `recompile` is False or the budget is spent)."""
         key = change.key
         if key in self._cache:
             return self._cache[key]
         found: Measurement | None = None
-        if self.why_not_fast is None:
+        if self.why_not_fast is None and key not in self._slow:
             try:
                 found = self._repropagate(change)
                 self.counts[REPROPAGATED] += 1
             except (_Recompile, Unsupported, GapOverflow) as e:
-                self.counts["fast path: " + (str(e) or type(e).__name__)] += 1
+                self.why_slow[str(e) or type(e).__name__] += 1
+                self._slow.add(key)
                 found = None
         if found is None:
+            if not recompile:
+                return None
+            if not self.spend(self.size):
+                if key not in self._unmeasured:
+                    self._unmeasured.add(key)
+                    self.counts[NOT_MEASURED] += 1
+                return None  # not cached: a larger budget later may measure it
             found = self._recompile(change)
             self.counts[RECOMPILED if found is not None else "not compilable"] += 1
         self._cache[key] = found
         return found
+
+    def spend(self, ops: int) -> bool:
+        """Take `ops` from the recompile budget; False (and nothing taken) if it has not that
+        many left."""
+        if ops > self.recompile_ops:
+            return False
+        self.recompile_ops -= ops
+        return True
 
     # ----- recompiling -------------------------------------------------------------------------
 
@@ -157,23 +199,36 @@ class WhatIf:
         func = base.propagated.functions[change.function]
         constraint: Operation | None = None
         starts: list[Value] = []
+        pinned: set[int] = set()  # the change's own annotations stay as made
         try:
+            removed: list[tuple[Value, str]] = []
             if change.kind == CONSTRAINT:
-                constraint = self._constrain(change, starts)
+                constraint = self._constrain(change, starts, removed, pinned)
             elif change.kind == IN_SHARDING:
                 arg = func.args[change.index]
-                if not refines(arg.mapping, change.mapping):
-                    raise _Recompile("the argument's new sharding drops an axis")
+                work = base.work_value(arg)
+                assert work is not None
+                removed += [(work, key) for key in dropped(arg.mapping, change.mapping)]
                 again.set_value(arg, change.mapping)
                 starts.append(arg)
+                pinned.add(id(arg))
             else:
                 old = getattr(func.result_types[change.index], "mapping", None)
-                if not refines(old, change.mapping):
-                    raise _Recompile("the result's new sharding drops an axis")
-                again.set_result(func, change.index, change.mapping)
                 ret = func.return_op
                 assert ret is not None
-                starts.append(ret.operand(change.index))
+                returned = ret.operand(change.index)
+                work = base.work_value(returned)
+                gone = set(dropped(old, change.mapping))
+                origins = base.context.data["origins"]
+                for key, origin in origins.by_value.get(id(work), {}).items():
+                    if origin.via == "return" and origin.source.startswith("output:") and (
+                        key in gone
+                    ):
+                        removed.append((work, key))
+                again.set_result(func, change.index, change.mapping)
+                starts.append(returned)
+            results = {change.index} if change.kind not in (CONSTRAINT, IN_SHARDING) else set()
+            starts += self._take_back(removed, func, results, pinned)
             changed = again.run(starts)
             if not again.clean:
                 raise _Recompile("the re-propagation made a choice")
@@ -195,10 +250,50 @@ class WhatIf:
         return Measurement(change, delta.comm, delta.ring, delta.peak - old.peak_bytes,
                            REPROPAGATED)
 
-    def _constrain(self, change: Change, starts: list[Value]) -> Operation:
+    def _take_back(self, removed: list[tuple[Value, str]], func, results: set[int],
+                   pinned: set[int]) -> list[Value]:
+        """Cut every axis derived from `removed` out of the propagated copy (retraction.py);
+        the values cut. A declared result that took its axes from the value it returns is cut
+        with it (`results`: the ones the change itself declares, left alone)."""
+        base, again, retraction = self.base, self._again, self._retraction
+        assert again is not None and retraction is not None
+        if not removed:
+            return []
+
+        def layout(work: Value) -> NamedMapping | None:
+            copy = base.copy_value(work)
+            return copy.mapping if copy is not None else None
+
+        out: list[Value] = []
+        origins = base.context.data["origins"]
+        ret = func.return_op
+        for work, keys in retraction.of(removed, layout).values():
+            copy = base.copy_value(work)
+            if copy is None or copy.mapping is None:
+                raise _Recompile("an axis to take back is on a value the copy does not have")
+            if id(copy) in pinned:
+                continue
+            again.set_value(copy, cut(copy.mapping, keys))
+            out.append(copy)
+            if ret is None:
+                continue
+            for i, x in enumerate(ret.operands):
+                declared = getattr(func.result_types[i], "mapping", None)
+                if x is not copy or i in results or declared is None:
+                    continue
+                written = origins.results.get((func.name, i), {})
+                if any(written.get(k) is not None and written[k].source.startswith("output:")
+                       for k in keys):
+                    continue  # the user's own out_sharding stays
+                again.set_result(func, i, cut(declared, keys))
+        return out
+
+    def _constrain(self, change: Change, starts: list[Value],
+                   removed: list[tuple[Value, str]], pinned: set[int]) -> Operation:
         """Add the change's constraint to the propagated copy, as `apply-sharding-constraints`
-        would have taken it: a value the input left unsharded takes the constraint's layout."""
-        base, again = self.base, self._again
+        would have taken it (a value the input left unsharded takes the constraint's layout);
+        what propagation carried over the uses it rewires goes in `removed`."""
+        base, again, origins = self.base, self._again, self.base.context.data["origins"]
         assert again is not None and change.value is not None
         v = base.copy_value(change.value)
         written = base.input_value(change.value)
@@ -208,11 +303,25 @@ class WhatIf:
             u.op.name == CONSTRAINT for u in v.uses
         ):
             raise _Recompile("the value has a constraint already")
-        if written.mapping is None:
-            if not refines(v.mapping, change.mapping):
-                raise _Recompile("the constraint drops an axis propagation gave the value")
-            again.set_value(v, change.mapping)
+        work = change.value
+        neighbours = {id(base.work_value(x)) for u in v.uses for x in (*u.op.operands,
+                                                                       *u.op.results)}
+        neighbours.discard(id(work))
+        for key, n in origins.came_from(work).items():
+            if id(n) in neighbours:
+                removed.append((work, key))
+        for u in v.uses:
+            for x in (*u.op.operands, *u.op.results):
+                xw = base.work_value(x)
+                if xw is None or xw is work:
+                    continue
+                removed += [(xw, key) for key, n in origins.came_from(xw).items() if n is work]
         op = add_constraint(v, change.mapping)
         again.rewired(op.result.users)
         starts += [v, op.result]
+        pinned.add(id(op.result))
+        if written.mapping is None:
+            removed += [(work, key) for key in dropped(v.mapping, change.mapping)]
+            again.set_value(v, change.mapping)
+            pinned.add(id(v))  # the constraint's layout is its annotation now
         return op

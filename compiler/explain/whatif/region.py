@@ -109,7 +109,8 @@ def region_ops(changed: list[Value], extra: list[Operation]
     for op in region.values():
         if op.name in _UNSUPPORTED or is_body_reduce(op) or cumulative_dim(op) is not None:
             raise Unsupported(f"the change reaches '{op.name}'")
-        if op.function is None or op.function.module is None or len(op.function.module.functions) > 1:
+        func = op.function
+        if func is None or func.module is None or len(func.module.functions) > 1:
             raise Unsupported("a program of several functions")
     return list(region.values()), values
 
