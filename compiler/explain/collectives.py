@@ -18,9 +18,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from shardc.explain.decisions import Chains, Decision, Names, loc_text
+from shardc.explain.decisions import Chains, Decision, Names, call_site, loc_text, source_loc
 from shardc.explain.graph import fmt_bytes
-from shardc.explain.sides import Reason, Sides
+from shardc.explain.sides import Reason, Sides, original
 from shardc.ir.core import Module, Operation
 from shardc.ir.printer import Namer
 from shardc.passes.analysis.cost import COLLECTIVES, collective_entry
@@ -119,9 +119,15 @@ def _explain(op: Operation, entry: dict[str, Any], function: str, group: list[Op
     first = group[0]
     have = first.operand(0).mapping or cause.source
     need = cause.target
+    producer = original(cause.value).defining_op
+    # A JAX program gives most ops a Python line, not a private function's return: then the
+    # line that made the value.
+    caller = call_site(op.function) if not (op.loc_written or (
+        producer is not None and producer.loc_written)) else None
+    common["loc"] = source_loc(op, producer, caller)
     return CollectiveExplanation(
         **common, serves=names(cause.value), consumer=cause.consumer.name,
-        operand=cause.operand, consumer_loc=loc_text(cause.consumer),
+        operand=cause.operand, consumer_loc=source_loc(cause.consumer, producer, caller),
         reason=cause.reason.value, have=have.text(), need=need.text(),
         producer=tuple(sides.producer(cause, have, need)),
         needs=tuple(sides.consumer(cause, have, need)),

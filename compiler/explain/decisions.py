@@ -76,6 +76,29 @@ def loc_text(op: Operation | Function | None) -> str:
     return str(loc) if loc is not None and loc.line > 0 else ""
 
 
+def source_loc(*ops: Operation | Function | None) -> str:
+    """`loc_text` of the first op whose location the program wrote (a JAX program's Python
+    line), else of the first op that has one at all (a line of the text it was read from)."""
+    for op in ops:
+        if op is not None and op.loc_written and loc_text(op):
+            return loc_text(op)
+    return next((loc_text(op) for op in ops if loc_text(op)), "")
+
+
+def call_site(func: Function | None) -> Operation | None:
+    """The first op that calls `func` (JAX gives the body of a function it outlines, e.g. the
+    transpose of `jnp.take`, no Python line: its call has one)."""
+    module = func.module if func is not None else None
+    if module is None:
+        return None
+    for other in module.functions.values():
+        for op in other.body:
+            callee = op.attributes.get("callee")
+            if op.name == "call" and callee is not None and callee.name == func.name:
+                return op
+    return None
+
+
 def at(loc: str) -> str:
     return f" at {loc}" if loc else ""
 
@@ -95,8 +118,12 @@ class Names:
 
     def __call__(self, v: Value) -> str:
         func = self.function_of(v)
-        if func is None:  # an erased op's result (a sharding_constraint insert-reshards removed)
-            return "%" + (v.name_hint or "?")
+        if func is None:  # an erased op's result (a constraint insert-reshards removed, a
+            # named computation propagation made of a call and turned back into one)
+            if v.name_hint:
+                return "%" + v.name_hint
+            d = v.defining_op
+            return f"(result {v.index} of a {d.name})" if d is not None else "%?"
         namer = self._namers.get(func.name)
         if namer is None or namer.names.get(id(v)) is None:
             namer = self._namers[func.name] = Namer(func)
@@ -109,9 +136,9 @@ def _via_op(v: Value, came_from: Value | None) -> Operation | None:
     d = v.defining_op
     if came_from is None:
         return d
-    if d is not None and any(o is came_from for o in d.operands):
-        return d
-    return came_from.defining_op
+    if d is not None and (d.parent is None or any(o is came_from for o in d.operands)):
+        return d  # (an op a later pass replaced has lost its operands, not its location)
+    return came_from.defining_op or d
 
 
 def root_decision(v: Value, origin: Origin, names: Names, written: NamedMapping | None = None
@@ -183,6 +210,8 @@ class Chains:
             nxt = path[i + 1][0]
             op = _via_op(val, nxt)
             loc = loc_text(op)
+            if not loc and val.is_argument:  # into a function through its call
+                loc = source_loc(call_site(names.function_of(val)))
             where = "; ".join(x for x in (loc, origin.stage) if x)
             steps.append(Decision(
                 "propagation",

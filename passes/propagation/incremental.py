@@ -114,7 +114,7 @@ class Repropagation:
         self.remember(v)
         v.set_mapping(mapping)
 
-    def set_result(self, func: Function, index: int, mapping: NamedMapping) -> None:
+    def set_result(self, func: Function, index: int, mapping: NamedMapping | None) -> None:
         self.remember_results(func)
         t = func.result_types[index]
         func.result_types[index] = DistributedTensorType(t.shape, t.dtype, mapping)

@@ -324,4 +324,13 @@ class WhatIf:
             removed += [(work, key) for key in dropped(v.mapping, change.mapping)]
             again.set_value(v, change.mapping)
             pinned.add(id(v))  # the constraint's layout is its annotation now
+        func = base.propagated.functions[change.function]  # type: ignore[union-attr]
+        ret = func.return_op
+        if ret is not None:
+            # A result that returned `v` returns the constraint now: it starts again from what
+            # the user declared, and takes the constraint's layout through propagation.
+            declared = base.input.functions[change.function].result_types
+            for i, x in enumerate(ret.operands):
+                if x is op.result:
+                    again.set_result(func, i, getattr(declared[i], "mapping", None))
         return op
