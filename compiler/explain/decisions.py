@@ -89,12 +89,12 @@ def call_site(func: Function | None) -> Operation | None:
     """The first op that calls `func` (JAX gives the body of a function it outlines, e.g. the
     transpose of `jnp.take`, no Python line: its call has one)."""
     module = func.module if func is not None else None
-    if module is None:
+    if module is None or not func.is_private:  # type: ignore[union-attr]
         return None
     for other in module.functions.values():
         for op in other.body:
-            callee = op.attributes.get("callee")
-            if op.name == "call" and callee is not None and callee.name == func.name:
+            callee = op.attributes.get("callee") if op.name == "call" else None
+            if callee is not None and callee.name == func.name:  # type: ignore[union-attr]
                 return op
     return None
 

@@ -82,6 +82,10 @@ def is_join(
     return True
 
 
+class MadeChoice(Exception):
+    """A watched propagation made a choice and was asked to stop at the first one."""
+
+
 class ChoiceAudit:
     """Watches one propagation (`PropagationState.audit`) for choices.
 
@@ -91,7 +95,8 @@ class ChoiceAudit:
     `unaudited` names a part of the run the audit cannot see (data-flow edges through manual
     computations, conflicting sharding groups, erased dead ops), which counts as a choice."""
 
-    def __init__(self) -> None:
+    def __init__(self, stop: bool = False) -> None:
+        self.stop = stop  # raise `MadeChoice` at the first choice (its run is of no use then)
         self.verdicts: dict[tuple, bool] = {}
         self.choices = 0
         self.first_choice: Operation | None = None
@@ -114,6 +119,8 @@ class ChoiceAudit:
             self.choices += 1
             if self.first_choice is None:
                 self.first_choice = op
+            if self.stop:
+                raise MadeChoice
 
     def escaped(self, what: str) -> None:
         if what not in self.unaudited:

@@ -94,13 +94,13 @@ def visit_manual_edge(p: Propagator, edge: ManualEdge) -> bool:
     return changed
 
 
-def sync_func_results(p: Propagator) -> None:
+def sync_func_results(p: Propagator, only: set[int] | None = None) -> None:
     """Identity edges between each returned value of an entry function (`state.entries`) and
     its declared result. A region or named-computation body's results are not values of their
     own: they take the shardings of the edge targets they feed (body result k: the carried value
     k, or result k of the named computation; branch result k: result k of the case); a manual
     body's results are its op's out_shardings (edges). Other functions' results are left alone,
-    as Shardy does."""
+    as Shardy does. With `only`, just the entry results whose returned value's id is in it."""
     regions = p.state.regions
     manual = p.state.manual
     for func in p.state.module.functions.values():
@@ -119,6 +119,8 @@ def sync_func_results(p: Propagator) -> None:
         if func.name not in p.state.entries:
             continue
         for i, v in enumerate(ret.operands):
+            if only is not None and id(v) not in only:
+                continue
             declared = func.result_types[i]
             res_mapping = (
                 declared.mapping if isinstance(declared, DistributedTensorType) else None

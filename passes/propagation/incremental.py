@@ -16,12 +16,13 @@ checks `clean` and the first run's audit before relying on it.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterable
 
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.types import DistributedTensorType, TensorType
-from shardc.passes.propagation.audit import ChoiceAudit
+from shardc.passes.propagation.audit import ChoiceAudit, MadeChoice
 from shardc.passes.propagation.driver import Driver
 from shardc.passes.propagation.edges import sync_func_results
 from shardc.passes.propagation.priorities import NUM_STAGES, stage_direction
@@ -44,21 +45,31 @@ class _FromChanges(Driver):
 
     def run_from(self, values: Iterable[Value]) -> None:
         self._stack = []
-        for v in values:
+        starts = list(values)
+        for v in starts:
             self._notify_value(v)
         for func in self.state.module.functions.values():
             self.again.remember_results(func)
-        while True:
-            stack = self._stack
-            while stack:
-                item = stack.pop()
+        # The returned values whose result edge may move: the starts, then what changed.
+        synced: set[int] = {id(v) for v in starts}
+        try:
+            while True:
+                stack = self._stack
+                while stack:
+                    item = stack.pop()
+                    item.queued = False
+                    if item.__class__ is Site and id(item.op) in self._erased:  # type: ignore[union-attr]
+                        continue
+                    self._visit(item)
+                sync_func_results(self, synced | self.again.touched())
+                if not self._stack:
+                    return
+        finally:
+            # A run stopped at a choice leaves items queued: the next run must see them free.
+            for item in self._stack:
                 item.queued = False
-                if item.__class__ is Site and id(item.op) in self._erased:  # type: ignore[union-attr]
-                    continue
-                self._visit(item)
-            sync_func_results(self)
-            if not self._stack:
-                return
+            self._stack = []
+            self._current = None
 
 
 class Repropagation:
@@ -72,7 +83,7 @@ class Repropagation:
         self.state: PropagationState = build_state(
             module, strategy_named(strategy), conservative=conservative
         )
-        self.state.audit = ChoiceAudit()
+        self.state.audit = ChoiceAudit(stop=True)
         self._values: dict[int, tuple[Value, NamedMapping | None]] = {}
         self._results: dict[str, tuple[Function, list[TensorType]]] = {}
 
@@ -100,6 +111,10 @@ class Repropagation:
         if id(v) not in self._values:
             self._values[id(v)] = (v, mapping_of(v))
 
+    def touched(self) -> set[int]:
+        """Ids of the values changed since the last `undo`."""
+        return set(self._values)
+
     def remember_results(self, func: Function) -> None:
         if func.name not in self._results:
             self._results[func.name] = (func, list(func.result_types))
@@ -125,7 +140,8 @@ class Repropagation:
         audit = self.state.audit
         assert audit is not None
         audit.choices, audit.first_choice, audit.unaudited = 0, None, []
-        _FromChanges(self).run_from(starts)
+        with contextlib.suppress(MadeChoice):  # `clean` says so; the caller undoes
+            _FromChanges(self).run_from(starts)
         return [v for v, old in self._values.values() if mapping_of(v) != old]
 
     def changed_results(self) -> list[tuple[Function, int]]:

@@ -20,6 +20,7 @@ from shardc.explain.whatif.candidates import candidates
 from shardc.explain.whatif.changes import Change
 from shardc.explain.whatif.engine import RECOMPILED, REPROPAGATED, WhatIf
 from shardc.explain.whatif.memory import Timeline
+from shardc.ir.mapping import NamedMapping
 from shardc.models.catalogue import MODELS
 from shardc.passes.analysis.cost import peak_memory
 from tests.explain.whatif_programs import roles, sharded_programs
@@ -151,3 +152,25 @@ def test_without_recompile_budget_a_slow_change_is_not_measured() -> None:
         d.__class__((), True) for d in arg.mapping.dims)), "%x")
     assert whatif.measure(change) is None
     assert sum(whatif.counts.values()) == 1
+
+
+def test_a_measurement_does_not_depend_on_the_ones_before() -> None:
+    """Measuring many changes with one engine (re-propagations stopped at a choice, undone)
+    gives what a fresh engine gives for each."""
+    base = compile_baseline(MODELS["transformer"].build("dp_tp", train="sgd"))
+    shared = WhatIf(base, recompile_ops=0)
+    names = Names(base.module)
+    changes = [c for e in explain_collectives(base.module, base.context.data["origins"])
+               for c in candidates(shared, e, names)]
+    func = base.module.main
+    mesh = next(iter(base.module.meshes.values()))
+    for i, arg in enumerate(func.args[:6]):  # and some that re-propagate
+        changes.append(Change.in_sharding(func, i, NamedMapping.fully_replicated(
+            mesh, arg.type.rank), names(arg)))
+    assert changes
+    for change in changes:
+        first = shared.measure(change, recompile=False)
+        again = WhatIf(base, recompile_ops=0).measure(change, recompile=False)
+        assert (first is None) == (again is None), change.text()
+        if first is not None:
+            assert _effect(first) == _effect(again), change.text()

@@ -42,9 +42,9 @@ from shardc.passes.propagation.retraction import Retraction, cut
 REPROPAGATED, RECOMPILED = "re-propagated", "recompiled"
 NOT_MEASURED = "not measured (recompile budget spent)"
 # How many ops changed programs may be recompiled for, in all (a count, so the answer does not
-# depend on the machine): ten recompiles of a 64-layer transformer training step, thousands of
-# a small model.
-DEFAULT_RECOMPILE_OPS = 150_000
+# depend on the machine): three recompiles of a 64-layer transformer training step, about two
+# hundred of a one-layer one.
+DEFAULT_RECOMPILE_OPS = 50_000
 
 
 @dataclass(frozen=True)
