@@ -99,7 +99,9 @@ SHARDINGS = {
 }
 
 
-def lowered_text(name: str) -> str:
+def step_arguments(name: str) -> tuple:
+    """`(args, in_shardings)` of `train_step` under sharding `name`: zero parameters, tokens
+    and labels, and their NamedShardings on the sharding's mesh."""
     axes, table, layer, data = SHARDINGS[name]
     mesh = jax.make_mesh(tuple(axes.values()), tuple(axes))
     params = {
@@ -113,8 +115,12 @@ def lowered_text(name: str) -> str:
         return NamedSharding(mesh, spec)
 
     specs = jax.tree.map(shard, param_specs(table, layer))
-    f = jax.jit(train_step, in_shardings=(specs, shard(data), shard(data)))
-    return f.lower(params, tokens, tokens).as_text()
+    return (params, tokens, tokens), (specs, shard(data), shard(data))
+
+
+def lowered_text(name: str) -> str:
+    args, shardings = step_arguments(name)
+    return jax.jit(train_step, in_shardings=shardings).lower(*args).as_text()
 
 
 def header() -> str:

@@ -4,7 +4,6 @@ survive the default pipeline and the export; errors about an op name its Python 
 
 from __future__ import annotations
 
-import importlib.util
 import os
 from pathlib import Path
 
@@ -60,35 +59,15 @@ def test_an_explanation_follows_the_factor_to_the_annotation() -> None:
     assert any('[{"dp"}p1, {}]' in t for t in texts)  # the written priority
 
 
-def _gpt_example():
-    spec = importlib.util.spec_from_file_location("gpt_jax", ROOT / "examples" / "gpt_jax.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 @pytest.mark.parametrize("sharding", ["dp", "tp", "dp_tp", "fsdp"])
 def test_a_jax_gpt_training_step_is_explained_at_its_source_lines(sharding) -> None:
-    jax = pytest.importorskip("jax")
-    from jax.sharding import NamedSharding
-
+    pytest.importorskip("jax")
     from shardc.jax_api import from_jax
+    from tests.test_examples import load_example
 
-    gpt = _gpt_example()
-    axes, table, layer, data = gpt.SHARDINGS[sharding]
-    mesh = jax.make_mesh(tuple(axes.values()), tuple(axes))
-    jnp = jax.numpy
-    params = {
-        "table": jnp.zeros((gpt.VOCAB, gpt.D)),
-        "layers": [{n: jnp.zeros(s) for n, s in gpt.LAYER_SHAPES.items()}
-                   for _ in range(gpt.LAYERS)],
-        "lnf_g": jnp.zeros(gpt.D), "lnf_b": jnp.zeros(gpt.D),
-    }
-    tokens = jnp.zeros((gpt.BATCH, gpt.SEQ), jnp.int32)
-    specs = jax.tree.map(lambda s: NamedSharding(mesh, s), gpt.param_specs(table, layer))
-    module = from_jax(gpt.train_step, params, tokens, tokens, mesh=mesh,
-                      in_shardings=(specs, NamedSharding(mesh, data), NamedSharding(mesh, data)))
+    gpt = load_example("gpt_jax")  # the GPT of examples/jax/, lowered with its source lines
+    args, shardings = gpt.step_arguments(sharding)
+    module = from_jax(gpt.train_step, *args, in_shardings=shardings)
     found = _explained(module)
     assert found
     for e in found:

@@ -5,9 +5,6 @@ from __future__ import annotations
 import json
 import re
 
-import pytest
-
-from shardc.cli import main
 from shardc.explain.collectives_report import collectives_report
 from shardc.explain.lints import NO_EFFECT, OVERRIDDEN, PADDING, REPLICATED
 from shardc.explain.whatif.baseline import compile_baseline
@@ -15,17 +12,7 @@ from shardc.explain.whatif.engine import WhatIf
 from shardc.explain.whatif.memory import Timeline
 from shardc.ir.parser import parse_module
 from shardc.models.catalogue import MODELS
-
-
-@pytest.fixture(autouse=True)
-def _root(monkeypatch, request):
-    monkeypatch.chdir(request.config.rootpath)
-
-
-def run(capsys, *argv: str) -> tuple[int, str, str]:
-    code = main(list(argv))
-    out = capsys.readouterr()
-    return code, out.out, out.err
+from tests.test_cli import _root, run  # noqa: F401 - the command's runner, run from the root
 
 
 def test_collectives_json_has_both_sides_and_measured_suggestions(capsys) -> None:
