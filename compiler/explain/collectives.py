@@ -75,11 +75,12 @@ class CollectiveExplanation:
         }
 
 
-def explain_collectives(module: Module, origins: OriginTracker | None
-                        ) -> list[CollectiveExplanation]:
-    """Every collective of `module` (the global program after the pipeline), in program order."""
+def explain_collectives(module: Module, origins: OriginTracker | None,
+                        conflicted: set[int] | None = None) -> list[CollectiveExplanation]:
+    """Every collective of `module` (the global program after the pipeline), in program order;
+    `conflicted`: ids of the ops propagation met a conflict at (a `ChoiceAudit`'s)."""
     names = Names(module)
-    sides = Sides(Chains(module, origins, names))
+    sides = Sides(Chains(module, origins, names, conflicted))
     out: list[CollectiveExplanation] = []
     for func in module.functions.values():
         namer = Namer(func)

@@ -84,7 +84,7 @@ def collectives_report(module: Module, options: CompileOptions | None = None, *,
     """Compile `module` and explain its collectives (see the module docstring)."""
     base = compile_baseline(module, options or CompileOptions())
     origins = base.context.data.get("origins")
-    explanations = explain_collectives(base.module, origins)
+    explanations = explain_collectives(base.module, origins, base.audit.conflicted)
     report = CollectivesReport(base, explanations)
     whatif = WhatIf(base, recompile_ops) if (suggest_n or lint) else None
     if suggest_n and whatif is not None:

@@ -193,10 +193,13 @@ def root_decision(v: Value, origin: Origin, names: Names, written: NamedMapping 
 class Chains:
     """Builds decision chains for axes of values of one compiled module."""
 
-    def __init__(self, module: Module, origins: OriginTracker | None, names: Names | None = None):
+    def __init__(self, module: Module, origins: OriginTracker | None, names: Names | None = None,
+                 conflicted: set[int] | None = None):
         self.module = module
         self.origins = origins
         self.names = names or Names(module)
+        # Ids of the ops propagation met a conflict at (audit.py), when it was watched.
+        self.conflicted = conflicted or set()
 
     def axis(self, v: Value, axis: str, unannotated: Callable[[Value], Decision] | None = None
              ) -> list[Decision]:
@@ -213,10 +216,12 @@ class Chains:
             if not loc and val.is_argument:  # into a function through its call
                 loc = source_loc(call_site(names.function_of(val)))
             where = "; ".join(x for x in (loc, origin.stage) if x)
+            conflict = (" - the op's tensors conflicted there, and the propagation strategy "
+                        "chose" if op is not None and id(op) in self.conflicted else "")
             steps.append(Decision(
                 "propagation",
                 f"{names(val)} took {axis} from {names(nxt)} through {origin.via}"
-                + (f" ({where})" if where else ""),
+                + (f" ({where})" if where else "") + conflict,
                 names(val), origin.via, loc,
             ))
         last = path[-1][0]

@@ -175,7 +175,7 @@ def ineffective_constraints(base: Baseline, whatif: WhatIf | None, names: Names)
             without = compile_global(module, base.options)
         except ShardcError:
             continue
-        if Totals.of(without) != base.totals or _layouts(without) != _layouts(base.module, op):
+        if Totals.of(without) != base.totals or _layouts(without) != _layouts(base.module):
             continue
         out.append(Lint(
             NO_EFFECT, "%" + (op.result.name_hint or "?"), loc_text(op), 0,
@@ -185,7 +185,7 @@ def ineffective_constraints(base: Baseline, whatif: WhatIf | None, names: Names)
     return out
 
 
-def _layouts(module, skip=None) -> list[str]:
+def _layouts(module) -> list[str]:
     """The shardings of the original ops' results, in order (constraints left out)."""
     out = []
     for func in module.functions.values():

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 from shardc.explain.decisions import Chains, Decision, at, loc_text
 from shardc.ir.core import Operation, Value
+from shardc.ir.diagnostics import ShardcError
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import AxisRef
 from shardc.passes.analysis.cost import COLLECTIVES
@@ -87,7 +88,7 @@ def _project(choice: FactorChoice) -> list[TensorFactorShardings] | None:
         proj = ShardingProjection.build(
             choice.decided[:n], choice.decided[n:], rule, mesh, closed_if_missing=True
         )
-    except Exception:  # noqa: BLE001 - a layout the projection cannot read: no drivers named
+    except ShardcError:  # a layout the projection cannot read: no drivers named
         return None
     return proj.tensors
 

@@ -100,6 +100,7 @@ class ChoiceAudit:
         self.verdicts: dict[tuple, bool] = {}
         self.choices = 0
         self.first_choice: Operation | None = None
+        self.conflicted: set[int] = set()  # ids of the ops a choice was made at
         self.unaudited: list[str] = []
 
     @property
@@ -117,6 +118,8 @@ class ChoiceAudit:
             verdict = self.verdicts[key] = is_join(rule, directions, before, after)
         if not verdict:
             self.choices += 1
+            if op is not None:
+                self.conflicted.add(id(op))
             if self.first_choice is None:
                 self.first_choice = op
             if self.stop:

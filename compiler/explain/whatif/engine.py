@@ -96,7 +96,17 @@ class WhatIf:
         self._again: Repropagation | None = None
         self._index: BaselineIndex | None = None
         self._retraction: Retraction | None = None
-        self.why_not_fast = self._why_not_fast()
+        self._why: str | None = None
+        self._checked = False
+
+    @property
+    def why_not_fast(self) -> str | None:
+        """Why no change of this program can be re-propagated (None: some can); what it needs
+        is built on first use."""
+        if not self._checked:
+            self._checked = True
+            self._why = self._why_not_fast()
+        return self._why
 
     def _why_not_fast(self) -> str | None:
         base = self.base
