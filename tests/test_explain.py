@@ -140,8 +140,13 @@ def test_html_is_offline_well_formed_and_shows_the_graph(transformer):
     assert "local shape: 4x16x2x8" in title and "origin:" in title
     # a legend and a value table with one row per value
     assert "fully replicated" in page and "collective (red: bytes per device)" in page
-    rows = root.findall(".//table/tr")
+    values, collectives = root.findall(".//table")
+    rows = values.findall("tr")
     assert len(rows) == 1 + len(module.main.args) + sum(len(op.results) for op in ops)
+    # the collectives table: a row per collective, linked to its node in the graph
+    linked = [tr.find("td/a").get("href") for tr in collectives.findall("tr")[1:]]
+    assert len(linked) == 2
+    assert {"#" + g.get("id") for g in colls} == set(linked)
 
 
 def test_html_nodes_do_not_overlap(transformer):
