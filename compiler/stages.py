@@ -182,9 +182,10 @@ class Compiled(Lowered):
         if self.backend == "numpy":
             outs = self.result.run([np.asarray(x) for x in leaves], backend="numpy")
         else:
-            # The jitted program, not `executable`: the same compiled program (JAX finds it in
-            # its cache), called through JAX's C++ fast path.
-            outs = self._program.jitted(*(self._program.place(leaves) if place else leaves))
+            # The executable `compile` built (a `jax.stages.Compiled`, called through JAX's C++
+            # fast path): calling the jitted program instead would trace and compile it again,
+            # since JAX does not find an ahead-of-time compile in its call cache.
+            outs = self.executable(*(self._program.place(leaves) if place else leaves))
         return self._unflatten(self.signature.out_tree, outs)
 
     def needs_placing(self, leaves: list[Any]) -> bool:
