@@ -144,7 +144,9 @@ class Lowered:
         start = time.perf_counter()
         executable = None
         if self.backend == "jax":
-            executable = self.program().lower().compile()
+            from shardc.jit_cache import compile_program
+
+            executable = compile_program(self.program(), self.result)
         timings = dict(self.timings, xla_compile=time.perf_counter() - start)
         return Compiled(self.name, self.result, self.signature, self.mesh, self.backend,
                         timings, self._program, executable)
