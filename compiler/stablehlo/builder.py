@@ -218,6 +218,13 @@ class ModuleBuilder:
     # ----- module ----------------------------------------------------------------------------
 
     def build(self, rec: ModuleRec) -> Module:
+        for frec, func in self.declare(rec):
+            FunctionBuilder(self, func).build(frec)
+        return self.module
+
+    def declare(self, rec: ModuleRec) -> list[tuple[FuncRec, Function]]:
+        """The module's attributes, meshes and function signatures (bodies still empty), in
+        text order; the functions with their records."""
         module = self.module
         if rec.name is not None:
             module.attributes["sym_name"] = str(rec.name)[1:]
@@ -230,9 +237,7 @@ class ModuleBuilder:
                 self.add_mesh(item)
             else:
                 funcs.append((item, declare_function(self, item)))
-        for frec, func in funcs:
-            FunctionBuilder(self, func).build(frec)
-        return module
+        return funcs
 
     def add_mesh(self, m: MeshRec) -> None:
         name = str(m.name)[1:]

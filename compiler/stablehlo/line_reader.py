@@ -48,7 +48,6 @@ from shardc.stablehlo.records import (
     MeshRec,
     ModuleRec,
 )
-from shardc.stablehlo.signature import declare_function
 
 _STRING = r'"(?:[^"\\\n]|\\.)*"'
 _STRINGS = re.compile(_STRING)
@@ -177,22 +176,9 @@ class LineReader(HeaderReader):
         if module_rec is None:
             module_rec = ModuleRec(None, None, items)
         module_rec.items = items
-        b = self.b
-        module = b.module
-        if module_rec.name is not None:
-            module.attributes["sym_name"] = str(module_rec.name)[1:]
-        if module_rec.attrs is not None:
-            for key, value in module_rec.attrs.entries.items():
-                module.attributes[key] = b.opaque(value)
-        funcs = []
-        for item in items:
-            if isinstance(item, MeshRec):
-                b.add_mesh(item)
-            else:
-                funcs.append((item, declare_function(b, item)))
-        for frec, func in funcs:
-            self._body(frec, FunctionBuilder(b, func))
-        return module
+        for frec, func in self.b.declare(module_rec):
+            self._body(frec, FunctionBuilder(self.b, func))
+        return self.b.module
 
     def _body_lines(self, i: int, f: FuncRec) -> int:
         """Find the ops of the body starting at line `i`: `f.ops` gets `(first, last,
