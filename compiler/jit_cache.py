@@ -31,6 +31,7 @@ import json
 import os
 import tempfile
 import time
+import warnings
 import zlib
 from dataclasses import dataclass
 from importlib import metadata
@@ -108,7 +109,15 @@ class CompileCache:
         return payload
 
     def write(self, key: str, kind: str, payload: bytes) -> None:
-        """Store `payload` under `key`: written aside, then renamed into place."""
+        """Store `payload` under `key`: written aside, then renamed into place. A directory
+        that cannot be written is a warning, not an error: the program was compiled."""
+        try:
+            self._write(key, kind, payload)
+        except OSError as e:
+            warnings.warn(f"shardc.jit: cannot write the compile cache in {self.dir}: {e}",
+                          RuntimeWarning, stacklevel=2)
+
+    def _write(self, key: str, kind: str, payload: bytes) -> None:
         self.dir.mkdir(parents=True, exist_ok=True)
         fd, tmp = tempfile.mkstemp(dir=self.dir, prefix=".tmp-")
         try:

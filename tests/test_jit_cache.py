@@ -171,3 +171,12 @@ def test_without_a_cache_dir_nothing_is_written(mesh, data, tmp_path, monkeypatc
     (compiled,) = f._programs.values()
     assert compiled.result.cache is None
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_unwritable_directory_is_a_warning(mesh, data, tmp_path):
+    blocked = tmp_path / "file"
+    blocked.write_text("not a directory")
+    with pytest.warns(RuntimeWarning, match="cannot write the compile cache"):
+        compiled, got = _compiled(mesh, data, blocked / "cache")
+    assert compiled.result.cache.hit is False
+    np.testing.assert_allclose(got, np.asarray(jax.jit(mlp)(*data)), rtol=1e-4, atol=1e-4)
