@@ -218,8 +218,11 @@ def main() -> None:
         print(reader_row(sizes[-1]), flush=True)
     load = os.getloadavg()[0]
     print(f"\nload average (1 min) at the end: {load:.1f}")
-    if args.write_docs:
-        write_section("jit", section(rows, sizes, args.runs, load))
+    if args.write_docs:  # each table only when this run measured it
+        if rows:
+            write_section("jit", section(rows, args.runs, load))
+        if sizes:
+            write_section("jit-import", import_section(sizes, load))
 
 
 def first_row(name: str, runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
@@ -262,7 +265,12 @@ def reader_row(s: dict[str, Any]) -> str:
             f"{ms['native_print']:.1f} | {s['native_print'] / s['jaxlib_print']:.2f} |")
 
 
-def section(rows: list, sizes: list, runs: int, load: float) -> str:
+def _machine(load: float) -> str:
+    return (f"Machine: 2 cores shared with other jobs (1-minute load average {load:.1f} at the "
+            "end), so absolute times are noisy; ratios come from the same runs.")
+
+
+def section(rows: list, runs: int, load: float) -> str:
     import jax
 
     lines = [
@@ -278,7 +286,7 @@ def section(rows: list, sizes: list, runs: int, load: float) -> str:
         "pipeline / the per-device program's trace + XLA compile (medians). Per call: medians, "
         "arguments already placed.",
         "",
-        "Command: `python benchmarks/jit.py --write-docs`",
+        "Command: `python benchmarks/jit.py --write-docs` (this table alone: `--lines ''`)",
         "",
         "| program | ops | jax.jit first call s | shardc.jit cold s | ratio | shardc: lower+import"
         " / pipeline / per-device + XLA s | jax.jit first call s (warm run) | shardc.jit warm s"
@@ -287,6 +295,13 @@ def section(rows: list, sizes: list, runs: int, load: float) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         *(first_row(name, rs) for name, rs in rows),
         "",
+        _machine(load),
+    ]
+    return "\n".join(lines)
+
+
+def import_section(sizes: list, load: float) -> str:
+    lines = [
         "### The StableHLO reader against jaxlib's parser",
         "",
         "A JAX-lowered Llama step of each size (as `as_text()` prints it) in a fresh process, "
@@ -296,14 +311,15 @@ def section(rows: list, sizes: list, runs: int, load: float) -> str:
         "location, building nothing; ratio to jaxlib's parse in brackets). Printing: jaxlib's "
         "`str(module)` against `export_stablehlo` and the native printer.",
         "",
+        "Command: `python benchmarks/jit.py --write-docs` (this table alone: `--programs ''`)",
+        "",
         "| lines | ops | jaxlib parse ms | import_stablehlo ms | ratio | µs / line | bindings "
         "walk ms | native parse ms | ratio | jaxlib print ms | export_stablehlo ms | ratio | "
         "native print ms | ratio |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         *(reader_row(s) for s in sizes),
         "",
-        f"Machine: 2 cores shared with other jobs (1-minute load average {load:.1f} at the end),"
-        " so absolute times are noisy; ratios come from the same runs.",
+        _machine(load),
     ]
     return "\n".join(lines)
 
