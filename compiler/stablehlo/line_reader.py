@@ -54,7 +54,8 @@ _STRINGS = re.compile(_STRING)
 _VALUE = r"%[\w$.\-]+"
 _RESULT = re.compile(rf"({_VALUE})(?::(\d+))?")
 _HEAD = re.compile(rf"[ \t]*((?:{_VALUE}(?::\d+)?[ \t]*,[ \t]*)*{_VALUE}(?::\d+)?)[ \t]*=[ \t]*")
-_USE = re.compile(rf"{_VALUE}(?:#\d+)?")
+_USE_SPLIT = re.compile(rf"({_VALUE}(?:#\d+)?)")
+_ONE = (1,)  # the result counts of an op with one result
 _USE_OR_STRING = re.compile(rf"{_STRING}|({_VALUE}(?:#\d+)?)")
 
 # A line that goes on with the op of the line before it (a region's keywords, or its start).
@@ -81,6 +82,22 @@ def _braces(line: str) -> int:
     if '"' in line:
         line = _STRINGS.sub("", line)
     return line.count("{") - line.count("}")
+
+
+_BRACKETS = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\](){}]')
+
+
+def _deepest(line: str) -> int:
+    """How deep the brackets of `line` nest (strings skipped), as check_source counts."""
+    depth = top = 0
+    for m in _BRACKETS.finditer(line):
+        c = m.group()
+        if c in "([{":
+            depth += 1
+            top = max(top, depth)
+        elif c in ")]}":
+            depth -= 1
+    return top
 
 
 def _nesting(line: str) -> int:
@@ -220,8 +237,11 @@ class LineReader(HeaderReader):
 
     def _bound(self, outer: int, line: str) -> None:
         """Raise the bound on the text's bracket nesting (limits.check_source) for `line`,
-        inside `outer` open brackets: at most one more per bracket it opens."""
+        inside `outer` open brackets: at most one more per bracket it opens, or, when that is
+        over the limit (a long signature), the deepest its brackets nest."""
         depth = outer + line.count("(") + line.count("[") + line.count("{")
+        if depth > self.limit:
+            depth = outer + _deepest(line)
         if depth > self.depth:
             self.depth = depth
 
@@ -278,23 +298,20 @@ class LineReader(HeaderReader):
             shape = _USE_OR_STRING.sub(lambda m: m.group(0) if m.group(1) is None else "%",
                                        body)
         else:
-            names = _USE.findall(body)
-            shape = _USE.sub("%", body)
+            parts = _USE_SPLIT.split(body)  # text, name, text, name, ..., text
+            names = parts[1::2]
+            shape = "%".join(parts[0::2])
         scope = fb.scope
         operands: list[Value] = []
         for use in names:
-            base, _, index = use[1:].partition("#")
-            found = scope.get(base)
-            if isinstance(found, tuple):
-                found = found[int(index or 0)] if int(index or 0) < len(found) else None
-            elif index and index != "0":
-                found = None
-            if found is None:
-                raise Unsupported(f"use of {use}")
+            found = scope.get(use[1:]) if "#" not in use else self._indexed(scope, use)
+            if found is None or found.__class__ is tuple:
+                found = self._indexed(scope, use)
             operands.append(found)
         if self.b.unsupported and any(v in self.b.unsupported for v in operands):
             raise Unsupported("an operand of an unsupported type")
-        key = (shape, tuple(c for _, c in results), *[id(v.type) for v in operands])
+        key = (shape, _ONE if len(results) == 1 and results[0][1] == 1 else
+               tuple(c for _, c in results), *[id(v.type) for v in operands])
         template = self.templates.get(key, False)
         if template is False:
             self.templates[key] = self._first(i, fb, names, results, head, body_at, loc_at)
@@ -326,6 +343,19 @@ class LineReader(HeaderReader):
             else:
                 scope[name] = tuple(op.results[at : at + count])
             at += count
+
+    @staticmethod
+    def _indexed(scope: dict[str, Any], use: str) -> Value:
+        """The value `%name` or `%name#i` names, as FunctionBuilder.lookup finds it."""
+        base, _, index = use[1:].partition("#")
+        found = scope.get(base)
+        if isinstance(found, tuple):
+            found = found[int(index or 0)] if int(index or 0) < len(found) else None
+        elif index and index != "0":
+            found = None
+        if found is None:
+            raise Unsupported(f"use of {use}")
+        return found
 
     def _first(self, i: int, fb: FunctionBuilder, names: list[str],
                results: list[tuple[str, int]], head: re.Match | None, body_at: int,
