@@ -1,26 +1,29 @@
-"""shardc.jit against jax.jit: time to the first result and time per call, side by side.
+"""shardc.jit against jax.jit on training steps: the first call cold and with shardc's persistent
+cache warm, the time per call, and the StableHLO reader against jaxlib's parser.
 
-    python benchmarks/jit.py                  # 3 runs, each in a fresh process
-    python benchmarks/jit.py --runs 5
-    python benchmarks/jit.py --write-docs     # update docs/benchmarks.md
+    python benchmarks/jit.py                          # 3 runs of each program (~15 minutes)
+    python benchmarks/jit.py --runs 5 --programs llama2,nnx --lines 4000
+    python benchmarks/jit.py --write-docs             # update docs/benchmarks.md
 
-Three JAX functions on a 2x4 ("dp", "tp") mesh of 8 CPU devices, with the same in_shardings
-for both sides:
+Programs (benchmarks/jit_programs.py), on a 2x4 ("dp", "tp") mesh of 8 CPU devices with the same
+in_shardings for both sides: a Llama-style training step (RMSNorm, RoPE, GQA, SwiGLU, SGD) with
+2, 8 and 32 layers, and a 2-layer Flax NNX language model trained by optax.adamw.
 
-- `tiny`: `x * 2 + 1` on a 64x128 f32 array sharded over both axes: the per-call overhead;
-- `mlp`: a Megatron MLP, (256x1024) @ (1024x4096), relu, @ (4096x1024);
-- `transformer`: 4 pre-norm blocks (attention with 8 heads, MLP), batch 8 x 128 tokens x 256.
+**First call, cold**: in a fresh process, the first `f(*args)` of `jax.jit` and of `shardc.jit`
+until the result is ready (tracing, lowering and XLA's compile on both sides; shardc also
+imports the module, runs its pipeline and traces its per-device program), the sides taking
+turns at going first. shardc's cache (`CompileOptions(cache_dir=...)`) starts empty, so this
+run fills it. **Warm**: another fresh process, both sides again, shardc finding its entry
+(jax.jit has no cache of its own enabled: its first call is cold again). **Per call**: median
+of one call until its result is ready, arguments already placed, sides interleaved in blocks.
 
-**First call**: the first `f(*args)` of a new `jax.jit` / `shardc.jit` function until the result
-is ready (tracing, lowering and XLA's compile for both; shardc also imports the module, runs its
-pipeline and traces its per-device program). Each run is a fresh process, so neither side finds
-its program in JAX's in-process caches; the sides alternate which goes first. shardc's share is
-split into JAX lowering + import, shardc's pipeline, and the per-device program's trace + XLA
-compile (`Compiled.timings`).
-
-**Per call**: the median over 200 calls (`tiny`: 2000) of one call until its result is ready,
-with the arguments already on the devices in their shardings, the two sides interleaved in
-blocks of 10 calls.
+**Import**: a JAX-lowered Llama step of at least N lines (`as_text()`), in a fresh process, best
+of 7 interleaved: jaxlib's `ir.Module.parse` against `shardc.import_stablehlo` (which also builds
+and verifies shardc's IR), the native reader on the same module's native text, and printing
+(jaxlib's `str(module)` against `export_stablehlo` and the native printer). The other way to a
+front end the issue names, reading jaxlib's parsed module through its Python bindings, is
+measured as its floor: a walk that only reads every op's name, operands, result types,
+attributes and location (no IR built).
 """
 
 from __future__ import annotations
@@ -30,10 +33,12 @@ import os
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
 import argparse  # noqa: E402
+import gc  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
@@ -43,78 +48,32 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from docs_section import write_section  # noqa: E402
 
-PROGRAMS = ("tiny", "mlp", "transformer")
+PROGRAMS = ("llama2", "llama8", "llama32", "nnx")
+LINES = (1000, 4000, 16000, 64000)
+CALLS = {"llama32": 20}  # calls timed per side (the rest: 60)
 
 
-def build(name: str) -> tuple[Any, tuple[Any, ...], tuple[Any, ...]]:
-    """`(f, args, in_specs)` for program `name`."""
-    import jax
-    import jax.numpy as jnp
-    import numpy as np
-    from jax.sharding import PartitionSpec as P
-
-    rng = np.random.default_rng(0)
-
-    def arr(*shape: int, scale: float = 1.0) -> np.ndarray:
-        return (scale * rng.standard_normal(shape)).astype(np.float32)
-
-    if name == "tiny":
-        return (lambda x: x * 2 + 1), (arr(64, 128),), (P("dp", "tp"),)
-    if name == "mlp":
-        def mlp(x, w1, w2):
-            return jax.nn.relu(x @ w1) @ w2
-
-        args = (arr(256, 1024), arr(1024, 4096, scale=0.03), arr(4096, 1024, scale=0.03))
-        return mlp, args, (P("dp"), P(None, "tp"), P("tp"))
-    d, heads, layers = 256, 8, 4
-
-    def norm(h):
-        mu = h.mean(-1, keepdims=True)
-        return (h - mu) * jax.lax.rsqrt(((h - mu) ** 2).mean(-1, keepdims=True) + 1e-5)
-
-    def block(h, p):
-        b, t, _ = h.shape
-        q, k, v = (jnp.einsum("btd,de->bte", norm(h), p[n]).reshape(b, t, heads, d // heads)
-                   for n in ("wq", "wk", "wv"))
-        att = jax.nn.softmax(jnp.einsum("bthe,bshe->bhts", q, k) / (d // heads) ** 0.5, -1)
-        ctx = jnp.einsum("bhts,bshe->bthe", att, v).reshape(b, t, d)
-        h = h + ctx @ p["wo"]
-        return h + jax.nn.gelu(norm(h) @ p["w1"]) @ p["w2"]
-
-    def transformer(x, params):
-        for p in params:
-            x = block(x, p)
-        return x
-
-    params = [{"wq": arr(d, d, scale=0.05), "wk": arr(d, d, scale=0.05),
-               "wv": arr(d, d, scale=0.05), "wo": arr(d, d, scale=0.05),
-               "w1": arr(d, 4 * d, scale=0.05), "w2": arr(4 * d, d, scale=0.05)}
-              for _ in range(layers)]
-    spec = {"wq": P(None, "tp"), "wk": P(None, "tp"), "wv": P(None, "tp"), "wo": P("tp"),
-            "w1": P(None, "tp"), "w2": P("tp")}
-    return transformer, (arr(8, 128, d), params), (P("dp"), [spec] * layers)
+# ----- one process: first calls and calls --------------------------------------------------------
 
 
-def one_run(name: str, shardc_first: bool) -> dict[str, Any]:
-    """Both sides' first call and per-call times for program `name` (in this process)."""
+def first_calls(name: str, shardc_first: bool, cache_dir: str) -> dict[str, Any]:
     import jax
     import numpy as np
     from jax.sharding import NamedSharding
     from jax.sharding import PartitionSpec as P
+    from jit_programs import build
 
     import shardc
 
-    # Auto axes: with make_mesh's default (Explicit) jax.jit rejects the row-parallel matmul
-    # ("contracting dimensions are sharded") unless told its output sharding.
     auto = (jax.sharding.AxisType.Auto,) * 2
     mesh = jax.make_mesh((2, 4), ("dp", "tp"), axis_types=auto)
     f, args, specs = build(name)
     named = jax.tree_util.tree_map(lambda s: NamedSharding(mesh, s), specs,
                                    is_leaf=lambda s: isinstance(s, P))
     ref = jax.jit(f, in_shardings=named)
-    ours = shardc.jit(f, mesh=mesh, in_shardings=specs)
-    first: dict[str, float] = {}
-    results = {}
+    ours = shardc.jit(f, mesh=mesh, in_shardings=specs,
+                      options=shardc.CompileOptions(cache_dir=cache_dir))
+    first, results = {}, {}
     for side in (("shardc", "jax") if shardc_first else ("jax", "shardc")):
         fn = ours if side == "shardc" else ref
         start = time.perf_counter()
@@ -123,107 +82,244 @@ def one_run(name: str, shardc_first: bool) -> dict[str, Any]:
     error = max(float(np.max(np.abs(np.asarray(a) - np.asarray(b))))
                 for a, b in zip(jax.tree_util.tree_leaves(results["shardc"]),
                                 jax.tree_util.tree_leaves(results["jax"])))
-    # A new shape in the same process: both sides trace and compile again, but neither pays
-    # for its one-time start (module imports, parser tables, JAX's own warm-up).
-    bigger = (np.concatenate([args[0], args[0]]), *args[1:])
-    warm: dict[str, float] = {}
-    for side in (("shardc", "jax") if shardc_first else ("jax", "shardc")):
-        fn = ours if side == "shardc" else ref
-        start = time.perf_counter()
-        jax.block_until_ready(fn(*bigger))
-        warm[side] = time.perf_counter() - start
-    compiled = next(iter(ours._programs.values()))
-    placed = jax.device_put(args, named)
-    calls = 2000 if name == "tiny" else 200
+    (compiled,) = ours._programs.values()
+    # Each side's arguments on the devices in its own input shardings (jax.jit: the given
+    # ones, replicated where none is given), one untimed call each first.
+    tree = jax.tree_util.tree_structure(args)
+    leaves = jax.tree_util.tree_leaves(args)
+    placed = {
+        "shardc": jax.tree_util.tree_unflatten(tree, compiled._program.place(leaves)),
+        "jax": jax.device_put(args, jax.tree_util.tree_map(
+            lambda s: NamedSharding(mesh, P() if s is None else s), specs,
+            is_leaf=lambda s: s is None or isinstance(s, P))),
+    }
+    fns = {"jax": ref, "shardc": ours}
+    for side, fn in fns.items():
+        jax.block_until_ready(fn(*placed[side]))
     times: dict[str, list[float]] = {"jax": [], "shardc": []}
-    for _ in range(calls // 10):
-        for side, fn in (("jax", ref), ("shardc", ours)):
-            for _ in range(10):
+    for _ in range(CALLS.get(name, 60) // 5):
+        for side, fn in fns.items():
+            for _ in range(5):
                 start = time.perf_counter()
-                jax.block_until_ready(fn(*placed))
+                jax.block_until_ready(fn(*placed[side]))
                 times[side].append(time.perf_counter() - start)
-    return {"first": first, "warm": warm, "breakdown": compiled.timings, "error": error,
-            "call": {k: statistics.median(v) for k, v in times.items()}}
+    return {"first": first, "hit": compiled.result.cache.hit, "breakdown": compiled.timings,
+            "error": error, "call": {k: statistics.median(v) for k, v in times.items()},
+            "ops": sum(len(f.body) for f in compiled.module.functions.values())}
+
+
+# ----- one process: readers and printers ----------------------------------------------------
+
+
+def _walk(module: Any) -> int:
+    """What a front end over jaxlib's bindings reads of every op (option B's floor)."""
+    seen: dict[Any, int] = {}
+    count = 0
+    for func in module.body.operations:
+        if not len(func.regions):
+            continue
+        for block in func.regions[0].blocks:
+            for i, a in enumerate(block.arguments):
+                seen[a] = -i
+            for op in block.operations:
+                _ = (op.operation.name, [seen.get(v) for v in op.operands],
+                     [str(r.type) for r in op.results],
+                     {k: str(op.attributes[k]) for k in op.attributes}, op.location)
+                for r in op.results:
+                    seen[r] = count
+                count += 1
+    return count
+
+
+def readers(lines: int) -> dict[str, Any]:
+    import jax
+    from jax._src.interpreters import mlir as jax_mlir
+    from jax._src.lib.mlir import ir
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+    from jit_programs import llama
+
+    from shardc.ir.parser import parse_module
+    from shardc.ir.printer import print_module
+    from shardc.stablehlo import export_stablehlo, import_stablehlo
+
+    layers = max(2, round(2 + (lines - 986) / 386))  # (the step's lines grow 386 a layer)
+    auto = (jax.sharding.AxisType.Auto,) * 2
+    mesh = jax.make_mesh((2, 4), ("dp", "tp"), axis_types=auto)
+    f, args, specs = llama(layers)
+    named = jax.tree_util.tree_map(lambda s: NamedSharding(mesh, s), specs,
+                                   is_leaf=lambda s: isinstance(s, P))
+    text = jax.jit(f, in_shardings=named, keep_unused=True).lower(*args).as_text()
+    ctx = jax_mlir.make_ir_context()
+    module = import_stablehlo(text)
+    native = print_module(module)
+    parsed = ir.Module.parse(text, context=ctx)
+    steps = {
+        "jaxlib": lambda: ir.Module.parse(text, context=ctx),
+        "import": lambda: import_stablehlo(text),
+        "walk": lambda: _walk(parsed),
+        "native": lambda: parse_module(native),
+        "jaxlib_print": lambda: str(parsed),
+        "export": lambda: export_stablehlo(module),
+        "native_print": lambda: print_module(module),
+    }
+    best = dict.fromkeys(steps, float("inf"))
+    for _ in range(7):
+        for key, step in steps.items():
+            gc.collect()
+            start = time.perf_counter()
+            step()
+            best[key] = min(best[key], time.perf_counter() - start)
+    return {"lines": len(text.splitlines()), "layers": layers,
+            "ops": sum(len(fn.body) for fn in module.functions.values()), **best}
+
+
+# ----- the driver ---------------------------------------------------------------------------------
+
+
+def _child(*argv: str) -> dict[str, Any]:
+    proc = subprocess.run([sys.executable, __file__, *argv], cwd=ROOT, capture_output=True,
+                          text=True)
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=3)
     parser.add_argument("--programs", default=",".join(PROGRAMS))
+    parser.add_argument("--lines", default=",".join(map(str, LINES)))
     parser.add_argument("--write-docs", action="store_true")
-    parser.add_argument("--one", default=None, help=argparse.SUPPRESS)  # NAME:shardc_first
+    parser.add_argument("--first", help=argparse.SUPPRESS)  # NAME:SHARDC_FIRST:CACHE_DIR
+    parser.add_argument("--readers", type=int, help=argparse.SUPPRESS)  # LINES
     args = parser.parse_args()
-    if args.one:
-        name, order = args.one.split(":")
-        print(json.dumps(one_run(name, order == "1")))
+    if args.first:
+        name, order, cache_dir = args.first.split(":", 2)
+        print(json.dumps(first_calls(name, order == "1", cache_dir)))
+        return
+    if args.readers:
+        print(json.dumps(readers(args.readers)))
         return
     rows = []
-    for name in args.programs.split(","):
+    for name in args.programs.split(",") if args.programs else ():
         runs = []
         for r in range(args.runs):
-            proc = subprocess.run(
-                [sys.executable, __file__, "--one", f"{name}:{r % 2}"], cwd=ROOT,
-                capture_output=True, text=True, check=True,
-            )
-            runs.append(json.loads(proc.stdout.strip().splitlines()[-1]))
+            with tempfile.TemporaryDirectory(prefix="shardc-cache-") as cache_dir:
+                cold = _child("--first", f"{name}:{r % 2}:{cache_dir}")
+                warm = _child("--first", f"{name}:{r % 2}:{cache_dir}")
+            assert not cold["hit"] and warm["hit"], "the second process should hit the cache"
+            runs.append((cold, warm))
         rows.append((name, runs))
-        print(row_text(name, runs), flush=True)
+        print(first_row(name, runs), flush=True)
+    sizes = []
+    for lines in (int(n) for n in args.lines.split(",") if n):
+        sizes.append(_child("--readers", str(lines)))
+        print(reader_row(sizes[-1]), flush=True)
     load = os.getloadavg()[0]
-    body = section(rows, args.runs, load)
     print(f"\nload average (1 min) at the end: {load:.1f}")
-    if args.write_docs:
-        write_section("jit", body)
+    if args.write_docs:  # each table only when this run measured it
+        if rows:
+            write_section("jit", section(rows, args.runs, load))
+        if sizes:
+            write_section("jit-import", import_section(sizes, load))
 
 
-def _median(runs: list[dict[str, Any]], *path: str) -> float:
-    values = []
-    for run in runs:
-        value: Any = run
-        for key in path:
-            value = value[key]
-        values.append(value)
-    return statistics.median(values)
+def first_row(name: str, runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
+    def best(which: int, side: str) -> float:
+        return min(r[which]["first"][side] for r in runs)
+
+    def med(which: int, *path: str) -> float:
+        values = []
+        for r in runs:
+            value: Any = r[which]
+            for key in path:
+                value = value[key]
+            values.append(value)
+        return statistics.median(values)
+
+    jc, sc, jw, sw = best(0, "jax"), best(0, "shardc"), best(1, "jax"), best(1, "shardc")
+    cold = [r[0]["first"]["shardc"] / r[0]["first"]["jax"] for r in runs]
+    warm = [r[1]["first"]["shardc"] / r[1]["first"]["jax"] for r in runs]
+    calls = [r[0]["call"]["shardc"] / r[0]["call"]["jax"] for r in runs]
+    lower, pipeline = med(0, "breakdown", "jax_lower_import"), med(0, "breakdown",
+                                                                   "shardc_compile")
+    xla = med(0, "breakdown", "xla_compile")
+    error = max(r[i]["error"] for r in runs for i in (0, 1))
+    return (f"| {name} | {runs[0][0]['ops']:,} | {jc:.2f} | {sc:.2f} | **{sc / jc:.2f}** "
+            f"({min(cold):.2f}-{max(cold):.2f}) | {lower:.2f} / {pipeline:.2f} / {xla:.2f} | "
+            f"{jw:.2f} | {sw:.2f} | **{sw / jw:.2f}** ({min(warm):.2f}-{max(warm):.2f}) | "
+            f"{med(0, 'call', 'jax') * 1e3:.1f} | {med(0, 'call', 'shardc') * 1e3:.1f} | "
+            f"{statistics.median(calls):.2f} ({min(calls):.2f}-{max(calls):.2f}) | "
+            f"{error:.1e} |")
 
 
-def row_text(name: str, runs: list[dict[str, Any]]) -> str:
-    jf, sf = _median(runs, "first", "jax"), _median(runs, "first", "shardc")
-    lower = _median(runs, "breakdown", "jax_lower_import")
-    pipeline = _median(runs, "breakdown", "shardc_compile")
-    xla = _median(runs, "breakdown", "xla_compile")
-    jc, sc = _median(runs, "call", "jax") * 1e6, _median(runs, "call", "shardc") * 1e6
-    ratios = [r["call"]["shardc"] / r["call"]["jax"] for r in runs]
-    error = max(r["error"] for r in runs)
-    jw, sw = _median(runs, "warm", "jax"), _median(runs, "warm", "shardc")
-    return (f"| {name} | {jf:.3f} | {sf:.3f} | {sf / jf:.2f} | {lower:.3f} / {pipeline:.3f} / "
-            f"{xla:.3f} | {jw:.3f} | {sw:.3f} | {sw / jw:.2f} | {jc:,.0f} | {sc:,.0f} | "
-            f"{sc / jc:.2f} ({min(ratios):.2f}-{max(ratios):.2f}) | {error:.1e} |")
+def reader_row(s: dict[str, Any]) -> str:
+    ms = {k: s[k] * 1e3 for k in ("jaxlib", "import", "walk", "native", "jaxlib_print",
+                                  "export", "native_print")}
+    return (f"| {s['lines']:,} | {s['ops']:,} | {ms['jaxlib']:.1f} | {ms['import']:.1f} | "
+            f"**{s['import'] / s['jaxlib']:.2f}** | {s['import'] / s['lines'] * 1e6:.1f} | "
+            f"{ms['walk']:.1f} ({s['walk'] / s['jaxlib']:.2f}) | {ms['native']:.1f} | "
+            f"**{s['native'] / s['jaxlib']:.2f}** | {ms['jaxlib_print']:.1f} | "
+            f"{ms['export']:.1f} | **{s['export'] / s['jaxlib_print']:.2f}** | "
+            f"{ms['native_print']:.1f} | {s['native_print'] / s['jaxlib_print']:.2f} |")
 
 
-def section(rows: list[tuple[str, list[dict[str, Any]]]], runs: int, load: float) -> str:
+def _machine(load: float) -> str:
+    return (f"Machine: 2 cores shared with other jobs (1-minute load average {load:.1f} at the "
+            "end), so absolute times are noisy; ratios come from the same runs.")
+
+
+def section(rows: list, runs: int, load: float) -> str:
+    import jax
+
     lines = [
         "## shardc.jit against jax.jit",
         "",
-        "The same JAX function and in_shardings given to `jax.jit` and to `shardc.jit` on a 2x4",
-        "mesh of 8 CPU devices (JAX 0.10.2): time to the first result (a fresh process per run,",
-        "so no in-process cache helps either side) and time per call once compiled (arguments",
-        "already placed, each call until its result is ready). Medians over "
-        f"{runs} runs; shardc's",
-        "first call split into JAX lowering + import / shardc's pipeline / trace + XLA compile",
-        "of the per-device program. \"New shape\" is the first call with a doubled batch in",
-        "the same process: a recompile without either side's one-time start-up (module imports,",
-        "parser tables). The per-call ratio's spread is over the runs. Programs and method:",
-        "`benchmarks/jit.py`.",
+        f"Training steps given to `jax.jit` and to `shardc.jit` with the same in_shardings on a "
+        f"2x4 mesh of 8 CPU devices (JAX {jax.__version__}), {runs} runs each "
+        "(`benchmarks/jit.py`, programs in `benchmarks/jit_programs.py`). First calls are best "
+        "of the runs, each run a fresh process per column pair; the ratio is of the bests, "
+        "with the spread of the per-run ratios. **Cold**: shardc's persistent cache empty; "
+        "**warm**: the next process, shardc's cache holding the entry the cold run wrote "
+        "(jax.jit cold again). shardc's cold call split into JAX lowering + import / shardc's "
+        "pipeline / the per-device program's trace + XLA compile (medians). Per call: medians, "
+        "arguments already placed.",
         "",
-        "Command: `python benchmarks/jit.py --write-docs`",
+        "Command: `python benchmarks/jit.py --write-docs` (this table alone: `--lines ''`)",
         "",
-        "| program | jax.jit first call s | shardc.jit first call s | ratio | shardc: lower+import "
-        "/ pipeline / per-device program s | new shape: jax.jit s | shardc.jit s | ratio | "
-        "jax.jit per call µs | shardc.jit per call µs | ratio (spread) | max abs diff |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|",
-        *(row_text(name, rs) for name, rs in rows),
+        "| program | ops | jax.jit first call s | shardc.jit cold s | ratio | shardc: lower+import"
+        " / pipeline / per-device + XLA s | jax.jit first call s (warm run) | shardc.jit warm s"
+        " | ratio | jax.jit per call ms | shardc.jit per call ms | ratio (spread) | max abs "
+        "diff |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        *(first_row(name, rs) for name, rs in rows),
         "",
-        f"Machine: 2 cores shared with other jobs (1-minute load average {load:.1f} at the end),",
-        "so absolute times are noisy; the ratios come from the same runs.",
+        _machine(load),
+    ]
+    return "\n".join(lines)
+
+
+def import_section(sizes: list, load: float) -> str:
+    lines = [
+        "### The StableHLO reader against jaxlib's parser",
+        "",
+        "A JAX-lowered Llama step of each size (as `as_text()` prints it) in a fresh process, "
+        "best of 7 interleaved. `import_stablehlo` reads, builds and verifies shardc's IR; the "
+        "bindings walk is the floor of reading jaxlib's parsed module through its Python "
+        "bindings instead (only reading each op's name, operands, types, attributes and "
+        "location, building nothing; ratio to jaxlib's parse in brackets). Printing: jaxlib's "
+        "`str(module)` against `export_stablehlo` and the native printer.",
+        "",
+        "Command: `python benchmarks/jit.py --write-docs` (this table alone: `--programs ''`)",
+        "",
+        "| lines | ops | jaxlib parse ms | import_stablehlo ms | ratio | µs / line | bindings "
+        "walk ms | native parse ms | ratio | jaxlib print ms | export_stablehlo ms | ratio | "
+        "native print ms | ratio |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        *(reader_row(s) for s in sizes),
+        "",
+        _machine(load),
     ]
     return "\n".join(lines)
 

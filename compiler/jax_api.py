@@ -24,7 +24,7 @@ from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import DeviceMesh
 from shardc.ir.types import DistributedTensorType
 
-__all__ = ["from_jax", "mesh_to_jax", "to_jax_shardings"]
+__all__ = ["from_jax", "lower_to_text", "mesh_to_jax", "to_jax_shardings"]
 
 INSTALL_HINT = "pip install 'shardc[jax]'"
 
@@ -55,9 +55,22 @@ def from_jax(
 
         from_jax(f, x, w, mesh=mesh, in_shardings=(P("dp", None), P(None, "tp")))
     """
-    jax = _jax()
     from shardc.stablehlo import import_stablehlo
 
+    text = lower_to_text(f, *args, mesh=mesh, in_shardings=in_shardings,
+                         out_shardings=out_shardings)
+    return import_stablehlo(text, f"<jax:{getattr(f, '__name__', 'f')}>")
+
+
+def lower_to_text(
+    f: Callable[..., Any],
+    *args: Any,
+    mesh: Any = None,
+    in_shardings: Any = None,
+    out_shardings: Any = None,
+) -> str:
+    """The StableHLO + sdy text `jax.jit` lowers `f` to (what `from_jax` imports)."""
+    jax = _jax()
     in_shardings = _bind_specs(in_shardings, mesh, "in_shardings")
     out_shardings = _bind_specs(out_shardings, mesh, "out_shardings")
     kwargs = {}
@@ -72,8 +85,9 @@ def from_jax(
         lowered = jitted.trace(*args).lower(lowering_platforms=(platform,))
     else:
         lowered = jitted.lower(*args)
-    name = getattr(f, "__name__", "f")
-    return import_stablehlo(lowered.as_text(debug_info=True), f"<jax:{name}>")
+    # With debug info: every op keeps the Python file and line that made it (explanations and
+    # errors point there).
+    return lowered.as_text(debug_info=True)
 
 
 def _bind_specs(shardings: Any, mesh: Any, what: str) -> Any:

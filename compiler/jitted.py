@@ -33,7 +33,6 @@ import numpy as np
 from shardc.ir.diagnostics import ShardcError
 from shardc.jax_api import _jax
 from shardc.pipeline import CompileOptions
-from shardc.pipeline import compile as compile_module
 from shardc.stages import Compiled, Lowered, Signature
 
 __all__ = ["Jitted", "ShardcWarning", "jit"]
@@ -206,15 +205,16 @@ class Jitted:
             return out
 
         flat_fun.__name__ = self.name
-        from shardc.jax_api import from_jax
+        from shardc.jax_api import lower_to_text
+        from shardc.jit_cache import JaxSource, compile_text
 
         start = time.perf_counter()
         try:
             # Under the mesh, as `jax.jit` under `jax.set_mesh`: `with_sharding_constraint`
             # in `fun` may then name a bare PartitionSpec.
             with _mesh_context(jax, self.trace_mesh):
-                module = from_jax(flat_fun, *structs, mesh=self.trace_mesh, in_shardings=specs,
-                                  out_shardings=self.out_specs)
+                text = lower_to_text(flat_fun, *structs, mesh=self.trace_mesh,
+                                     in_shardings=specs, out_shardings=self.out_specs)
         except ShardcError:
             raise
         except Exception as e:
@@ -222,21 +222,16 @@ class Jitted:
                 raise  # the user's function itself failed: its own error, unchanged
             raise ShardcError(f"{self.name}: JAX could not lower it with these shardings: "
                               f"{type(e).__name__}: {e}") from None
-        traced = time.perf_counter()
-        if not module.meshes:
-            # No sharding given (JAX then prints no mesh): the program still runs on the jit's
-            # mesh, every value replicated unless auto-shard decides otherwise.
-            from shardc.ir.mesh import DeviceMesh
-
-            module.add_mesh(DeviceMesh.create("mesh", dict(self.mesh.shape)))
-        result = compile_module(module, self.options)
-        done = time.perf_counter()
-        for text in result.warnings:  # e.g. an op without a rule computing replicated
-            warnings.warn(f"shardc.jit({self.name}): {text}", ShardcWarning, stacklevel=4)
+        lowered = time.perf_counter() - start
+        # Import and compile; with options.cache_dir, through the persistent cache.
+        result, timings = compile_text(text, self.name, dict(self.mesh.shape), self.options)
+        timings["jax_lower_import"] = lowered + timings.pop("import")
+        for line in result.warnings:  # e.g. an op without a rule computing replicated
+            warnings.warn(f"shardc.jit({self.name}): {line}", ShardcWarning, stacklevel=4)
         signature = Signature(tree, num_args, out_tree[0], structs)
-        timings = {"jax_lower_import": traced - start, "shardc_compile": done - traced}
         return Lowered(self.name, result, signature, self.mesh, self.backend, timings,
-                       source=module, options=self.options)
+                       source=JaxSource(text, self.name, dict(self.mesh.shape)),
+                       options=self.options)
 
     def _leaf_specs(self, leaves: list[Any], tree: Any, num_args: int) -> tuple[Any, ...]:
         """A PartitionSpec (or None) per argument leaf: `in_shardings` broadcast over the

@@ -48,6 +48,9 @@ class CompileOptions:
     # Run `auto-shard` first (docs/autoshard.md); `memory_budget`: bytes per device, None: none.
     auto_shard: bool = False
     memory_budget: int | None = None
+    # `shardc.jit`'s persistent compile cache (jit_cache.py, docs/jax.md): a directory, or
+    # None for none. Not part of the compile: the cache's key leaves it out.
+    cache_dir: str | None = None
 
     def full_pipeline(self) -> str:
         """The pipeline text `compile` runs: `auto-shard{...}` first when asked for."""
@@ -76,6 +79,7 @@ class CompileResult:
     context: PassContext
     timings: dict[str, float] = field(default_factory=dict)
     _report: dict[str, Any] | None = None
+    cache: Any = None  # where shardc.jit's persistent cache keeps it (jit_cache.CacheHandle)
 
     @property
     def warnings(self) -> list[str]:

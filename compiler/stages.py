@@ -51,8 +51,9 @@ class Lowered:
     backend: str
     timings: dict[str, float] = field(default_factory=dict)
     _program: Any = None
-    # The program as JAX lowered and shardc imported it, before any pass (what-if changes it).
-    source: Module | None = None
+    # The program as JAX lowered it, before any pass (what-if changes it): a `Module`, or a
+    # `shardc.jit_cache.JaxSource` that imports JAX's text when asked.
+    source: Any = None
     options: Any = None  # the CompileOptions it was compiled with
 
     # ----- what shardc decided --------------------------------------------------------------
@@ -116,7 +117,8 @@ class Lowered:
         if self.source is None:
             raise ShardcError(f"{self.name}: this Lowered keeps no source program to explain")
         options = self.options or CompileOptions()
-        report = collectives_report(self.source, options, suggest_n=suggest, lint=lint)
+        source = self.source if isinstance(self.source, Module) else self.source.module()
+        report = collectives_report(source, options, suggest_n=suggest, lint=lint)
         if html is not None:
             page = to_html(report.base.module, report.base.context.data.get("origins"),
                            title=f"shardc: {self.name}", collectives=report)
@@ -169,7 +171,9 @@ class Lowered:
         start = time.perf_counter()
         executable = None
         if self.backend == "jax":
-            executable = self.program().lower().compile()
+            from shardc.jit_cache import compile_program
+
+            executable = compile_program(self.program(), self.result)
         timings = dict(self.timings, xla_compile=time.perf_counter() - start)
         return Compiled(self.name, self.result, self.signature, self.mesh, self.backend,
                         timings, self._program, self.source, self.options, executable)
@@ -207,9 +211,10 @@ class Compiled(Lowered):
         if self.backend == "numpy":
             outs = self.result.run([np.asarray(x) for x in leaves], backend="numpy")
         else:
-            # The jitted program, not `executable`: the same compiled program (JAX finds it in
-            # its cache), called through JAX's C++ fast path.
-            outs = self._program.jitted(*(self._program.place(leaves) if place else leaves))
+            # The executable `compile` built (a `jax.stages.Compiled`, called through JAX's C++
+            # fast path): calling the jitted program instead would trace and compile it again,
+            # since JAX does not find an ahead-of-time compile in its call cache.
+            outs = self.executable(*(self._program.place(leaves) if place else leaves))
         return self._unflatten(self.signature.out_tree, outs)
 
     def needs_placing(self, leaves: list[Any]) -> bool:

@@ -42,9 +42,15 @@ def symbols_in(value: Any) -> list[str]:
     """The symbol names in an attribute value (a symbol or a tuple of them)."""
     if isinstance(value, Symbol):
         return [value.name]
-    if isinstance(value, (list, tuple)):
-        return [n for v in value for n in symbols_in(v)]
-    return []
+    if not isinstance(value, (list, tuple)):
+        return []
+    out: list[str] = []
+    for v in value:  # (most tuples are of ints: no call per element)
+        if isinstance(v, Symbol):
+            out.append(v.name)
+        elif isinstance(v, (list, tuple)):
+            out.extend(symbols_in(v))
+    return out
 
 
 def op_symbols(op: Operation) -> list[str]:
@@ -75,7 +81,11 @@ CALL_ATTRS = ("callee", "decomposition")
 
 def region_symbols(op: Operation) -> list[str]:
     """The functions `op` runs as its regions or bodies (not callees)."""
-    return [n for k, v in op.attributes.items() if k not in CALL_ATTRS for n in symbols_in(v)]
+    out: list[str] = []
+    for k, v in op.attributes.items():
+        if isinstance(v, (Symbol, list, tuple)) and k not in CALL_ATTRS:
+            out.extend(symbols_in(v))
+    return out
 
 
 def callee_name(op: Operation) -> str | None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Container
+
 from shardc.ir.core import Function, Module, Operation
 from shardc.ir.diagnostics import VerifyError
 from shardc.ir.ops import verify_operation
@@ -26,7 +28,10 @@ def _check_token_mapping(mapping, dtype: str, loc, what: str) -> None:
                           "with rank 0 and no replicated or unreduced axes", loc)
 
 
-def verify_function(func: Function) -> None:
+def verify_function(func: Function, verified: Container[Operation] = ()) -> None:
+    """Raise `VerifyError` (located) on the first problem. `verified`: ops known to pass
+    every check here (their operands defined before them, their own checks, their results'
+    meshes declared): the StableHLO line reader's repeats of an op it verified."""
     module = func.module
     defined: set[int] = {id(a) for a in func.args}
     for i, a in enumerate(func.args):
@@ -42,6 +47,10 @@ def verify_function(func: Function) -> None:
             )
     last: Operation | None = None
     for op in func.body:
+        if op in verified:
+            defined.update(id(r) for r in op.results)
+            last = op
+            continue
         for i, v in enumerate(op.operands):
             if id(v) not in defined:
                 raise VerifyError(
@@ -59,7 +68,7 @@ def verify_function(func: Function) -> None:
         raise VerifyError(f"function @{func.name} must end with a 'return' op", func.loc)
 
 
-def verify_module(module: Module) -> None:
-    """Raise `VerifyError` (located) on the first problem."""
+def verify_module(module: Module, verified: Container[Operation] = ()) -> None:
+    """Raise `VerifyError` (located) on the first problem (`verified`: see verify_function)."""
     for func in module.functions.values():
-        verify_function(func)
+        verify_function(func, verified)

@@ -218,6 +218,13 @@ class ModuleBuilder:
     # ----- module ----------------------------------------------------------------------------
 
     def build(self, rec: ModuleRec) -> Module:
+        for frec, func in self.declare(rec):
+            FunctionBuilder(self, func).build(frec)
+        return self.module
+
+    def declare(self, rec: ModuleRec) -> list[tuple[FuncRec, Function]]:
+        """The module's attributes, meshes and function signatures (bodies still empty), in
+        text order; the functions with their records."""
         module = self.module
         if rec.name is not None:
             module.attributes["sym_name"] = str(rec.name)[1:]
@@ -230,9 +237,7 @@ class ModuleBuilder:
                 self.add_mesh(item)
             else:
                 funcs.append((item, declare_function(self, item)))
-        for frec, func in funcs:
-            FunctionBuilder(self, func).build(frec)
-        return module
+        return funcs
 
     def add_mesh(self, m: MeshRec) -> None:
         name = str(m.name)[1:]
@@ -341,13 +346,40 @@ class FunctionBuilder:
             raise self.b.fail(f"%{name} has a single result", tok)
         return found
 
-    def add(self, rec: OpRec) -> None:
+    def add(self, rec: OpRec) -> Operation:
         b = self.b
         first = rec.results[0][0] if rec.results else rec.tok
         self.tok = rec.tok
         operands = [self.lookup(t) for t in rec.operands]
         for i, (tok, value) in enumerate(zip(rec.operands, operands)):
             check_supported(b, value, f"'{rec.name}' op operand {i}", tok)
+        name, attrs, types = self.convert(rec, operands)
+        loc, written = b.where(first), False
+        if rec.loc is not None:
+            resolved = b.locs.resolve(str(rec.loc))
+            if resolved is not None:
+                loc, written = resolved, True
+        op = Operation(name, operands, types, attrs, loc, loc_written=written)
+        self.func.body.append(op)
+        i = 0
+        for tok, count in rec.results:
+            text = str(tok)[1:]
+            if text in self.scope:
+                raise b.fail(f"value %{text} is defined twice", tok)
+            group = tuple(op.results[i : i + count])
+            if count == 1:
+                group[0].name_hint = text
+                self.scope[text] = group[0]
+            else:
+                self.scope[text] = group
+            i += count
+        return op
+
+    def convert(self, rec: OpRec, operands: list[Value]
+                ) -> tuple[str, dict[str, Any], list[DistributedTensorType]]:
+        """The native op's (name, attributes, result types) for `rec` on these operands."""
+        b = self.b
+        first = rec.results[0][0] if rec.results else rec.tok
         try:
             name, attrs, result_toks, mappings = FORMS[rec.form](self, rec, operands)
         except ValueError as e:
@@ -381,25 +413,7 @@ class FunctionBuilder:
         if RULE_ATTR in kept:
             self.check_rule(rec, kept[RULE_ATTR], operands, types)
         attrs.update(kept)
-        loc, written = b.where(first), False
-        if rec.loc is not None:
-            resolved = b.locs.resolve(str(rec.loc))
-            if resolved is not None:
-                loc, written = resolved, True
-        op = Operation(name, operands, types, attrs, loc, loc_written=written)
-        self.func.body.append(op)
-        i = 0
-        for tok, count in rec.results:
-            text = str(tok)[1:]
-            if text in self.scope:
-                raise b.fail(f"value %{text} is defined twice", tok)
-            group = tuple(op.results[i : i + count])
-            if count == 1:
-                group[0].name_hint = text
-                self.scope[text] = group[0]
-            else:
-                self.scope[text] = group
-            i += count
+        return name, attrs, types
 
     # ----- signature checks -------------------------------------------------------------------
 

@@ -22,11 +22,21 @@ class ExportError(ShardcError):
     """The module holds something StableHLO + sdy text cannot express."""
 
 
+_TENSOR_TEXTS: dict[tuple[tuple[int, ...], str], str] = {}  # a program's few distinct types
+
+
 def tensor_text(t: TensorType) -> str:
     """`tensor<8x16xf32>` (no encoding: shardings are attributes in MLIR); `!stablehlo.token`."""
-    if t.dtype == "token":
-        return "!stablehlo.token"
-    return "tensor<" + "".join(f"{d}x" for d in t.shape) + t.dtype + ">"
+    key = (t.shape, t.dtype)
+    text = _TENSOR_TEXTS.get(key)
+    if text is None:
+        if t.dtype == "token":
+            text = "!stablehlo.token"
+        else:
+            text = "tensor<" + "".join(f"{d}x" for d in t.shape) + t.dtype + ">"
+        if len(_TENSOR_TEXTS) < 1 << 16:
+            _TENSOR_TEXTS[key] = text
+    return text
 
 
 def results_text(op: Operation) -> str:

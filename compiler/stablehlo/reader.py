@@ -16,9 +16,11 @@ import functools
 import re
 import threading
 from importlib import resources
+from typing import Any
 
 import lark
-from lark import Token
+from lark import TextSlice, Token
+from lark.lexer import LexerState, LexerThread, LineCounter
 
 import shardc.stablehlo.ops  # noqa: F401  (registers every op family's reader rules)
 from shardc.ir.diagnostics import Location, ParseError
@@ -255,6 +257,11 @@ def _reader() -> lark.Transformer:
     return type("_Reader", (_Reader,), rules)()
 
 
+# The rules a parse may start at: a whole text, or one item of it (line_reader.py reads the
+# rest of the text itself and hands the grammar the items it does not read).
+STARTS = ("start", "op", "attr_dict", "mesh_decl")
+
+
 @functools.cache
 def _parser() -> lark.Lark:
     grammar = resources.files("shardc.stablehlo").joinpath("grammar.lark").read_text()
@@ -265,7 +272,27 @@ def _parser() -> lark.Lark:
         maybe_placeholders=True,
         transformer=_reader(),
         cache=True,
+        start=list(STARTS),
     )
+
+
+def terminal(name: str) -> str:
+    """The regular expression of the grammar's terminal `name` (for line_reader.py)."""
+    return next(t for t in _parser().terminals if t.name == name).pattern.to_regexp()
+
+
+def read_item(rule: str, text: str, begin: int, end: int, line: int, line_start: int) -> Any:
+    """The record of the `rule` (one of `STARTS`) that `text[begin:end]` spells, its tokens
+    located in the whole `text` (`line`: the line number at `begin`, which starts a line at
+    `line_start`). Raises lark's exceptions: the caller falls back to `read`, whose errors
+    are the located ones."""
+    frontend = _parser().parser
+    counter = LineCounter("\n")
+    counter.char_pos, counter.line, counter.line_start_pos = begin, line, line_start
+    counter.column = begin - line_start + 1
+    state = LexerState(TextSlice(text, begin, end), counter)
+    with _LOCK:
+        return frontend.parser.parse(LexerThread(frontend.lexer, state), rule)
 
 
 # ----- syntax errors --------------------------------------------------------------------------
@@ -326,7 +353,7 @@ def read(text: str, filename: str) -> tuple[dict[str, str], ModuleRec]:
     parser = _parser()
     try:
         with _LOCK:
-            return parser.parse(text)
+            return parser.parse(text, start="start")
     except lark.exceptions.UnexpectedCharacters as e:
         raise _syntax_error(
             text, filename, e.pos_in_stream, e.line, e.column,

@@ -132,14 +132,15 @@ def post_order(module: Module) -> list[Function]:
     they are met. Functions on a call cycle are listed once."""
     regions = region_functions(module)
     nodes = [f for f in module.functions.values() if f.name not in regions]
-    called = {callee_name(call) for f in nodes for call in calls_in(module, f)}
+    calls_of = {f.name: calls_in(module, f) for f in nodes}  # (each function walked once)
+    called = {callee_name(call) for f in nodes for call in calls_of[f.name]}
     roots = [f for f in nodes if not f.is_private or f.name not in called]
     out: list[Function] = []
     seen: set[str] = set()
 
     def visit(f: Function) -> None:
         seen.add(f.name)
-        for call in calls_in(module, f):
+        for call in calls_of[f.name] if f.name in calls_of else calls_in(module, f):
             callee = module.functions.get(callee_name(call) or "")
             if callee is not None and callee.name not in seen:
                 visit(callee)

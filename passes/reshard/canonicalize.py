@@ -306,6 +306,7 @@ def _matches(pattern: str | tuple[str, ...], op: Operation) -> bool:
 def canonicalize_module(module: Module, rewrites=REWRITES) -> int:
     """Apply `rewrites` until none fires; returns how many rewrites ran."""
     count = 0
+    by_name: dict[str, list] = {}  # op name -> its rewrites, in `rewrites` order
     for func in module.functions.values():
         changed = True
         while changed:
@@ -313,8 +314,11 @@ def canonicalize_module(module: Module, rewrites=REWRITES) -> int:
             for op in list(func.body):
                 if op.parent is None:
                     continue
-                for pattern, rewrite in rewrites:
-                    if _matches(pattern, op) and rewrite(op):
+                mine = by_name.get(op.name)
+                if mine is None:
+                    mine = by_name[op.name] = [r for p, r in rewrites if _matches(p, op)]
+                for rewrite in mine:
+                    if rewrite(op):
                         count += 1
                         changed = True
                         break

@@ -1,0 +1,231 @@
+"""The line reader's (line_reader.py) module header, function signatures and attribute
+dictionaries: each split with regular expressions built on the grammar's terminals, into the
+records the grammar's rules build (`FuncRec`, `ArgRec`, `DictRec`), located in the whole text.
+
+    func.func public @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<...>}) -> ...
+
+A dictionary of strings and dialect attributes (what a JAX signature carries) is read here;
+any other is read by the grammar, once per distinct text.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+from lark import Token
+
+from shardc.ir.line_values import Unsupported, dict_end
+from shardc.stablehlo.attributes import unescape
+from shardc.stablehlo.builder import ModuleBuilder
+from shardc.stablehlo.reader import read_item, terminal
+from shardc.stablehlo.records import ArgRec, AttrRec, DictRec, FuncRec, ModuleRec, ResultsRec
+
+_VALUE = r"%[\w$.\-]+"
+_FUNC = re.compile(r"([ \t]*)func\.func(?:[ \t]+(public|private|nested))?[ \t]+"
+                   r"(@[A-Za-z_][\w$.\-]*)[ \t]*\(")
+_SEP = re.compile(r"[ \t]*(,|\))[ \t]*")
+_MODULE = re.compile(r"[ \t]*module(?:[ \t]+(@[A-Za-z_][\w$.\-]*))?[ \t]*"
+                     r"(attributes[ \t]*)?")
+_KEY = r"[A-Za-z_][\w.$\-]*"
+
+
+class Patterns:
+    """The expressions built on the grammar's own terminals (a `loc(...)`, a type, a dialect
+    attribute), so that this reader and the grammar agree on where each ends."""
+
+    def __init__(self) -> None:
+        loc, ty = terminal("LOC"), terminal("TENSOR_TYPE")
+        self.loc_tail = re.compile(rf"[ \t]+({loc})[ \t]*$")
+        self.loc_alias = re.compile(rf"(#loc\d*)[ \t]*=[ \t]*({loc})[ \t]*$")
+        self.loc_at = re.compile(rf"{loc}[ \t]*")
+        self.close = re.compile(rf"[ \t]*\}}(?:[ \t]*({loc}))?[ \t]*$")
+        self.arg = re.compile(rf"[ \t]*({_VALUE})[ \t]*:[ \t]*({ty})[ \t]*")
+        self.type_at = re.compile(rf"[ \t]*({ty})[ \t]*")
+        # One `key = "string"` or `key = #dialect<...>` entry of a dictionary, and what follows.
+        self.entry = re.compile(
+            rf"[ \t]*(?P<key>{_KEY})[ \t]*=[ \t]*(?:(?P<str>{terminal('STRING')})|"
+            rf"(?P<dialect>{terminal('DIALECT_ATTR')}))[ \t]*(?P<end>,|\}})")
+
+
+@functools.cache
+def patterns() -> Patterns:
+    return Patterns()
+
+
+
+class HeaderReader:
+    """The header-reading half of `LineReader` (line_reader.py), which sets these up."""
+
+    text: str
+    lines: list[str]
+    starts: list[int]
+    p: Patterns
+    b: ModuleBuilder
+    dicts: dict[str, DictRec]
+
+    def _body_lines(self, i: int, f: FuncRec) -> int:
+        raise NotImplementedError
+
+    def _item(self, rule: str, i: int, cls: type) -> Any:
+        start = self.starts[i]
+        rec = read_item(rule, self.text, start, start + len(self.lines[i]), i + 1, start)
+        if not isinstance(rec, cls):
+            raise Unsupported(rule)
+        return rec
+
+    def _module_header(self, i: int) -> ModuleRec:
+        line = self.lines[i]
+        m = _MODULE.match(line)
+        if m is None:
+            raise Unsupported("module")
+        pos, attrs = m.end(), None
+        if m.group(2):
+            if not line.startswith("{", pos):
+                raise Unsupported("module attributes")
+            end = dict_end(line, pos)
+            attrs = self._dict(i, pos, end)
+            pos = end
+        if line[pos:].strip() != "{":
+            raise Unsupported("module")
+        name = None
+        if m.group(1):
+            name = Token("SYMBOL", m.group(1), self.starts[i] + m.start(1), i + 1, m.start(1) + 1)
+        return ModuleRec(name, attrs, [])
+
+    def _dict(self, i: int, begin: int, end: int) -> DictRec:
+        """The attribute dictionary `lines[i][begin:end]`, as the grammar reads it."""
+        text = self.lines[i][begin:end]
+        found = self.dicts.get(text)
+        if found is not None:
+            # Its spans point at the first copy of the same text, which reads the same.
+            return DictRec(dict(found.entries), dict(found.tokens))
+        found = self._plain_dict(i, begin, end)
+        if found is None:
+            start = self.starts[i]
+            found = read_item("attr_dict", self.text, start + begin, start + end, i + 1, start)
+        self.dicts[text] = found
+        return DictRec(dict(found.entries), dict(found.tokens))
+
+    def _plain_dict(self, i: int, begin: int, end: int) -> DictRec | None:
+        """A dictionary of strings and dialect attributes (a signature's `sdy.sharding` and
+        `jax.result_info`) read here, as attr_dict/attr_value in reader.py build it; None for
+        any other."""
+        line, start, entries, tokens = self.lines[i], self.starts[i], {}, {}
+        pos = begin + 1
+        while pos < end:
+            m = self.p.entry.match(line, pos)
+            if m is None or m.group("key") in entries:
+                return None
+            key = m.group("key")
+            at = m.start("key")
+            tokens[key] = Token("ATTR_KEY", key, start + at, i + 1, at + 1)
+            if m.group("str") is not None:
+                entries[key] = AttrRec("str", unescape(m.group("str")), start + m.start("str"),
+                                       start + m.end("str"))
+            else:
+                entries[key] = AttrRec("dialect", m.group("dialect"), start + m.start("dialect"),
+                                       start + m.end("dialect"))
+            pos = m.end()
+            if m.group("end") == "}":
+                return DictRec(entries, tokens) if pos == end else None
+        return None
+
+    def _function(self, i: int) -> tuple[FuncRec, int]:
+        """The header at line `i` (the grammar's `func` rule, up to the body) and where the
+        body's lines are; returns the record and the line after the function."""
+        line, start, lineno = self.lines[i], self.starts[i], i + 1
+        m = _FUNC.match(line)
+        if m is None:
+            raise Unsupported("function header")
+
+        def tok(kind: str, group: int) -> Token:
+            return Token(kind, m.group(group), start + m.start(group), lineno, m.start(group) + 1)
+
+        f = FuncRec()
+        at = m.start(0) + len(m.group(1))
+        f.tok = Token("FUNC_FUNC", "func.func", start + at, lineno, at + 1)
+        f.visibility = tok("VISIBILITY", 2) if m.group(2) else None
+        f.name = tok("SYMBOL", 3)
+        f.args, pos = [], m.end()
+        if not line.startswith(")", pos):
+            while True:
+                a = self.p.arg.match(line, pos)
+                if a is None:
+                    raise Unsupported("argument")
+                value = Token("VALUE", a.group(1), start + a.start(1), lineno, a.start(1) + 1)
+                ty = Token("TENSOR_TYPE", a.group(2), start + a.start(2), lineno, a.start(2) + 1)
+                attrs, pos = self._attrs_loc(i, a.end())
+                f.args.append(ArgRec(value, ty, attrs))
+                sep = _SEP.match(line, pos)
+                if sep is None:
+                    raise Unsupported("argument list")
+                pos = sep.end()
+                if sep.group(1) == ")":
+                    break
+        else:
+            pos += 1
+        f.results = ResultsRec()
+        rest = line[pos:].lstrip()
+        pos = len(line) - len(rest)
+        if rest.startswith("->"):
+            pos += 2
+            single = self.p.type_at.match(line, pos)
+            if single is not None:
+                f.results.append((self._type_token(i, single), None))
+                pos = single.end()
+            else:
+                pos = self._results(i, line, pos, f.results)
+        f.attrs = None
+        rest = line[pos:].strip()
+        if rest.startswith("attributes"):
+            pos = line.index("attributes", pos) + len("attributes")
+            pos += len(line[pos:]) - len(line[pos:].lstrip())
+            if not line.startswith("{", pos):
+                raise Unsupported("function attributes")
+            end = dict_end(line, pos)
+            f.attrs = self._dict(i, pos, end)
+            rest = line[end:].strip()
+        if rest != "{":
+            raise Unsupported("function header")
+        f.ops = []
+        return f, self._body_lines(i + 1, f)
+
+    def _type_token(self, i: int, m: re.Match) -> Token:
+        return Token("TENSOR_TYPE", m.group(1), self.starts[i] + m.start(1), i + 1,
+                     m.start(1) + 1)
+
+    def _attrs_loc(self, i: int, pos: int) -> tuple[DictRec | None, int]:
+        """An optional attribute dictionary, then an optional `loc(...)`, at `pos`."""
+        line = self.lines[i]
+        attrs = None
+        if line.startswith("{", pos):
+            end = dict_end(line, pos)
+            attrs = self._dict(i, pos, end)
+            pos = end + len(line[end:]) - len(line[end:].lstrip(" \t"))
+        loc = self.p.loc_at.match(line, pos)
+        return attrs, (loc.end() if loc is not None else pos)
+
+    def _results(self, i: int, line: str, pos: int, out: ResultsRec) -> int:
+        """`(type {attrs}, ...)` after a header's `->`."""
+        rest = line[pos:].lstrip()
+        pos = len(line) - len(rest)
+        if not rest.startswith("("):
+            raise Unsupported("results")
+        pos += 1
+        if line[pos:].lstrip().startswith(")"):
+            return line.index(")", pos) + 1
+        while True:
+            t = self.p.type_at.match(line, pos)
+            if t is None:
+                raise Unsupported("result type")
+            attrs, pos = self._attrs_loc(i, t.end())
+            out.append((self._type_token(i, t), attrs))
+            sep = _SEP.match(line, pos)
+            if sep is None:
+                raise Unsupported("result list")
+            pos = sep.end()
+            if sep.group(1) == ")":
+                return pos
+

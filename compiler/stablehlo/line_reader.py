@@ -1,0 +1,386 @@
+"""StableHLO + sdy text as JAX prints it -> `Module`, a line at a time: the fast path of
+`import_stablehlo` (importer.py).
+
+JAX prints one op per line, and a model's layers repeat the same few hundred op lines with
+other value names (a 2-layer and a 128-layer Llama step both have 217 distinct op lines once
+the `%names` are taken out). So:
+
+- an op on one line is keyed by its text without value names and `loc(...)`, and by its
+  operands' types: the first op of a key is read by the grammar (`reader.read_item`, the same
+  rules and converters as the whole-text path, its tokens located in the whole text), and
+  every later op of that key is the same native op (name, attributes, result types) on other
+  values, located at its own line;
+- an op over several lines (with regions), `return`, a mesh and the attribute dictionaries of
+  a function's signature are read by the grammar too, item by item (a dictionary once per
+  distinct text); function headers are split here;
+- an op built from a key seen before is not verified again when its verifier reads nothing
+  but the op itself (its name, operand and result types and attributes): the first op of the
+  key was verified with the same inputs. Ops whose verifier reads the function, the module or
+  the uses of values (calls, returns, bodies, data-flow edges) are verified every time.
+
+On anything else, and on any error, it raises `Unsupported` and the whole text is read by
+the grammar (reader.py + builder.py), which reports the error located as it always has: so
+this path only has to build, for what it accepts, exactly the module the grammar builds
+(tests/test_stablehlo_line_reader.py compares the two on every test input and JAX program).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from lark import Token
+
+from shardc.ir.core import Module, Operation, Value
+from shardc.ir.diagnostics import Location
+from shardc.ir.line_values import Unsupported
+from shardc.ir.ops import OPS, verify_operation
+from shardc.stablehlo.builder import FunctionBuilder, ModuleBuilder
+from shardc.stablehlo.line_headers import (
+    HeaderReader,
+    patterns,
+)
+from shardc.stablehlo.line_records import read_record
+from shardc.stablehlo.reader import read_item
+from shardc.stablehlo.records import (
+    DictRec,
+    FuncRec,
+    MeshRec,
+    ModuleRec,
+)
+
+_STRING = r'"(?:[^"\\\n]|\\.)*"'
+_STRINGS = re.compile(_STRING)
+_VALUE = r"%[\w$.\-]+"
+_RESULT = re.compile(rf"({_VALUE})(?::(\d+))?")
+_HEAD = re.compile(rf"[ \t]*((?:{_VALUE}(?::\d+)?[ \t]*,[ \t]*)*{_VALUE}(?::\d+)?)[ \t]*=[ \t]*")
+_USE_SPLIT = re.compile(rf"({_VALUE}(?:#\d+)?)")
+_ONE = (1,)  # the result counts of an op with one result
+_USE_OR_STRING = re.compile(rf"{_STRING}|({_VALUE}(?:#\d+)?)")
+
+# A line that goes on with the op of the line before it (a region's keywords, or its start).
+_CONTINUES = ("cond", "do", "reducer", "(", "{", "^")
+# Verifiers (and result-type inference) that read more than the op: its function, the module
+# or the uses of values. An op of these is verified every time (module docstring).
+_CONTEXT_MODULES = frozenset(f"shardc.ir.ops.{m}" for m in (
+    "control", "data_flow", "func", "manual", "scalar_bodies", "spmd"))
+
+
+def _reads_context(name: str) -> bool:
+    d = OPS.get(name)
+    return d is None or any(
+        fn is not None and fn.__module__ in _CONTEXT_MODULES for fn in (d.verify, d.infer))
+
+
+def _balanced(line: str) -> bool:
+    if '"' in line:
+        line = _STRINGS.sub("", line)
+    return line.count("{") == line.count("}") and line.count("(") == line.count(")")
+
+
+def _braces(line: str) -> int:
+    if '"' in line:
+        line = _STRINGS.sub("", line)
+    return line.count("{") - line.count("}")
+
+
+_BRACKETS = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\](){}]')
+
+
+def _deepest(line: str) -> int:
+    """How deep the brackets of `line` nest (strings skipped), as check_source counts."""
+    depth = top = 0
+    for m in _BRACKETS.finditer(line):
+        c = m.group()
+        if c in "([{":
+            depth += 1
+            top = max(top, depth)
+        elif c in ")]}":
+            depth -= 1
+    return top
+
+
+def _nesting(line: str) -> int:
+    """How many brackets `line` leaves open (outside strings)."""
+    if '"' in line:
+        line = _STRINGS.sub("", line)
+    return sum(line.count(c) for c in "([{") - sum(line.count(c) for c in ")]}")
+
+
+class _Template:
+    """What the first op of a key built: the native op other ops of the key repeat."""
+
+    __slots__ = ("name", "attrs", "types", "operand_types", "verified")
+
+    def __init__(self, op: Operation, verified: bool):
+        self.name = op.name
+        self.attrs = dict(op.attributes)
+        self.types = [r.type for r in op.results]
+        self.operand_types = [v.type for v in op.operands]  # keeps the key's ids alive
+        self.verified = verified
+
+
+class LineReader(HeaderReader):
+    """One text, read line by line; `read()` returns the module (not yet verified as a
+    whole: see `repeats`) or raises `Unsupported`."""
+
+    def __init__(self, text: str, filename: str, builder: ModuleBuilder):
+        self.text = text
+        self.filename = filename
+        self.b = builder
+        self.p = patterns()
+        self.limit = builder.limits.depth
+        self.lines = text.split("\n")
+        self.stripped = [line.lstrip() for line in self.lines]
+        self.starts: list[int] = []
+        pos = 0
+        for line in self.lines:
+            self.starts.append(pos)
+            pos += len(line) + 1
+        self.dicts: dict[str, DictRec] = {}
+        self.templates: dict[tuple, _Template | None] = {}
+        # One object per distinct type, so that keys (which hold the operands' types by
+        # identity) repeat whenever the types do.
+        self.types: dict[Any, Any] = {}
+        # Ops built from a template whose verification holds for them (module docstring).
+        self.repeats: set[Operation] = set()
+        self.depth = 0  # a bound on the text's bracket nesting (limits.check_source)
+
+    # ----- the text's structure ----------------------------------------------------------------
+
+    def read(self) -> Module:
+        """Meshes and function signatures first, then the bodies (as builder.py's
+        `ModuleBuilder.build` does)."""
+        lines = self.lines
+        if "\r" in self.text or "//" in self.text:
+            raise Unsupported("carriage returns or comments")
+        items: list[Any] = []
+        module_rec: ModuleRec | None = None
+        in_module = closed = trailing = False  # (the grammar's `start` rule)
+        i, n = 0, len(lines)
+        while i < n:
+            line = lines[i]
+            stripped = line.strip()
+            if not stripped:
+                i += 1
+                continue
+            if len(line) + 1 > self.limit:
+                self._bound(1, line)
+            if stripped.startswith("#loc") and not in_module:
+                m = self.p.loc_alias.match(stripped)
+                if m is None:
+                    raise Unsupported("location alias")
+                self.b.locs.aliases[m.group(1)] = m.group(2)
+                trailing = trailing or bool(items) or module_rec is not None
+            elif trailing or closed:
+                raise Unsupported("items after the module")
+            elif stripped.startswith("func.func"):
+                frec, i = self._function(i)
+                items.append(frec)
+                continue
+            elif stripped.startswith("sdy.mesh"):
+                items.append(self._item("mesh_decl", i, MeshRec))
+            elif stripped.startswith("module") and module_rec is None and not items:
+                module_rec = self._module_header(i)
+                in_module = True
+            elif in_module and self.p.close.match(line):
+                in_module, closed = False, True
+            else:
+                raise Unsupported(stripped)
+            i += 1
+        if in_module:
+            raise Unsupported("unclosed module")
+        if module_rec is None:
+            module_rec = ModuleRec(None, None, items)
+        module_rec.items = items
+        for frec, func in self.b.declare(module_rec):
+            self._body(frec, FunctionBuilder(self.b, func))
+        return self.b.module
+
+    def _body_lines(self, i: int, f: FuncRec) -> int:
+        """Find the ops of the body starting at line `i`: `f.ops` gets `(first, last,
+        one_line)` line triples; returns the line after the closing brace."""
+        lines, stripped, n, limit = self.lines, self.stripped, len(self.lines), self.limit
+        while i < n:
+            line, text = lines[i], stripped[i]
+            if not text:
+                i += 1
+                continue
+            if text[0] == "}":
+                m = self.p.close.match(line)
+                if m is None:
+                    raise Unsupported("function end")
+                f.loc = None
+                if m.group(1):
+                    at = m.start(1)
+                    f.loc = Token("LOC", m.group(1), self.starts[i] + at, i + 1, at + 1)
+                return i + 1
+            first = i
+            if "{" in line or "}" in line or '"' in line:
+                depth = _braces(line)
+                one_line = depth == 0 and _balanced(line)
+            else:
+                depth, one_line = 0, line.count("(") == line.count(")")
+            if len(line) + 2 > limit:  # (a line nests at most a bracket a character)
+                self._bound(2, line)
+            i += 1
+            # The op goes on while its braces are open or the next line continues it.
+            if depth > 0 or (i < n and stripped[i].startswith(_CONTINUES)):
+                one_line, nesting = False, _nesting(line)
+                while i < n and (depth > 0 or stripped[i].startswith(_CONTINUES)):
+                    depth += _braces(lines[i])
+                    self._bound(2 + nesting, lines[i])
+                    nesting += _nesting(lines[i])
+                    i += 1
+            f.ops.append((first, i - 1, one_line))
+        raise Unsupported("unclosed function")
+
+    def _bound(self, outer: int, line: str) -> None:
+        """Raise the bound on the text's bracket nesting (limits.check_source) for `line`,
+        inside `outer` open brackets: at most one more per bracket it opens, or, when that is
+        over the limit (a long signature), the deepest its brackets nest."""
+        depth = outer + line.count("(") + line.count("[") + line.count("{")
+        if depth > self.limit:
+            depth = outer + _deepest(line)
+        if depth > self.depth:
+            self.depth = depth
+
+    # ----- ops -----------------------------------------------------------------------------------
+
+    def _intern(self, values: list[Value]) -> None:
+        types = self.types
+        for v in values:
+            v.type = types.setdefault(v.type, v.type)
+
+    def _body(self, f: FuncRec, fb: FunctionBuilder) -> None:
+        self._intern(fb.func.args)
+        for a, value in zip(f.args, fb.func.args):
+            fb.define(str(a.tok)[1:], value, a.tok)
+        lines, starts = self.lines, self.starts
+        for first, last, one_line in f.ops:
+            if one_line and not lines[first].lstrip().startswith("return"):
+                self._line_op(first, fb)
+                continue
+            begin = starts[first]
+            rec = None
+            if one_line:  # a return
+                rec = read_record(lines[first], 0, begin, first + 1)
+            if rec is None:
+                end = starts[last] + len(lines[last])
+                rec = read_item("op", self.text, begin, end, first + 1, begin)
+            self._intern(fb.add(rec).results)
+        for error in self.b.deferred_types.pop(fb.func.name, []):
+            raise error
+
+    def _line_op(self, i: int, fb: FunctionBuilder) -> None:
+        line = self.lines[i]
+        head = _HEAD.match(line)
+        results: list[tuple[str, int]] = []
+        body_at = 0
+        if head is not None:
+            names_text = head.group(1)
+            if "," in names_text or ":" in names_text:
+                results = [(name[1:], int(count) if count else 1)
+                           for name, count in _RESULT.findall(names_text)]
+            else:
+                results = [(names_text[1:], 1)]
+            body_at = head.end()
+        body = line[body_at:]
+        loc_text, loc_at = None, len(line)
+        if body.endswith(")") and "loc(" in body:
+            m = self.p.loc_tail.search(body)
+            if m is not None:
+                loc_text = m.group(1)
+                body = body[: m.start()]
+                loc_at = body_at + m.start(1)
+        if '"' in body:
+            names = [u for u in _USE_OR_STRING.findall(body) if u]
+            shape = _USE_OR_STRING.sub(lambda m: m.group(0) if m.group(1) is None else "%",
+                                       body)
+        else:
+            parts = _USE_SPLIT.split(body)  # text, name, text, name, ..., text
+            names = parts[1::2]
+            shape = "%".join(parts[0::2])
+        scope = fb.scope
+        operands: list[Value] = []
+        for use in names:
+            found = scope.get(use[1:]) if "#" not in use else self._indexed(scope, use)
+            if found is None or found.__class__ is tuple:
+                found = self._indexed(scope, use)
+            operands.append(found)
+        if self.b.unsupported and any(v in self.b.unsupported for v in operands):
+            raise Unsupported("an operand of an unsupported type")
+        key = (shape, _ONE if len(results) == 1 and results[0][1] == 1 else
+               tuple(c for _, c in results), *[id(v.type) for v in operands])
+        template = self.templates.get(key, False)
+        if template is False:
+            self.templates[key] = self._first(i, fb, names, results, head, body_at, loc_at)
+            return
+        if template is None:  # a key whose ops are read one by one
+            start = self.starts[i]
+            op = fb.add(read_item("op", self.text, start, start + len(line), i + 1, start))
+            self._intern(op.results)
+            return
+        loc, written = None, False
+        if loc_text is not None:
+            loc = self.b.locs.resolve(loc_text)
+            written = loc is not None
+        if loc is None:
+            loc = Location(self.filename, i + 1, len(line) - len(self.stripped[i]) + 1)
+        op = Operation(template.name, operands, template.types, template.attrs, loc,
+                       loc_written=written)
+        fb.func.body.append(op)
+        if template.verified:
+            self.repeats.add(op)
+        at = 0
+        for name, count in results:
+            if name in scope:
+                raise Unsupported(f"%{name} defined twice")
+            if count == 1:
+                r = op.results[at]
+                r.name_hint = name
+                scope[name] = r
+            else:
+                scope[name] = tuple(op.results[at : at + count])
+            at += count
+
+    @staticmethod
+    def _indexed(scope: dict[str, Any], use: str) -> Value:
+        """The value `%name` or `%name#i` names, as FunctionBuilder.lookup finds it."""
+        base, _, index = use[1:].partition("#")
+        found = scope.get(base)
+        if isinstance(found, tuple):
+            found = found[int(index or 0)] if int(index or 0) < len(found) else None
+        elif index and index != "0":
+            found = None
+        if found is None:
+            raise Unsupported(f"use of {use}")
+        return found
+
+    def _first(self, i: int, fb: FunctionBuilder, names: list[str],
+               results: list[tuple[str, int]], head: re.Match | None, body_at: int,
+               loc_at: int) -> _Template | None:
+        """Read the op at line `i` (line_records.py, else the grammar); the template of its
+        key, or None when its record is not what the line's names say (its ops are then read
+        one by one). `body_at`, `loc_at`: where the op's name and its `loc(...)` are."""
+        line, start, lineno = self.lines[i], self.starts[i], i + 1
+        rec = read_record(line[:loc_at].rstrip(), body_at, start, lineno)
+        if rec is None:
+            rec = read_item("op", self.text, start, start + len(line), lineno, start)
+        else:
+            if head is not None:
+                rec.results = [
+                    (Token("VALUE", m.group(1), start + head.start(1) + m.start(1), lineno,
+                           head.start(1) + m.start(1) + 1), int(m.group(2) or 1))
+                    for m in _RESULT.finditer(head.group(1))]
+            if loc_at < len(line):
+                rec.loc = Token("LOC", line[loc_at:].rstrip(), start + loc_at, lineno,
+                                loc_at + 1)
+        op = fb.add(rec)
+        self._intern(op.results)
+        if (rec.regions or [str(t) for t in rec.operands] != names
+                or [(str(t)[1:], c) for t, c in rec.results] != results
+                or rec.name in ("sdy.data_flow_edge", "sdy.func_data_flow_edge")):
+            return None
+        verify_operation(op)  # coerces its attributes, as the module's verification would
+        return _Template(op, verified=not _reads_context(op.name))

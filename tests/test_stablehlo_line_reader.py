@@ -1,0 +1,139 @@
+"""The StableHLO line reader (compiler/stablehlo/line_reader.py) is only a faster way to the
+module the grammar builds: on every StableHLO input of the test suite it builds the same
+module (text, locations, value names), or declines and the grammar reads the text; it never
+accepts a text the grammar rejects."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from shardc.ir.diagnostics import ShardcError
+from shardc.ir.printer import print_module
+from shardc.stablehlo import importer
+from shardc.stablehlo.importer import import_stablehlo
+
+ROOT = Path(__file__).resolve().parent.parent
+CORPUS = sorted(
+    p for folder in ("tests/data", "examples") for p in (ROOT / folder).rglob("*.mlir")
+    if "stablehlo." in p.read_text() or "sdy." in p.read_text()
+)
+
+
+def _grammar(text: str, name: str):
+    """`import_stablehlo` with the line reader turned off: the grammar's module or error."""
+    saved = importer._read_lines
+    importer._read_lines = lambda *a: None
+    try:
+        return import_stablehlo(text, name)
+    finally:
+        importer._read_lines = saved
+
+
+def fingerprint(module) -> tuple:
+    """Everything an import decides: the text, and what the text does not show."""
+    ops = [op for f in module.functions.values() for op in f.body]
+    return (
+        print_module(module),
+        [(op.loc, op.loc_written) for op in ops],
+        [[r.name_hint for r in op.results] for op in ops],
+        [(f.name, f.loc, f.loc_written, [a.name_hint for a in f.args])
+         for f in module.functions.values()],
+        dict(module.mesh_locs), sorted(module.attributes),
+    )
+
+
+def _both(text: str, name: str):
+    """(line reader's module or None, grammar's fingerprint or its error message)."""
+    fast = importer._read_lines(text, name, importer.DEFAULT_LIMITS)
+    try:
+        slow = fingerprint(_grammar(text, name))
+    except ShardcError as e:
+        slow = e.render() if hasattr(e, "render") else str(e)
+    return fast, slow
+
+
+def test_corpus_is_found():
+    assert len(CORPUS) > 100
+
+
+@pytest.mark.parametrize("path", CORPUS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_same_module_as_the_grammar(path):
+    text = path.read_text()
+    fast, slow = _both(text, path.name)
+    if fast is None:
+        return  # declined: the grammar reads it (whatever it says is import_stablehlo's answer)
+    assert not isinstance(slow, str), f"the line reader accepts what the grammar rejects: {slow}"
+    assert fingerprint(fast) == slow
+
+
+def test_reads_what_jax_prints():
+    """The JAX-lowered inputs are read line by line, not handed back to the grammar."""
+    read = [p for p in CORPUS if importer._read_lines(p.read_text(), p.name,
+                                                      importer.DEFAULT_LIMITS) is not None]
+    names = {p.name for p in read}
+    assert {"transformer_block.mlir", "mlp.debug_info.mlir"} <= names
+    assert len(read) > len(CORPUS) // 2
+
+
+def test_repeated_lines_are_built_once():
+    """Ops that repeat a line (other value names) share the first one's verified template."""
+    text = (ROOT / "tests/data/stablehlo/transformer_block.mlir").read_text()
+    from shardc.stablehlo.builder import ModuleBuilder
+    from shardc.stablehlo.line_reader import LineReader
+
+    reader = LineReader(text, "t.mlir", ModuleBuilder(text, "t.mlir", {}))
+    module = reader.read()
+    ops = sum(len(f.body) for f in module.functions.values())
+    assert 0 < len(reader.repeats) < ops
+    assert len(reader.templates) + len(reader.repeats) <= ops
+
+
+def _mutations(text: str, seed: int, count: int) -> str:
+    """`text` with `count` lines dropped, duplicated, swapped or cut short."""
+    rng = random.Random(seed)
+    lines = text.split("\n")
+    for _ in range(count):
+        i = rng.randrange(len(lines))
+        kind = rng.randrange(4)
+        if kind == 0:
+            del lines[i]
+        elif kind == 1:
+            lines.insert(i, lines[i])
+        elif kind == 2:
+            j = rng.randrange(len(lines))
+            lines[i], lines[j] = lines[j], lines[i]
+        else:
+            lines[i] = lines[i][: rng.randrange(len(lines[i]) + 1)]
+    return "\n".join(lines)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(index=st.integers(0, 10_000), seed=st.integers(0, 2**32 - 1), count=st.integers(1, 3))
+def test_broken_texts_read_as_the_grammar_reads_them(index, seed, count):
+    """Whatever the damage, the line reader builds the grammar's module or declines."""
+    path = CORPUS[index % len(CORPUS)]
+    text = _mutations(path.read_text(), seed, count)
+    fast, slow = _both(text, path.name)
+    if fast is not None:
+        assert not isinstance(slow, str), f"accepted what the grammar rejects: {slow}"
+        assert fingerprint(fast) == slow
+
+
+def test_errors_are_the_grammars():
+    """An error found on the line reader's way is reported as the grammar reports it."""
+    text = (ROOT / "tests/data/stablehlo/transformer_block.mlir").read_text()
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if "stablehlo.multiply" in line)
+    lines[at] = lines[at].replace("stablehlo.multiply %", "stablehlo.multiply %undefined_")
+    broken = "\n".join(lines)
+    with pytest.raises(ShardcError) as fast:
+        import_stablehlo(broken, "t.mlir")
+    with pytest.raises(ShardcError) as slow:
+        _grammar(broken, "t.mlir")
+    assert str(fast.value) == str(slow.value)
+    assert f"t.mlir:{at + 1}:" in str(fast.value)
