@@ -128,6 +128,7 @@ def _record_signature(low: FunctionLowering) -> None:
 
 # op name -> its lowering; every other op computes locally (local.py).
 _HANDLERS: dict[str, Callable[[FunctionLowering, Operation], None]] = {
+    "call": regions.lower_call,
     "while": regions.lower_region_op,
     "case": regions.lower_region_op,
     "all_gather": collectives.lower_all_gather,

@@ -73,10 +73,11 @@ class FunctionRewriter:
         elif name == "reshard":
             self.visit_reshard(op)
         elif name == "return":
+            # A result declared without a sharding is replicated (as in Shardy, and as every
+            # caller reads it): a value this walk made sharded or unreduced is resharded.
             for i, t in enumerate(self.func.result_types):
-                target = getattr(t, "mapping", None)
-                if target is not None:
-                    self.reshard_operand(op, i, target, ReshardReason.RESULT)
+                self.reshard_to_declared(op, i, getattr(t, "mapping", None),
+                                         ReshardReason.RESULT)
         elif name == "call":
             self.visit_call(op)
         elif name in ("while", "case"):
@@ -96,9 +97,8 @@ class FunctionRewriter:
         elif is_global_collective(name):
             # A collective was written against its operand's decided sharding.
             v = op.operand(0)
-            target = self.decided.get(v, v.mapping)
-            if target is not None:
-                self.reshard_operand(op, 0, target, ReshardReason.COLLECTIVE)
+            self.reshard_to_declared(op, 0, self.decided.get(v, v.mapping),
+                                     ReshardReason.COLLECTIVE)
         else:
             rule = lowering_rule(op)
             if rule is None or needs_whole_operands(op):
@@ -133,12 +133,7 @@ class FunctionRewriter:
         callee = self.module.lookup_function(op.attr("callee").name)
         assert callee is not None, "the verifier checks callees exist"
         for i, arg in enumerate(callee.args):
-            target = arg.mapping
-            if target is None:
-                mesh = self.mesh_of([op.operand(i)])
-                target = None if mesh is None else replicated(mesh, arg.type.rank)
-            if target is not None:
-                self.reshard_operand(op, i, target, ReshardReason.CALL)
+            self.reshard_to_declared(op, i, arg.mapping, ReshardReason.CALL)
         for r, t in zip(op.results, callee.result_types, strict=True):
             produced = getattr(t, "mapping", None)
             if produced is None and r.mapping is not None:
@@ -156,26 +151,15 @@ class FunctionRewriter:
                 op, 0, replicated(op.operand(0).mapping.mesh, 0), ReshardReason.REGION
             )
         for i in range(offset, op.num_operands):
-            target = func.args[i - offset].mapping
-            if target is None:
-                mesh = self.mesh_of([op.operand(i)])
-                target = None if mesh is None else replicated(mesh, op.operand(i).type.rank)
-            if target is not None:
-                self.reshard_operand(op, i, target, ReshardReason.REGION)
+            self.reshard_to_declared(op, i, func.args[i - offset].mapping, ReshardReason.REGION)
         for r, t in zip(op.results, func.result_types, strict=True):
             self.produce(r, getattr(t, "mapping", None))
 
     def visit_barrier(self, op: Operation) -> None:
         """`optimization_barrier` is the identity on each value (a data-flow op): operand k is
         laid out as result k, and no value is gathered to pass through it."""
-        for i, (v, r) in enumerate(zip(op.operands, op.results, strict=True)):
-            target = r.mapping
-            if target is None:
-                mesh = self.mesh_of([v])
-                target = None if mesh is None else replicated(mesh, v.type.rank)
-            if target is not None:
-                self.reshard_operand(op, i, target, ReshardReason.BARRIER)
-            self.produce(r, target)
+        for i, r in enumerate(op.results):
+            self.produce(r, self.reshard_to_declared(op, i, r.mapping, ReshardReason.BARRIER))
 
     def visit_without_rule(self, op: Operation) -> None:
         """No rule: compute on replicated operands and produce replicated results. Ops with
@@ -275,6 +259,24 @@ class FunctionRewriter:
             self.decided[r] = r.mapping
         if produced is not None and (r.mapping is None or r.mapping != produced):
             r.set_mapping(produced)
+
+    def reshard_to_declared(
+        self, op: Operation, index: int, declared: NamedMapping | None, reason: ReshardReason
+    ) -> NamedMapping | None:
+        """Lay operand `index` of `op` out as a declared sharding (a function's argument or
+        result, a region's, a collective's written operand); no declaration means replicated,
+        on the operand's mesh. The operand's sharding is not what propagation decided when
+        this walk changed its producer: an op whose result propagation left without a
+        sharding may now produce it sharded or unreduced (a `scatter`-add whose updates are
+        batch-sharded), and it must be made replicated here. Returns the target (None: the
+        operand has no sharding, so it is replicated already)."""
+        target = declared
+        if target is None:
+            mesh = self.mesh_of([op.operand(index)])
+            target = None if mesh is None else replicated(mesh, op.operand(index).type.rank)
+        if target is not None:
+            self.reshard_operand(op, index, target, reason)
+        return target
 
     def reshard_operand(
         self,

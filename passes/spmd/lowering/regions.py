@@ -1,5 +1,5 @@
-"""`while` and `case` in the per-device program: they stay as they are and run their region
-functions, which are lowered like every function; their layouts are checked here."""
+"""Ops that run functions in the per-device program: `call`, `while` and `case` stay as they are
+and run their functions, which are lowered like every function; their layouts are checked here."""
 
 from __future__ import annotations
 
@@ -16,31 +16,9 @@ def lower_region_op(low: FunctionLowering, op: Operation) -> None:
     """`while`/`case` stay as they are and run the region functions, which are lowered like
     every function (per-device functions on local blocks). insert-reshards laid the operands
     out as the functions' arguments and the results as their results; checked here."""
-    def layouts(func: Function, key: str, declared: list) -> list[NamedMapping | None]:
-        if is_spmd(func):  # already lowered: its signature records the global layouts
-            return list(func.attributes.get(key, [None] * len(declared)))
-        return [None if m is None else closed_layout(m) for m in declared]
-
-    def check(v: Value, want: NamedMapping | None, what: str) -> None:
-        have = low.layout(v) if low.mesh is not None else None
-        if want is None or have is None:
-            return
-        if not same_layout(have, closed_layout(want)):
-            raise PassError(
-                f"'{op.name}' op: {what} is laid out as {have}, but the region function "
-                f"expects {want}; run insert-reshards before spmd",
-                op.loc,
-            )
-
     for func, offset in region_signatures(low.module, op):
-        args = layouts(func, "in_shardings", [a.mapping for a in func.args])
-        for i, want in enumerate(args):
-            check(op.operand(i + offset), want, f"operand {i + offset}")
-        if op.name == "while" and func.name == attr(op, "cond").name:
-            continue
-        results = [getattr(t, "mapping", None) for t in func.result_types]
-        for k, want in enumerate(layouts(func, "out_shardings", results)):
-            check(op.results[k], want, f"result {k}")
+        is_cond = op.name == "while" and func.name == attr(op, "cond").name
+        _check_signature(low, op, func, offset, results=not is_cond)
     if op.name == "case":
         m = low.mapping(op.operand(0))
         if m is not None and not m.is_fully_replicated:
@@ -49,3 +27,58 @@ def lower_region_op(low: FunctionLowering, op: Operation) -> None:
                 "insert-reshards before spmd)",
                 op.loc,
             )
+
+
+def lower_call(low: FunctionLowering, op: Operation) -> None:
+    """`call` stays as it is and runs its callee's per-device function. Each device passes its
+    blocks and takes the callee's blocks back as they are, so the operands must be laid out as
+    the callee's arguments and the results as what it returns (insert-reshards does it): a
+    partial sum returned where the caller reads a replicated value would be used unreduced."""
+    callee = low.module.lookup_function(attr(op, "callee").name)
+    assert callee is not None, "the verifier checks callees exist"
+    _check_signature(low, op, callee, 0, results=True)
+
+
+def _layouts(func: Function) -> tuple[list[NamedMapping | None], list[NamedMapping | None]]:
+    """The layouts `func` takes and returns, as its per-device signature records them: read
+    back when it is lowered already, else its arguments' and returned values' shardings (what
+    spmd will record: a result declared without a sharding returns its value's layout)."""
+    if is_spmd(func):
+        n_out = len(func.result_types)
+        return (list(func.attributes.get("in_shardings", [None] * len(func.args))),
+                list(func.attributes.get("out_shardings", [None] * n_out)))
+    args = [a.mapping for a in func.args]
+    ret = func.return_op
+    returned = [v.mapping for v in ret.operands] if ret is not None else []
+    outs = [m if m is not None else getattr(t, "mapping", None)
+            for m, t in zip(returned, func.result_types, strict=False)]
+    return ([None if m is None else closed_layout(m) for m in args],
+            [None if m is None else closed_layout(m) for m in outs])
+
+
+def _check_signature(low: FunctionLowering, op: Operation, func: Function, offset: int,
+                     results: bool) -> None:
+    """Operand `offset + i` of `op` laid out as `func`'s argument i and (with `results`) op
+    result k as what `func` returns k; no sharding is replicated, on any mesh."""
+    if low.mesh is None:
+        return
+    mesh = low.mesh
+
+    def check(v: Value, want: NamedMapping | None, what: str) -> None:
+        have = low.layout(v)
+        want = want or NamedMapping.fully_replicated(mesh, v.type.rank)
+        if same_layout(have, want) or (have.is_fully_replicated and want.is_fully_replicated):
+            return
+        raise PassError(
+            f"'{op.name}' op: {what} is laid out as {have}, but @{func.name} "
+            f"{'takes' if what.startswith('operand') else 'returns'} {want}; run "
+            "insert-reshards before spmd",
+            op.loc,
+        )
+
+    args, outs = _layouts(func)
+    for i, want in enumerate(args):
+        check(op.operand(i + offset), want, f"operand {i + offset}")
+    if results:
+        for k, want in enumerate(outs[: len(op.results)]):
+            check(op.results[k], want, f"result {k}")

@@ -369,3 +369,69 @@ func private @square_add(%a: tensor<f32>, %b: tensor<f32>) -> tensor<f32> {
   %1 = add %a, %0 : tensor<f32>
   return %1
 }
+
+// -----
+
+// The gradient of an embedding lookup in a private function (JAX outlines `jnp.take`), in a
+// module that also declares JAX's axis-less `@empty_mesh`, so close-shardings left the values
+// propagation did not reach without a sharding. The scatter-add of batch-sharded updates
+// leaves partial sums on "dp"; the callee's result declares no sharding, which means
+// replicated (the caller reads it so), so they are reduced before the return, not returned
+// unreduced (the Flax NNX step's wrong embedding gradient).
+// CHECK-LABEL: func @embedding_grad
+// CHECK-NEXT: %[[G:.*]] = call %i, %u {callee = @take_grad} : tensor<16x8xf32>
+// CHECK-NEXT: %[[P:.*]] = multiply %[[G]], %t : tensor<16x8xf32>
+// CHECK-NEXT: return %[[P]]
+// CHECK-LABEL: func private @take_grad
+// CHECK: %[[Z:.*]] = broadcast_in_dim
+// CHECK-NEXT: %[[S:.*]] = scatter %[[Z]], %i, %u {{.*}} : tensor<16x8xf32, <@mesh, [{}, {}], unreduced={"dp"}>>
+// CHECK-NEXT: %[[R:.*]] = reshard %[[S]] : tensor<16x8xf32, <@mesh, [{}, {}]>>
+// CHECK-NEXT: return %[[R]]
+mesh @empty_mesh = <[]>
+mesh @mesh = <["dp"=2, "tp"=4]>
+
+func @embedding_grad(%t: tensor<16x8xf32>, %i: tensor<4x6x1xi32, <@mesh, [{"dp"}, {}, {}]>>, %u: tensor<4x6x8xf32, <@mesh, [{"dp"}, {}, {}]>>) -> tensor<16x8xf32> {
+  %0 = call %i, %u {callee = @take_grad} : tensor<16x8xf32>
+  %1 = multiply %0, %t : tensor<16x8xf32>
+  return %1
+}
+
+func private @take_grad(%i: tensor<4x6x1xi32, <@mesh, [{"dp"}, {}, {}]>>, %u: tensor<4x6x8xf32, <@mesh, [{"dp"}, {}, {}]>>) -> tensor<16x8xf32> {
+  %cst = constant {value = dense<0.0>} : tensor<f32>
+  %0 = broadcast_in_dim %cst {broadcast_dimensions = []} : tensor<16x8xf32>
+  %1 = scatter %0, %i, %u {update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2, kind = add} : tensor<16x8xf32>
+  return %1
+}
+
+// -----
+
+// The same at the entry function: a contraction sharded on "tp" whose result nobody gave a
+// sharding is reduced before the return (a result without a sharding is replicated).
+// CHECK-LABEL: func @unreduced_to_undeclared_result
+// CHECK-NEXT: %[[D:.*]] = dot_general %x, %w {{.*}} : tensor<16x4xf32, <@mesh, [{}, {}], unreduced={"tp"}>>
+// CHECK-NEXT: %[[R:.*]] = reshard %[[D]] : tensor<16x4xf32, <@mesh, [{}, {}]>>
+// CHECK-NEXT: return %[[R]]
+mesh @empty_mesh = <[]>
+mesh @mesh = <["dp"=2, "tp"=4]>
+
+func @unreduced_to_undeclared_result(%x: tensor<16x8xf32, <@mesh, [{}, {"tp"}]>>, %w: tensor<8x4xf32, <@mesh, [{"tp"}, {}]>>) -> tensor<16x4xf32> {
+  %0 = dot_general %x, %w {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<16x4xf32>
+  return %0
+}
+
+// -----
+
+// A collective written against an operand propagation left without a sharding (replicated)
+// gets it replicated, though the contraction producing it now leaves partial sums.
+// CHECK-LABEL: func @collective_of_undeclared
+// CHECK-NEXT: %[[D:.*]] = dot_general %x, %w {{.*}} : tensor<16x4xf32, <@mesh, [{}, {}], unreduced={"tp"}>>
+// CHECK-NEXT: %[[R:.*]] = reshard %[[D]] : tensor<16x4xf32, <@mesh, [{}, {}]>>
+// CHECK-NEXT: %[[S:.*]] = all_slice %[[R]] {slicing_axes = {{\[\[}}"dp"], []]} : tensor<16x4xf32, <@mesh, [{"dp"}, {}]>>
+// CHECK-NEXT: return %[[S]]
+mesh @mesh = <["dp"=2, "tp"=4]>
+
+func @collective_of_undeclared(%x: tensor<16x8xf32, <@mesh, [{}, {"tp"}]>>, %w: tensor<8x4xf32, <@mesh, [{"tp"}, {}]>>) -> tensor<16x4xf32, <@mesh, [{"dp"}, {}]>> {
+  %0 = dot_general %x, %w {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<16x4xf32>
+  %1 = all_slice %0 {slicing_axes = [["dp"], []]} : tensor<16x4xf32, <@mesh, [{"dp"}, {}]>>
+  return %1
+}

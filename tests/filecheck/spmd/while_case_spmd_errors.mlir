@@ -2,7 +2,7 @@
 // RUN: not shardc opt %s -p spmd 2>&1 | filecheck %s
 
 // A loop operand laid out otherwise than the body takes it: run insert-reshards first.
-// CHECK: while_case_spmd_errors.mlir:[[# @LINE + 5]]:3: error: in pass 'spmd': 'while' op: operand 1 is laid out as <@m, [{}]>, but the region function expects <@m, [{"x"}]>; run insert-reshards before spmd
+// CHECK: while_case_spmd_errors.mlir:[[# @LINE + 5]]:3: error: in pass 'spmd': 'while' op: operand 1 is laid out as <@m, [{}]>, but @bad_cond takes <@m, [{"x"}]>; run insert-reshards before spmd
 mesh @m = <["x"=2]>
 
 func @bad(%x: tensor<8xf32, <@m, [{}]>>) -> tensor<8xf32, <@m, [{"x"}]>> {
