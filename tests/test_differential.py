@@ -126,3 +126,51 @@ def test_every_example_runs_on_both_backends(path) -> None:
     result = compile(module)
     assert_close(result.run(inputs, backend="numpy"), expected)
     assert_close(result.run(inputs, backend="jax"), expected)
+
+
+# The gradient of an embedding lookup as JAX writes a training step: `jnp.take`'s transpose
+# (a scatter-add of batch-sharded rows) in a private function, the table left to propagation,
+# and a step counter on JAX's axis-less `@empty_mesh` (optax's count), so the module has two
+# meshes and close-shardings leaves unreached values without a sharding. The callee's partial
+# sums must be reduced before it returns (the Flax NNX step's wrong embedding gradient).
+EMBEDDING_GRAD = """\
+mesh @empty_mesh = <[]>
+mesh @mesh = <["dp"=DP, "tp"=TP]>
+
+func @main(%table: tensor<16x8xf32>, %ids: tensor<BATCHx6x1xi32, <@mesh, [{"dp"}, {}, {}]>>, %dy: tensor<BATCHx6x8xf32, <@mesh, [{"dp"}, {}, {}]>>, %count: tensor<i32, <@empty_mesh, []>>) -> (tensor<16x8xf32>, tensor<16x8xf32>, tensor<i32>) {
+  %g = call %ids, %dy {callee = @take_grad} : tensor<16x8xf32>
+  %lr = constant {value = dense<0.1>} : tensor<f32>
+  %b = broadcast_in_dim %lr {broadcast_dimensions = []} : tensor<16x8xf32>
+  %step = multiply %g, %b : tensor<16x8xf32>
+  %new = subtract %table, %step : tensor<16x8xf32>
+  %one = constant {value = dense<1>} : tensor<i32>
+  %next = add %count, %one : tensor<i32>
+  return %new, %g, %next
+}
+
+func private @take_grad(%ids: tensor<BATCHx6x1xi32>, %dy: tensor<BATCHx6x8xf32>) -> tensor<16x8xf32> {
+  %zero = constant {value = dense<0.0>} : tensor<f32>
+  %0 = broadcast_in_dim %zero {broadcast_dimensions = []} : tensor<16x8xf32>
+  %1 = scatter %0, %ids, %dy {update_window_dims = [2], inserted_window_dims = [0], scatter_dims_to_operand_dims = [0], index_vector_dim = 2, kind = add} : tensor<16x8xf32>
+  return %1
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("dp", "tp", "batch", "backend"),
+    [(2, 4, 4, "numpy"), (2, 4, 4, "jax"), (8, 1, 8, "jax"), (4, 2, 6, "numpy"),
+     (4, 2, 6, "jax"), (3, 2, 5, "numpy")],
+)
+def test_embedding_gradient_in_a_called_function(dp: int, tp: int, batch: int,
+                                                  backend: str) -> None:
+    if backend == "jax":
+        pytest.importorskip("jax")
+    text = EMBEDDING_GRAD.replace("DP", str(dp)).replace("TP", str(tp))
+    module = parse_module(text.replace("BATCH", str(batch)))
+    rng = np.random.default_rng(0)
+    ids = rng.integers(0, 4, (batch, 6, 1)).astype(np.int32)  # rows repeat across the batch
+    inputs = [rng.standard_normal((16, 8)).astype(np.float32), ids,
+              rng.standard_normal((batch, 6, 8)).astype(np.float32), np.array(3, np.int32)]
+    expected = run_reference(module, inputs)
+    assert_close(compile(module).run(inputs, backend=backend), expected)

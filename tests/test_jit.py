@@ -311,3 +311,57 @@ def test_auto_shard_chooses_what_nobody_gave(mesh, data):
     close(f(*data), jax.jit(mlp)(*data))
     report = f.lower(*data).report
     assert report["auto_shard"]["fits_budget"] and report["total_comm_bytes"] == 2048
+
+
+# ----- training steps whose gradients JAX outlines --------------------------------------------
+
+
+def embedding_adam_step(table, mu, count, ids, dy):
+    """An embedding's gradient (`jnp.take`'s transpose: a scatter-add of the batch's rows, in a
+    private function JAX outlines) and an Adam-style update with a step count (a scalar JAX
+    puts on its axis-less `@empty_mesh`, so the module has two meshes)."""
+    grad = jax.grad(lambda t: jnp.sum(jnp.take(t, ids, axis=0) * dy))(table)
+    count = count + 1
+    mu = 0.9 * mu + 0.1 * grad
+    return table - 0.01 * mu / (1 - 0.9 ** count.astype(jnp.float32)), mu, count
+
+
+@pytest.mark.parametrize("backend", ["jax", "numpy"])
+def test_embedding_gradient_left_to_propagation_equals_jax_jit(backend):
+    # The table and the optimizer state unannotated, the batch on "dp": each device's
+    # scatter-add holds a partial sum of the gradient, reduced before the callee returns (it
+    # once returned unreduced, and every device updated the table with its half-batch's sum).
+    auto = jax.make_mesh((2, 4), ("dp", "tp"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    rng = np.random.default_rng(0)
+    args = (rng.standard_normal((16, 8)).astype(np.float32), np.zeros((16, 8), np.float32),
+            np.int32(0), rng.integers(0, 4, (4, 6)).astype(np.int32),
+            rng.standard_normal((4, 6, 8)).astype(np.float32))
+    want = jax.jit(embedding_adam_step)(*args)
+    f = shardc.jit(embedding_adam_step, mesh=auto, in_shardings=(None, None, None, P("dp"),
+                                                                   P("dp")), backend=backend)
+    for got, w in zip(f(*args), want, strict=True):
+        close(got, w, tol=1e-6)
+
+
+def test_the_flax_nnx_training_step_equals_jax_jit():
+    # benchmarks/jit.py's Flax NNX step (optax.adamw, parameters left to propagation), where the
+    # embedding's gradient, Adam state and parameter were wrong by nearly their own size.
+    pytest.importorskip("flax", reason="the Flax NNX step needs flax: pip install flax optax")
+    pytest.importorskip("optax", reason="the Flax NNX step needs optax: pip install flax optax")
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parent.parent / "benchmarks" / "jit_programs.py"
+    spec = importlib.util.spec_from_file_location("jit_programs", path)
+    assert spec is not None and spec.loader is not None
+    programs = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(programs)
+    step, args, specs = programs.nnx()
+    auto = jax.make_mesh((2, 4), ("dp", "tp"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    named = jax.tree_util.tree_map(lambda s: NamedSharding(auto, s), specs,
+                                   is_leaf=lambda s: isinstance(s, P))
+    want = jax.tree_util.tree_leaves(jax.jit(step, in_shardings=named)(*args))
+    got = jax.tree_util.tree_leaves(shardc.jit(step, mesh=auto, in_shardings=specs)(*args))
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        close(g, w, tol=1e-6)
