@@ -35,7 +35,7 @@ from shardc.ir.attributes import Symbol
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.ops import ELEMENTWISE, get_op_def
 from shardc.ir.symbols import SymbolTable, callee_name, region_symbols
-from shardc.passes.ingest.call_graph import clone_recursively, original_name, post_order
+from shardc.passes.ingest.call_graph import clone_recursively, ops_in, original_name, post_order
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 
 _PRESERVING = ("broadcast_in_dim", "reshape", "slice")
@@ -227,6 +227,20 @@ def split_module(
     for func in post_order(module):
         split_function(func, at_original, sources, calls)
     return calls.copies
+
+
+def constant_functions(module: Module) -> set[str]:
+    """The functions whose every op maps constants to constants (their calls with constant
+    operands are constant expressions), as `split_module` decides it; nothing is changed."""
+    calls = _Calls(module)
+    for func in post_order(module):
+        constants: set[int] = set()
+        for op in ops_in(module, func):  # its region functions' ops are part of it
+            if _is_constant_expression(op, constants, calls):
+                constants.add(id(op))
+            else:
+                calls.taint(op, func, constants)
+    return {f.name for f in post_order(module) if original_name(f) not in calls.non_constant}
 
 
 # Marks a native `constant` printed as `sdy.constant` (Shardy's splitter turns every

@@ -326,6 +326,9 @@ class SdyPropagationPipeline(Pass):
         propagate_sharding_from_func_to_call(module)
         order: dict[int, int] = {}
         sources: dict[int, Operation] = {}
+        # the ops `order` names by id, kept alive: the call-graph import drops callees, and a
+        # freed op's id may come back as another op's
+        imported = [op for func in module.functions.values() for op in func.body]
         for func in module.functions.values():
             order.update((id(op), i) for i, op in enumerate(func.body))
         if split_module(module, at_original=True, sources=sources):
@@ -337,6 +340,7 @@ class SdyPropagationPipeline(Pass):
         for func in module.functions.values():
             merge_constants(func)
             restore_order(func, order, sources)
+        del imported
         if calls:
             export_call_sites(module)
         constraints_to_reshards(module)
