@@ -18,7 +18,6 @@ the `grads` step (tests/test_check_gpt.py builds the same) must each fail.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import sys
 import time
@@ -35,15 +34,13 @@ from shardc.commands.run import random_inputs  # noqa: E402
 from shardc.pipeline import compile  # noqa: E402
 from shardc.stablehlo import import_stablehlo  # noqa: E402
 from tests.test_check_gpt import _broken, _run  # noqa: E402
+from tests.test_examples import example_script  # noqa: E402
 
 LAYERS = 6
 
 
 def programs() -> dict[str, str]:
-    spec = importlib.util.spec_from_file_location("gpt_jax", ROOT / "examples" / "gpt_jax.py")
-    assert spec is not None and spec.loader is not None
-    gpt = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(gpt)
+    gpt = example_script("gpt_jax")
     return {name: gpt.lowered_text("dp_tp", layers=LAYERS, step=step)
             for name, step in (("train", gpt.train_step), ("grads", gpt.grads_step))}
 

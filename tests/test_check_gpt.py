@@ -6,7 +6,6 @@ read for the wrong device) fail."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import pytest
@@ -20,23 +19,15 @@ from shardc.ir.mesh import AxisRef  # noqa: E402
 from shardc.passes.analysis.collectives.groups import device_groups  # noqa: E402
 from shardc.pipeline import compile  # noqa: E402
 from shardc.stablehlo import import_stablehlo  # noqa: E402
+from tests.test_examples import example_script  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 LAYERS = 6
-
-
-def _gpt_jax():
-    spec = importlib.util.spec_from_file_location("gpt_jax", ROOT / "examples" / "gpt_jax.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")
 def gpt6(tmp_path_factory) -> dict[str, Path]:
     """The 6-layer SGD step and its gradients (loss and grads), as JAX lowers them."""
-    gpt = _gpt_jax()
+    gpt = example_script("gpt_jax")
     out = tmp_path_factory.mktemp("gpt6")
     files = {}
     for name, step in (("train", gpt.train_step), ("grads", gpt.grads_step)):

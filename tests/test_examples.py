@@ -27,12 +27,17 @@ CASES = [(name, preset) for name, spec in MODELS.items() for preset in spec.pres
 load_all_passes()
 
 
-def _generate_module():
-    spec = importlib.util.spec_from_file_location("generate", ROOT / "examples" / "generate.py")
+def example_script(name: str):
+    """examples/<name>.py as a module (the examples folder is no package)."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _generate_module():
+    return example_script("generate")
 
 
 def _run(module, pipeline: str) -> PassContext:
