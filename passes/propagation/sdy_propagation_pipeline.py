@@ -326,13 +326,15 @@ class SdyPropagationPipeline(Pass):
         propagate_sharding_from_func_to_call(module)
         order: dict[int, int] = {}
         sources: dict[int, Operation] = {}
-        # the ops `order` names by id, kept alive: the call-graph import drops callees, and a
-        # freed op's id may come back as another op's
-        imported = [op for func in module.functions.values() for op in func.body]
         for func in module.functions.values():
             order.update((id(op), i) for i, op in enumerate(func.body))
-        if split_module(module, at_original=True, sources=sources):
-            run_passes("symbol-dce", module, ctx)  # Shardy's symbol-dce after its splitter
+        imported = [op for func in module.functions.values() for op in func.body]
+        split_module(module, at_original=True, sources=sources)
+        # The ops `order` and `sources` name by id (the originals and every copy) are kept alive
+        # until the order is restored: symbol-dce and the call-graph import drop functions, and
+        # a freed op's id may come back as the id of an op made later.
+        imported += [op for func in module.functions.values() for op in func.body]
+        run_passes("symbol-dce", module, ctx)  # as Shardy's pipeline, right after its splitter
         calls = import_call_sites(module)
         apply_constraints(module)
         pre_order_funcs(module)
