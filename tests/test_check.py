@@ -134,3 +134,10 @@ def test_the_cli_reports_outputs_it_cannot_check(tmp_path, capsys, backend) -> N
     assert "8 NaN/inf elements compared exactly" in lines[0]
     assert lines[1].endswith(" ok") and "x unsharded error" in lines[1]
     assert "warning: 1 of 2 outputs not checked" in err
+
+
+def test_an_empty_output_is_checked_and_passes() -> None:
+    e = expect(np.zeros((0, 3)), [np.zeros((0, 3), np.float32)], dtype="float32")
+    verdict = judge(np.zeros((0, 3), np.float32), e)
+    assert e.checked and verdict.ok and verdict.text.endswith(" ok")
+    assert not judge(np.zeros((1, 3), np.float32), e).ok  # the shape is still compared
