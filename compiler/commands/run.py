@@ -92,7 +92,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     elif args.backend == "jax":
         _simulate_cpu_devices(source)
     limits = limits_of(args)
-    check_run(source, limits)
+    check_run(result.module, limits)  # the compiled module: its values say how they are laid out
     if args.inputs:
         inputs = _read_inputs(args.inputs, source)
     else:
