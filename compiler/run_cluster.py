@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 if TYPE_CHECKING:  # imported where used: `shardc --help` and `shardc opt` need neither
+    from shardc.check import Expected
     from shardc.distributed import Cluster
 
 __all__ = ["add_cluster_options", "cluster_of", "launch", "process_argv", "run_as_process"]
@@ -116,12 +117,12 @@ def run_as_process(
     cluster: Cluster,
     result: Any,
     inputs: Sequence[np.ndarray],
-    expected: Sequence[np.ndarray] | None,
-    compare: Callable[[np.ndarray, np.ndarray], tuple[float, float, bool, float]],
+    expected: Sequence[Expected] | None,
     output: str | None,
 ) -> int:
     """This process's part of `shardc run`: run on the cluster, check the shards held here
-    against `expected` (with --check), print or save the outputs (process 0)."""
+    against `expected` (with --check; compiler/check.py), print or save the outputs
+    (process 0)."""
     from shardc.distributed import (
         check_on_cluster,
         crossing_collectives,
@@ -138,7 +139,7 @@ def run_as_process(
     outputs = run_on_cluster(result, inputs)
     status = 0
     if expected is not None:
-        lines, ok = check_on_cluster(outputs, expected, compare)
+        lines, ok = check_on_cluster(outputs, expected)
         for line in lines:
             print(line, flush=True)
         if not ok:

@@ -77,11 +77,17 @@ def train_step(params, tokens, labels):
     return loss, jax.tree.map(lambda p, g: p - LR * g, params, grads)
 
 
-def param_specs(table: P, layer: dict[str, P]) -> dict:
+def grads_step(params, tokens, labels):
+    """The step's loss and gradients: what a data-parallel step all-reduces (an SGD update
+    p - lr*g at unit-scale p hides the gradients' rounding; this does not)."""
+    return jax.value_and_grad(loss_fn)(params, tokens, labels)
+
+
+def param_specs(table: P, layer: dict[str, P], layers: int = LAYERS) -> dict:
     """The parameters' pytree of specs (the final layer norm replicated)."""
     return {
         "table": table,
-        "layers": [dict(layer) for _ in range(LAYERS)],
+        "layers": [dict(layer) for _ in range(layers)],
         "lnf_g": P(), "lnf_b": P(),
     }
 
@@ -99,14 +105,14 @@ SHARDINGS = {
 }
 
 
-def step_arguments(name: str) -> tuple:
-    """`(args, in_shardings)` of `train_step` under sharding `name`: zero parameters, tokens
-    and labels, and their NamedShardings on the sharding's mesh."""
+def step_arguments(name: str, layers: int = LAYERS) -> tuple:
+    """`(args, in_shardings)` of a step with `layers` layers under sharding `name`: zero
+    parameters, tokens and labels, and their NamedShardings on the sharding's mesh."""
     axes, table, layer, data = SHARDINGS[name]
     mesh = jax.make_mesh(tuple(axes.values()), tuple(axes))
     params = {
         "table": jnp.zeros((VOCAB, D)),
-        "layers": [{n: jnp.zeros(s) for n, s in LAYER_SHAPES.items()} for _ in range(LAYERS)],
+        "layers": [{n: jnp.zeros(s) for n, s in LAYER_SHAPES.items()} for _ in range(layers)],
         "lnf_g": jnp.zeros(D), "lnf_b": jnp.zeros(D),
     }
     tokens = jnp.zeros((BATCH, SEQ), jnp.int32)
@@ -114,13 +120,15 @@ def step_arguments(name: str) -> tuple:
     def shard(spec: P) -> NamedSharding:
         return NamedSharding(mesh, spec)
 
-    specs = jax.tree.map(shard, param_specs(table, layer))
+    specs = jax.tree.map(shard, param_specs(table, layer, layers))
     return (params, tokens, tokens), (specs, shard(data), shard(data))
 
 
-def lowered_text(name: str) -> str:
-    args, shardings = step_arguments(name)
-    return jax.jit(train_step, in_shardings=shardings).lower(*args).as_text()
+def lowered_text(name: str, layers: int = LAYERS, step=train_step) -> str:
+    """`step` (`train_step` or `grads_step`) with `layers` layers, lowered under sharding
+    `name`."""
+    args, shardings = step_arguments(name, layers)
+    return jax.jit(step, in_shardings=shardings).lower(*args).as_text()
 
 
 def header() -> str:

@@ -16,8 +16,13 @@ from shardc.ir.types import DistributedTensorType
 
 
 def _non_constant_ops(func, skip_dead: bool = False) -> list[Operation]:
+    from shardc.ir.symbols import callee_name
+    from shardc.passes.ingest.split_constants import constant_functions
     from shardc.passes.propagation.liveness import dead_ops
 
+    # A call of a constant function is a constant expression too (Shardy's splitter copies it
+    # per user, callee and all).
+    pure = constant_functions(func.module) if func.module is not None else set()
     constant: set[int] = set()
     dead = dead_ops(func) if skip_dead else set()
     out = []
@@ -28,7 +33,7 @@ def _non_constant_ops(func, skip_dead: bool = False) -> list[Operation]:
         # position differs): shape ops and element-wise ops of constants only.
         kind_ok = op.name in ("broadcast_in_dim", "reshape", "convert") or (
             op.name in OPS and OPS[op.name].has(ELEMENTWISE)
-        )
+        ) or (op.name == "call" and callee_name(op) in pure)
         derived = kind_ok and all(
             v.defining_op is not None and id(v.defining_op) in constant for v in op.operands
         )
@@ -61,6 +66,32 @@ def _counterpart(theirs: Module, fname: str, ours: Module):
                if n.startswith(fname + "_") and n[len(fname) + 1:].isdigit()
                and n not in ours.functions]
     return theirs.functions[renamed[0]] if len(renamed) == 1 else None
+
+
+def constant_trees(module: Module) -> dict[tuple, list[tuple[str, str]]]:
+    """For every operand of a non-constant op that a constant sub-computation feeds: the tree's
+    ops (operands first) with their shardings, keyed by (function, index among the non-constant
+    ops, op name, operand). Compares what `compare_modules` leaves out: which copy of a constant
+    each user reads, sharded how."""
+    out = {}
+    for fname, f in module.functions.items():
+        users = _non_constant_ops(f)
+        ids = {id(o) for o in users}
+        for k, op in enumerate(users):
+            for i, v in enumerate(op.operands):
+                nodes = _tree(v, ids)
+                if nodes:
+                    out[(fname, k, op.name, i)] = nodes
+    return out
+
+
+def _tree(value, stop: set[int]) -> list[tuple[str, str]]:
+    """The ops computing `value` back to the ops in `stop`, operands first, with shardings."""
+    d = value.defining_op
+    if d is None or id(d) in stop:
+        return []
+    nodes = [n for o in d.operands for n in _tree(o, stop)]
+    return [*nodes, (d.name, str(_scalar_none(value.mapping)))]
 
 
 @dataclass

@@ -291,6 +291,88 @@ def test_constant_splitter_matches_shardy(text: str) -> None:
     same(text, "sdy-constant-or-scalar-splitter")
 
 
+# Helpers a constant sub-computation may call: @table and @nested compute a constant from
+# nothing, @shift maps a constant to a constant, @mixed holds a reduction (not constant) and
+# @loop a while (its region is part of it, so it is not constant either).
+_HELPERS = """
+func.func private @table() -> tensor<8x4xf32> {
+  %0 = stablehlo.iota dim = 0 : tensor<8x4xf32>
+  %1 = stablehlo.cosine %0 : tensor<8x4xf32>
+  return %1 : tensor<8x4xf32>
+}
+func.func private @nested() -> tensor<8x4xf32> {
+  %0 = call @table() : () -> tensor<8x4xf32>
+  %1 = stablehlo.negate %0 : tensor<8x4xf32>
+  return %1 : tensor<8x4xf32>
+}
+func.func private @shift(%arg0: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %cst = stablehlo.constant dense<1.000000e+00> : tensor<8x4xf32>
+  %0 = stablehlo.add %arg0, %cst : tensor<8x4xf32>
+  return %0 : tensor<8x4xf32>
+}
+func.func private @mixed(%arg0: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %cst = stablehlo.constant dense<0.000000e+00> : tensor<f32>
+  %0 = stablehlo.reduce(%arg0 init: %cst) applies stablehlo.add across dimensions = [1] : (tensor<8x4xf32>, tensor<f32>) -> tensor<8xf32>
+  %1 = stablehlo.broadcast_in_dim %0, dims = [0] : (tensor<8xf32>) -> tensor<8x4xf32>
+  return %1 : tensor<8x4xf32>
+}
+func.func private @loop(%arg0: tensor<8x4xf32>) -> tensor<8x4xf32> {
+  %c = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%iterArg = %arg0, %iterArg_0 = %c) : tensor<8x4xf32>, tensor<i32>
+    cond {
+    %c_1 = stablehlo.constant dense<2> : tensor<i32>
+    %1 = stablehlo.compare  LT, %iterArg_0, %c_1,  SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+    stablehlo.return %1 : tensor<i1>
+  } do {
+    %c_1 = stablehlo.constant dense<1> : tensor<i32>
+    %1 = stablehlo.add %iterArg_0, %c_1 : tensor<i32>
+    %2 = stablehlo.sine %iterArg : tensor<8x4xf32>
+    stablehlo.return %2, %1 : tensor<8x4xf32>, tensor<i32>
+  }
+  return %0#0 : tensor<8x4xf32>
+}
+"""  # noqa: E501
+
+
+@st.composite
+def constant_call_programs(draw) -> str:
+    """Calls of the helpers above with constant operands (or not), used by several ops that are
+    not constant, by each other and by sharding groups."""
+    t = "tensor<8x4xf32>"
+    lines = [f"  %c0 = stablehlo.constant dense<2.000000e+00> : {t}"]
+    consts, values = ["%c0"], ["%arg0"]
+    for k in range(1, draw(st.integers(3, 9))):
+        kind = draw(st.sampled_from(["table", "nested", "shift", "mixed", "loop", "use", "group"]))
+        if kind in ("table", "nested"):
+            lines.append(f"  %c{k} = call @{kind}() : () -> {t}")
+            consts.append(f"%c{k}")
+        elif kind == "group":
+            lines.append(f"  sdy.sharding_group {draw(st.sampled_from(consts))} group_id = 0 : {t}")
+        elif kind == "use":
+            a, b = draw(st.sampled_from(values)), draw(st.sampled_from(consts))
+            lines.append(f"  %v{k} = stablehlo.add {a}, {b} : {t}")
+            values.append(f"%v{k}")
+        else:  # a helper of one operand: a constant, or a value that is not
+            x = draw(st.sampled_from(consts + values))
+            lines.append(f"  %c{k} = call @{kind}({x}) : ({t}) -> {t}")
+            (consts if x in consts else values).append(f"%c{k}")
+    uses = [f"  %u{i} = stablehlo.multiply {values[-1]}, {c} : {t}"
+            for i, c in enumerate(draw(st.lists(st.sampled_from(consts), min_size=2, max_size=3)))]
+    results = ", ".join(f"%u{i}" for i in range(len(uses)))
+    types = ", ".join([t] * len(uses))
+    return (f"func.func @main(%arg0: {t}) -> ({types}) {{\n" + "\n".join(lines + uses)
+            + f"\n  return {results} : {types}\n}}\n" + _HELPERS)
+
+
+@settings(max_examples=60, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(constant_call_programs())
+def test_constant_calls_are_split_as_shardy_splits_them(text: str) -> None:
+    """jaxlib's module-level splitter (Shardy 2bb09b41): a call of a constant function with
+    constant operands is copied per user, callee and all (`@table_0`, ...)."""
+    same(text, "sdy-constant-or-scalar-splitter")
+    same(text, "sdy-constant-or-scalar-splitter,symbol-dce,sdy-flatten-call-graph")
+
+
 def test_import_pipeline_matches_shardy() -> None:
     text = """
 sdy.mesh @mesh = <["c"=2, "a"=2, "one"=1]>

@@ -26,6 +26,7 @@ from shardc.ir.ops.manual import normalize as normalize_manual
 from shardc.passes.manager import Pass, PassContext, register_pass, run_passes
 from shardc.passes.propagation.origins import OriginTracker
 from shardc.passes.propagation.priorities import run_op_priority, run_user_priorities
+from shardc.passes.propagation.rules.registry import lowering_rule
 from shardc.passes.propagation.state import PropagationState, build_state, rule_for
 from shardc.passes.propagation.strategies import strategy_named
 
@@ -101,6 +102,8 @@ def _propagate(
     for name, op in sorted(state.no_rule.items()):
         if op.num_operands == 0:
             continue  # constants and iotas: nothing flows through them
+        if lowering_rule(op) is not None:
+            continue  # no rule as in Shardy (chlo.square), but computed where it stands
         computes = (
             "its operand as it is sharded (each row, a sharded last dim as a tree)"
             if name == "top_k"
@@ -228,14 +231,14 @@ class PropagationPipeline(Pass):
         from shardc.passes.ingest.pre_order_funcs import pre_order_funcs
         from shardc.passes.ingest.remove_size_one_axes import remove_size_one_axes
         from shardc.passes.ingest.sink_data_flow_edges import sink_data_flow_edges
-        from shardc.passes.ingest.split_constants import split_function
+        from shardc.passes.ingest.split_constants import split_module
         from shardc.passes.propagation.apply_sharding_constraints import apply_constraints
 
         sink_data_flow_edges(module)  # shardc's driver visits every edge without them
         remove_size_one_axes(module)
         normalize_manual(module)
-        for func in module.functions.values():
-            split_function(func)
+        if split_module(module):
+            run_passes("symbol-dce", module, ctx)  # the copied constant calls' originals
         calls = import_call_sites(module)
         apply_constraints(module)
         pre_order_funcs(module)

@@ -28,12 +28,8 @@ from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.ops.manual import fill_all, manual_computations, sync_all
 from shardc.ir.ops.manual import normalize as normalize_manual
 from shardc.ir.types import DistributedTensorType
-from shardc.passes.ingest.split_constants import (
-    _is_constant_expression,
-    _is_scalar_expansion,
-    mark_sdy_constants,
-)
-from shardc.passes.manager import Pass, PassContext, register_pass
+from shardc.passes.ingest.split_constants import _is_scalar_expansion, mark_sdy_constants
+from shardc.passes.manager import Pass, PassContext, register_pass, run_passes
 from shardc.passes.propagation.layouts import close, evenly_sharded
 from shardc.passes.propagation.propagate import (
     PropagationOptions,
@@ -94,13 +90,14 @@ def _without_sub_axes(m: NamedMapping) -> NamedMapping:
 
 
 def remove_io_sub_axes(module: Module) -> None:
-    """Shardy's `sdy-remove-sub-axes-in-input-output-shardings`."""
+    """Shardy's `sdy-remove-sub-axes-in-input-output-shardings`, on the main function only (as
+    jaxlib 0.10.2 runs it: Shardy 3eb1b54d; private functions keep their sub-axes)."""
     without = _memo(_without_sub_axes)
-    for func in module.functions.values():
-        for a in func.args:
-            if a.mapping is not None:
-                a.set_mapping(without(a.mapping))
-        _map_results(func, without)
+    func = module.main
+    for a in func.args:
+        if a.mapping is not None:
+            a.set_mapping(without(a.mapping))
+    _map_results(func, without)
 
 
 def _memo(fn):
@@ -182,17 +179,16 @@ def close_existing(module: Module) -> None:
 
 
 def merge_constants(func: Function) -> None:
-    """Shardy's `sdy-constant-or-scalar-merger`: identical constant sub-computations and scalar
-    expansions with the same shardings become one (the first)."""
-    members: set[int] = set()
+    """Shardy's `sdy-constant-or-scalar-merger`: identical constants, and identical broadcasts
+    of the same scalar, with the same shardings become one (the first). Nothing else merges:
+    copies of an iota, or of an op computed from constants, stay apart, as in jaxlib."""
     seen: dict[tuple, Operation] = {}
     # id(attribute value) -> (its repr, the value, kept alive so that its id stays its own):
     # the copies of a constant share their attribute values, and a dense value's repr is long
     texts: dict[int, tuple[str, object]] = {}
     for op in list(func.body):
-        if not (_is_constant_expression(op, members) or _is_scalar_expansion(op)):
+        if op.name != "constant" and not _is_scalar_expansion(op):
             continue
-        members.add(id(op))
         attrs = []
         for k, value in op.attributes.items():
             text = texts.get(id(value))
@@ -312,28 +308,41 @@ class SdyPropagationPipeline(Pass):
             stablehlo_mesh_attrs,
         )
         from shardc.passes.ingest.pre_order_funcs import pre_order_funcs
+        from shardc.passes.ingest.propagate_sharding_from_func_to_call import (
+            propagate_sharding_from_func_to_call,
+        )
         from shardc.passes.ingest.remove_size_one_axes import remove_size_one_axes
         from shardc.passes.ingest.sink_data_flow_edges import sink_data_flow_edges
-        from shardc.passes.ingest.split_constants import split_function
+        from shardc.passes.ingest.split_constants import split_module
         from shardc.passes.propagation.apply_sharding_constraints import apply_constraints
 
-        # propagation-pipeline, with the constant copies where Shardy's splitter puts them
+        # propagation-pipeline, with the constant copies where Shardy's splitter puts them; as
+        # in jaxlib, the splitter runs before the call graph is flattened and imported (a call
+        # of a constant function is a constant expression, copied per user)
         lift_inlined_meshes(module)
         sink_data_flow_edges(module)
         remove_size_one_axes(module)
         normalize_manual(module)
-        calls = import_call_sites(module)
+        propagate_sharding_from_func_to_call(module)
         order: dict[int, int] = {}
         sources: dict[int, Operation] = {}
         for func in module.functions.values():
             order.update((id(op), i) for i, op in enumerate(func.body))
-            split_function(func, at_original=True, sources=sources)
+        imported = [op for func in module.functions.values() for op in func.body]
+        split_module(module, at_original=True, sources=sources)
+        # The ops `order` and `sources` name by id (the originals and every copy) are kept alive
+        # until the order is restored: symbol-dce and the call-graph import drop functions, and
+        # a freed op's id may come back as the id of an op made later.
+        imported += [op for func in module.functions.values() for op in func.body]
+        run_passes("symbol-dce", module, ctx)  # as Shardy's pipeline, right after its splitter
+        calls = import_call_sites(module)
         apply_constraints(module)
         pre_order_funcs(module)
         run_propagation(module, ctx, PropagationOptions(self.strategy))
         for func in module.functions.values():
             merge_constants(func)
             restore_order(func, order, sources)
+        del imported
         if calls:
             export_call_sites(module)
         constraints_to_reshards(module)

@@ -105,8 +105,13 @@ _DOT_ATTRS = (
     "rhs_contracting_dims",
 )
 
+# Element-wise ops JAX writes as `chlo.*` (jnp.square, lax.erf): jaxlib's Shardy registers no rule
+# for them, so propagation does not go through them (a value they produce gets its sharding from
+# its users only). They are still computed element-wise where they stand (`LOWERING_RULES`).
+CHLO_POINTWISE = ("square", "erf")
+
 RULES: dict[str, RuleEntry] = {
-    **{name: _POINTWISE for name in UNARY + BINARY},
+    **{name: _POINTWISE for name in UNARY + BINARY if name not in CHLO_POINTWISE},
     "convert": _POINTWISE,
     "is_finite": _POINTWISE,
     "compare": _POINTWISE,
@@ -216,6 +221,9 @@ NO_RULE: dict[str, str] = {
     "after_all": "tokens carry no data (Shardy registers none)",
     "partition_id": "no operands: a per-device scalar (Shardy registers none)",
     "replica_id": "no operands: a per-device scalar (Shardy registers none)",
+    **{name: f"Shardy registers none for chlo.{name}: propagation does not pass through it; "
+             "it computes element-wise on its operands as sharded (LOWERING_RULES)"
+       for name in CHLO_POINTWISE},
 }
 
 def rule_for(op: Operation, *, conservative: bool = False) -> OpShardingRule | None:
@@ -236,10 +244,12 @@ def rule_for(op: Operation, *, conservative: bool = False) -> OpShardingRule | N
     return _build(query)
 
 
-# Ops insert-reshards and spmd lower under a finer rule than Shardy's (rules/window.py).
+# Ops insert-reshards and spmd lower under a finer rule than Shardy's (rules/window.py), or
+# under a rule where Shardy has none (the chlo element-wise ops: XLA computes them in place).
 LOWERING_RULES: dict[str, BuildFn] = {
     "reduce_window": window.tiled_reduce_window,
     "select_and_scatter": window.tiled_select_and_scatter,
+    **{name: elementwise.pointwise for name in CHLO_POINTWISE},
 }
 
 
@@ -250,7 +260,7 @@ def lowering_rule(op: Operation) -> OpShardingRule | None:
     build = LOWERING_RULES.get(op.name)
     if build is None or SHARDING_RULE_ATTR in op.attributes:
         return rule_for(op)
-    query = _query(op, RULES[op.name], False)
+    query = _query(op, RULES.get(op.name) or RuleEntry(build), False)
     return None if query is None else _build_lowering(query)
 
 
