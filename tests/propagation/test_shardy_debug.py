@@ -176,3 +176,80 @@ def test_the_recorder_gives_edges_and_origins_as_structures():
     assert OriginSharding("mc_output", 1, 3).name == "mc_3_output: 1"
     assert {v.name_hint for v, _ in info.origins()} >= {"a", "w"}
     assert "sdy.propagation_edges" in main.res_attrs[0]
+
+
+# ----- the pipelines -------------------------------------------------------------------------
+
+LOOP = """sdy.mesh @m = <["x"=2, "y"=4]>
+func.func @main(%a: tensor<8x16xf32> {sdy.sharding = #sdy.sharding<@m, [{"x"}, {}]>}) -> tensor<8x16xf32> {
+  %c0 = stablehlo.constant dense<0> : tensor<i32>
+  %0:2 = stablehlo.while(%i = %c0, %v = %a) : tensor<i32>, tensor<8x16xf32>
+    cond {
+      %c4 = stablehlo.constant dense<4> : tensor<i32>
+      %lt = stablehlo.compare LT, %i, %c4, SIGNED : (tensor<i32>, tensor<i32>) -> tensor<i1>
+      stablehlo.return %lt : tensor<i1>
+    } do {
+      %c1 = stablehlo.constant dense<1> : tensor<i32>
+      %n = stablehlo.add %i, %c1 : tensor<i32>
+      %s = stablehlo.sine %v : tensor<8x16xf32>
+      stablehlo.return %n, %s : tensor<i32>, tensor<8x16xf32>
+    }
+  %r = stablehlo.negate %0#1 : tensor<8x16xf32>
+  return %r : tensor<8x16xf32>
+}
+"""
+BOTH = "debug-sharding-origins=true debug-propagation-edge-sharding=true"
+
+
+def _text(value) -> str:
+    return value.text if isinstance(value, OpaqueAttr) else str(value)
+
+
+def test_the_propagation_pipeline_sinks_what_it_records_onto_data_flow_ops():
+    # shardc's own pipelines sink the data-flow edges before propagating: the loop's edge is
+    # its owner, and what its steps recorded goes where sdy-sink-data-flow-edges would put it
+    module = parse(LOOP, "loop.mlir")
+    ctx = opt(module, f"sdy-propagation-pipeline{{{BOTH}}}")
+    loop = next(op for op in module.walk() if op.name == "while")
+    assert _text(loop.attributes["sdy.result_sharding_origins"]) == '[{x = "input: 0"}]'
+    assert _text(loop.attributes["sdy.block_arg_sharding_origins"]) == "[]"
+    assert _text(loop.attributes["sdy.result_propagation_edges"]) == (
+        '[#sdy.propagation_edges<[{step-0 = [{"x" = operand-0 -> [operand-1, result-0]}]}]>]')
+    assert ctx.data["shardy_debug"].edges_of(loop.results[1])[0].step == 0
+    negate = next(op for op in module.walk() if op.name == "negate")
+    assert _text(negate.attributes["sdy.sharding_origins"]) == '[{x = "input: 0"}]'
+
+
+def test_the_export_pipeline_keeps_debug_info_through_the_sink_and_drops_it_at_the_end():
+    def exported(dump: bool):
+        module = parse(LOOP, "loop.mlir")
+        opt(module, "sdy-add-data-flow-edges,sdy-aggressive-propagate{debug-sharding-origins=true}")
+        flag = str(dump).lower()
+        opt(module, f"sdy-export-pipeline{{dump-sharding-origins={flag} inline-meshes=false}}")
+        return module
+
+    kept = exported(False)  # without the dump options Shardy's export leaves them on ops
+    negate = next(op for op in kept.walk() if op.name == "negate")
+    assert "sdy.sharding_origins" in negate.attributes
+    loop = next(op for op in kept.walk() if op.name == "while")
+    assert "sdy.result_sharding_origins" not in loop.attributes  # the sink dropped the edges'
+    gone = exported(True)
+    for op in gone.walk():
+        assert not any(k.startswith(("sdy.sharding_origins", "sdy.propagation_edges",
+                                     "sdy.result_", "sdy.block_arg_")) for k in op.attributes)
+    from shardc.passes.reshard.export_pipeline import ExportPipeline
+
+    steps = ExportPipeline(dump_sharding_origins=True).steps()
+    assert steps[1] == ("sink-data-flow-edges{sink-debug-sharding-origins=true "
+                        "sink-debug-propagation-edge-sharding=false}")
+    assert "remove-propagation-debug-info" in steps
+
+
+def test_a_loop_edge_with_two_sources_fails_verification_as_in_shardy():
+    # Shardy's edge of a loop-carried value has two sources (the operand and the body's
+    # return), but its data_flow_edge op one operand: Shardy's verifier rejects what its own
+    # pass wrote, and so does shardc's, at the loop
+    module = parse(LOOP, "loop.mlir")
+    with pytest.raises(PassError, match=r"loop.mlir:4:3: .*refers to operand 1, but the op has 1"):
+        opt(module, "sdy-add-data-flow-edges,"
+                    "sdy-aggressive-propagate{debug-propagation-edge-sharding=true}")
