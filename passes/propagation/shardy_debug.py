@@ -21,6 +21,7 @@ option on is the last pass's recorder):
 - `ShardyDebugInfo.edges_of(item)` -> [PropagationEdge]: what propagation through an op (a
   `data_flow_edge` op, or a data-flow edge owner without one) did, in step order; `item` a
   `Function` gives the edges of its results (Shardy keeps them all on result 0);
+- `ShardyDebugInfo.value_of(item, ref)`: the value an edge's `("operand" | "result", i)` is;
 - `ShardyDebugInfo.origins_of(value)` -> {AxisRef: OriginSharding}: where each axis came from;
 - `ShardyDebugInfo.edges()` -> every (item, [PropagationEdge]), `.steps` the steps so far.
 
@@ -153,6 +154,8 @@ class ShardyDebugInfo:
         # Edges per item: id -> (item, [PropagationEdge]); an item is an op, a Function (its
         # results) or a data-flow edge owner (a Value) with no data_flow_edge op.
         self._edges: dict[int, tuple[object, list[PropagationEdge]]] = {}
+        # id(item) -> the values its edges' operand-i / result-i refer to
+        self._refs: dict[int, tuple[tuple[Value, ...], tuple[Value, ...]]] = {}
         self._origins: dict[int, tuple[Value, dict[AxisRef, OriginSharding]]] = {}
         # id(op) -> the annotation it is itself: a constraint, a manual computation's edge op
         # (origins that name it read `self` there).
@@ -174,6 +177,13 @@ class ShardyDebugInfo:
     def edges_of(self, item: Operation | Function | Value) -> list[PropagationEdge]:
         entry = self._edges.get(id(item))
         return list(entry[1]) if entry is not None else []
+
+    def value_of(self, item: object, ref: ValueRef) -> Value:
+        """The value `operand-i` / `result-i` of `item`'s edges stands for (for a data-flow
+        edge, operands are its sources; for a function's results, both are the value returned)."""
+        operands, results = self._refs[id(item)]
+        kind, index = ref
+        return operands[index] if kind == OPERAND else results[index]
 
     def edges(self) -> list[tuple[object, list[PropagationEdge]]]:
         return [(item, list(edges)) for item, edges in self._edges.values()]
@@ -318,6 +328,7 @@ class ShardyDebugInfo:
                         entry = self._edges.get(id(item))
                         if entry is None:
                             entry = self._edges[id(item)] = (item, [])
+                            self._refs[id(item)] = (tuple(operands), tuple(results))
                         entry[1].append(PropagationEdge(axis, source, (kind, i), step))
                     if self.record_origins:
                         src = operands[source[1]] if source[0] == OPERAND else results[source[1]]

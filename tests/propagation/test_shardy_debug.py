@@ -169,6 +169,8 @@ def test_the_recorder_gives_edges_and_origins_as_structures():
         PropagationEdge(AxisRef("y"), ("operand", 1), ("result", 0), 0),
     ]
     assert [e.step for e in info.edges_of(tanh)] == [1, 1]
+    assert info.value_of(dot, ("operand", 1)) is main.args[1]
+    assert info.value_of(main, ("result", 0)) is tanh.results[0]  # what the result returns
     assert [e.step for e in info.edges_of(main)] == [2, 2]  # the result, synced at the end
     assert info.steps == 3
     assert info.origins_of(tanh.results[0]) == {
