@@ -27,7 +27,8 @@ also match Shardy's words is reported); a case without one passes when shardc ac
 Each case runs in its own process, limited to `--timeout` seconds and `--memory-mb` of address
 space: a case past either fails and is counted apart.
 
-Sets (`--set`): `propagation` (the import/propagation core of issue 11), `parse-print` (the
+Sets (`--set`): `propagation` (the import/propagation core of issue 11, with Shardy's debugging
+options' files of issue 29), `debugging` (those two files alone), `parse-print` (the
 dialect's parse/print tests), `export` (the export core of issue 12), `invalid` (every
 expected-error case: dialect verifiers, parsing failures and the passes'), `all` (every sdy
 test file whose RUN lines use sdy_opt).
@@ -60,7 +61,10 @@ SETS = {
         "transforms/propagation/test/user_priority_propagation.mlir",
         "transforms/propagation/test/op_sharding_rule_registry.mlir",
         "transforms/import/test/apply_sharding_constraints.mlir",
+        "transforms/propagation/debugging/test/sharding_origins.mlir",
+        "transforms/propagation/debugging/test/edge_shardings.mlir",
     ],
+    "debugging": ["transforms/propagation/debugging/test/*.mlir"],
     "parse-print": ["ir/test/*parse_print*.mlir"],
     "export": [
         "transforms/export/test/reshard_to_collectives.mlir",

@@ -27,8 +27,10 @@ from shardc.ir.attributes import (  # noqa: F401 (MESH_ATTRS_PREFIX: imported fr
     hex_float_bits,
     unescape,
 )
+from shardc.ir.diagnostics import VerifyError
 from shardc.ir.mapping import DimSharding
 from shardc.ir.mesh import AxisRef
+from shardc.ir.propagation_edges import split_array
 from shardc.ir.types import DTYPES
 from shardc.stablehlo.records import AttrRec
 
@@ -134,29 +136,11 @@ _SHARDING_TOKEN = re.compile(
 
 def split_top_level(text: str) -> list[str]:
     """`[<@a, [{}]>, <mesh<["x"=2]>, [{"x"}]>]` -> its items, split at the commas outside any
-    bracket or string."""
-    body = text.strip()
-    if not (body.startswith("[") and body.endswith("]")):
-        raise ValueError(f"expected a list [...], got {text!r}")
-    items, depth, start, i = [], 0, 1, 1
-    while i < len(body) - 1:
-        c = body[i]
-        if c == '"':
-            i += 1
-            while i < len(body) and body[i] != '"':
-                i += 2 if body[i] == "\\" else 1
-        elif c in "<[{(":
-            depth += 1
-        elif c in ">]})" and not (c == ">" and body[i - 1] == "-"):
-            depth -= 1
-        elif c == "," and depth == 0:
-            items.append(body[start:i].strip())
-            start = i + 1
-        i += 1
-    last = body[start:-1].strip()
-    if last or items:
-        items.append(last)
-    return items
+    bracket or string (`ValueError` if `text` is not a list)."""
+    try:
+        return split_array(text)
+    except VerifyError:
+        raise ValueError(f"expected a list [...], got {text!r}") from None
 
 
 class ShardingText:

@@ -9,141 +9,21 @@ keeps them as written (they record how Shardy's propagation decided, and no pass
 but an ill-formed one is an error at its op, as in Shardy: step indices non-negative and
 distinct, no source among its targets, no target twice, value refs within the op's operands
 and results, at least one referenced value sharded, and every axis in that sharding's mesh.
+The text is read by `shardc.ir.propagation_edges` (propagation writes and reads it too).
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
 from typing import Any
 
 from shardc.ir.attributes import OpaqueAttr
 from shardc.ir.core import Operation
 from shardc.ir.diagnostics import VerifyError
 from shardc.ir.ops.registry import register_attribute_verifier
+from shardc.ir.propagation_edges import PREFIX, Step, parse_edges, split_array
 
 ON_OP = "sdy.propagation_edges"
 ARRAYS = ("sdy.result_propagation_edges", "sdy.block_arg_propagation_edges")
-PREFIX = "#sdy.propagation_edges<"
-_TOKEN = re.compile(
-    r'\s*(?:(?P<str>"(?:[^"\\]|\\.)*")|(?P<ref>(?:operand|result)-\d+)|(?P<step>step-?-?\d+)'
-    r"|(?P<num>-?\d+)|(?P<p>->|[\[\]{}(),:=<>]))"
-)
-
-
-@dataclass(frozen=True)
-class Edge:
-    axis: str
-    source: tuple[str, int]
-    targets: tuple[tuple[str, int], ...]
-
-
-@dataclass(frozen=True)
-class Step:
-    index: int
-    edges: tuple[Edge, ...]
-
-
-class _Reader:
-    def __init__(self, text: str) -> None:
-        self.tokens: list[tuple[str, str]] = []
-        pos = 0
-        while pos < len(text):
-            if text[pos:].strip() == "":
-                break
-            m = _TOKEN.match(text, pos)
-            if m is None or m.end() == pos:
-                raise VerifyError(f"unexpected text '{text[pos:pos + 12].strip()}'")
-            self.tokens.append((m.lastgroup or "", m.group(m.lastgroup or 0)))
-            pos = m.end()
-        self.i = 0
-
-    def next(self) -> tuple[str, str]:
-        if self.i >= len(self.tokens):
-            raise VerifyError("unexpected end of the attribute")
-        self.i += 1
-        return self.tokens[self.i - 1]
-
-    def expect(self, punct: str) -> None:
-        kind, text = self.next()
-        if kind != "p" or text != punct:
-            raise VerifyError(f"expected '{punct}', found '{text}'")
-
-    def accept(self, punct: str) -> bool:
-        if self.i < len(self.tokens) and self.tokens[self.i] == ("p", punct):
-            self.i += 1
-            return True
-        return False
-
-    def ref(self) -> tuple[str, int]:
-        kind, text = self.next()
-        if kind != "ref":
-            raise VerifyError(f"expected operand-N or result-N, found '{text}'")
-        name, _, index = text.partition("-")
-        return name, int(index)
-
-    def edge(self) -> Edge:
-        self.expect("{")
-        kind, axis = self.next()
-        if kind != "str":
-            raise VerifyError(f"expected an axis name, found '{axis}'")
-        if self.accept(":"):  # a sub-axis "x":(1)2
-            self.expect("(")
-            self.next()
-            self.expect(")")
-            self.next()
-        self.expect("=")
-        source = self.ref()
-        self.expect("->")
-        self.expect("[")
-        targets = [self.ref()]
-        while self.accept(","):
-            targets.append(self.ref())
-        self.expect("]")
-        self.expect("}")
-        return Edge(axis[1:-1], source, tuple(targets))
-
-    def step(self) -> Step:
-        self.expect("{")
-        kind, text = self.next()
-        if kind != "step":
-            raise VerifyError(f"expected step-N, found '{text}'")
-        index = int(text[len("step-"):])
-        self.expect("=")
-        self.expect("[")
-        edges = [] if self.accept("]") else None
-        if edges is None:
-            edges = [self.edge()]
-            while self.accept(","):
-                edges.append(self.edge())
-            self.expect("]")
-        self.expect("}")
-        return Step(index, tuple(edges))
-
-    def steps(self) -> list[Step]:
-        self.expect("[")
-        if self.accept("]"):
-            return []
-        out = [self.step()]
-        while self.accept(","):
-            out.append(self.step())
-        self.expect("]")
-        return out
-
-    def at_end(self) -> bool:
-        return self.i == len(self.tokens)
-
-
-def parse_edges(text: str) -> list[Step]:
-    """The steps of `#sdy.propagation_edges<[...]>`; `VerifyError` when malformed."""
-    text = text.strip()
-    if not text.startswith(PREFIX) or not text.endswith(">"):
-        raise VerifyError("expected #sdy.propagation_edges<[...]>")
-    reader = _Reader(text[len(PREFIX):-1])
-    steps = reader.steps()
-    if not reader.at_end():
-        raise VerifyError("unexpected text after the propagation edges")
-    return steps
 
 
 def _check_steps(steps: list[Step]) -> None:
@@ -216,30 +96,12 @@ def verify_on_op(op: Operation, value: Any) -> None:
         raise VerifyError(f"'{op.name}' op attribute '{ON_OP}': {e.message}", op.loc) from None
 
 
-def _split_array(text: str) -> list[str]:
-    """The elements of `[a, b]` at bracket depth 0 (each should be a propagation_edges)."""
-    inner = text.strip()[1:-1].replace("->", "  ")  # an arrow's '>' closes nothing
-    original = text.strip()[1:-1]
-    out, depth, start = [], 0, 0
-    for i, ch in enumerate(inner):
-        if ch in "[{<(":
-            depth += 1
-        elif ch in "]}>)":
-            depth -= 1
-        elif ch == "," and depth == 0:
-            out.append(original[start:i])
-            start = i + 1
-    if inner.strip():
-        out.append(original[start:])
-    return out
-
-
 def verify_array(op: Operation, value: Any, key: str) -> None:
     text = _text(value)
     try:
         if text is None or not text.strip().startswith("[") or not text.strip().endswith("]"):
             raise VerifyError("expected an array of #sdy.propagation_edges<[...]>")
-        for element in _split_array(text):
+        for element in split_array(text):
             if not element.strip().startswith(PREFIX):
                 raise VerifyError("expected an array of #sdy.propagation_edges<[...]>")
             _check_steps(parse_edges(element))

@@ -25,7 +25,7 @@ any op's, `{sdy.sharding = #sdy.sharding_per_value<[...]>}`.
 
 from __future__ import annotations
 
-from shardc.ir.core import Function, Operation
+from shardc.ir.core import Function, Operation, Value
 from shardc.ir.ops.func import check_callee_signature
 from shardc.ir.ops.registry import OpDef, attr, op_error, register, req
 from shardc.ir.types import DistributedTensorType, TensorType
@@ -33,6 +33,14 @@ from shardc.ir.types import DistributedTensorType, TensorType
 NAMED = "named_computation"
 EDGE = "data_flow_edge"
 FUNC_EDGE = "func_data_flow_edge"
+
+
+def explicit_edge(owner: Value) -> Operation | None:
+    """The `data_flow_edge` op standing for `owner`'s edge, if the program has one."""
+    for use in owner.uses:
+        if use.op.name == EDGE:
+            return use.op
+    return None
 
 
 def body_of(op: Operation) -> Function | None:

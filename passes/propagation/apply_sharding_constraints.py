@@ -18,6 +18,10 @@ op or an explicit `data_flow_edge`, ...), its sharding is left alone (it would b
 of the edge): the constraint moves right after the input's definition and every other use of
 the input uses the constraint instead (a `manual_computation` gets a new constraint there).
 Unreduced axes of the constraint are still written on the input, as they do not propagate.
+
+`debug-sharding-origins` and `debug-propagation-edge-sharding` record each constraint applied as
+a propagation step from the constraint to its input (Shardy's debugging options:
+shardy_debug.py).
 """
 
 from __future__ import annotations
@@ -30,6 +34,9 @@ from shardc.ir.mapping import NamedMapping
 from shardc.ir.ops import attr
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 from shardc.passes.propagation.data_flow import Regions, build_regions, edge_targets
+from shardc.passes.propagation.shardy_debug import ShardyDebugInfo
+from shardc.passes.propagation.shardy_debug_saving import save as save_debug_info
+from shardc.passes.propagation.state import identity_rule
 
 _CONSTRAINING = ("sharding_constraint", "manual_computation")
 
@@ -108,7 +115,9 @@ def _later_than(order: dict[int, int], head: Operation, after: int):
     return test
 
 
-def apply_constraints(module: Module) -> int:
+def apply_constraints(module: Module, debug: ShardyDebugInfo | None = None) -> int:
+    """Apply every constraint that should be; how many were. With `debug` (Shardy's debugging
+    options), a constraint applied to a value that is not an edge target is a step."""
     applied = 0
     # The constraining ops of each function, found first (and the rest of the pass skipped when
     # there are none): a walk that reads op names only is the whole cost on most programs.
@@ -140,6 +149,8 @@ def apply_constraints(module: Module) -> int:
                 later = _later_than(order, op, order[id(tail)])
                 x.replace_uses_if(tail.result, later)
             if id(x) not in targets:
+                if debug is not None and _should_apply(x, op.result.mapping):
+                    debug.record_constraint(op, x, identity_rule(x.type.shape))
                 applied += _apply(x, op.result.mapping)
             elif _should_apply(x, op.result.mapping):
                 _constrain_edge_target(op, x, op.result.mapping, regions)
@@ -151,8 +162,19 @@ def apply_constraints(module: Module) -> int:
 class ApplyShardingConstraints(Pass):
     """Give a constraint's unsharded input the constraint's (fully closed) sharding."""
 
+    debug_sharding_origins: bool = False
+    debug_propagation_edge_sharding: bool = False
+
     def run(self, module: Module, ctx: PassContext) -> None:
-        apply_constraints(module)
+        if not (self.debug_sharding_origins or self.debug_propagation_edge_sharding):
+            apply_constraints(module)
+            return
+        debug = ShardyDebugInfo(
+            module, self.debug_sharding_origins, self.debug_propagation_edge_sharding
+        )
+        apply_constraints(module, debug)
+        save_debug_info(debug)
+        ctx.data["shardy_debug"] = debug
 
 
 register_alias("sdy-apply-sharding-constraints", "apply-sharding-constraints")

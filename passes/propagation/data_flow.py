@@ -30,21 +30,13 @@ from dataclasses import dataclass, field
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.diagnostics import VerifyError
 from shardc.ir.ops.control import branch_symbols, num_carried
-from shardc.ir.ops.data_flow import EDGE
+from shardc.ir.ops.data_flow import EDGE, explicit_edge
 from shardc.ir.ops.registry import attr
 
 # Ops whose own visit does nothing: their edges are the worklist items.
 DATA_FLOW_OPS = ("while", "case", "optimization_barrier", "named_computation")
 REGION_OPS = ("while", "case")
 RESULT, ARGUMENT = "result", "argument"
-
-
-def explicit_edge(owner: Value) -> Operation | None:
-    """The `data_flow_edge` op standing for `owner`'s edge, if the program has one."""
-    for use in owner.uses:
-        if use.op.name == EDGE:
-            return use.op
-    return None
 
 
 class RegionEdge:

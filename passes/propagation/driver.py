@@ -360,6 +360,12 @@ class Driver:
         for v, new in zip(operands, new_ops):
             if new is not None:
                 self.update(v, new, op)
+        debug = self.state.debug
+        if debug is not None:  # Shardy's debugging options: this visit is a step
+            state = self.state
+            debug.record_visit(self._current, op, operands, results, info.rule,  # type: ignore[arg-type]
+                               directions, (in_ops, in_res), state.strategy, info.elementwise,
+                               state.conservative, info.tensor_sizes)
         return True
 
     def _audit(self, key: tuple, op: Operation, info: OpInfo,

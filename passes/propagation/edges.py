@@ -91,6 +91,10 @@ def visit_manual_edge(p: Propagator, edge: ManualEdge) -> bool:
     if new_ops[0] is not None and new_ops[0] != src:
         p.update(source, new_ops[0], edge.op)
         changed = True
+    debug = p.state.debug
+    if changed and debug is not None:
+        debug.record_identity(debug.item_for(target), source, target, (src, view), rule,
+                              directions, p.state.strategy)
     return changed
 
 
@@ -126,8 +130,9 @@ def sync_func_results(p: Propagator, only: set[int] | None = None) -> None:
                 declared.mapping if isinstance(declared, DistributedTensorType) else None
             )
             rule = identity_rule(v.type.shape)
+            old = mapping_of(v)
             new_ops, new_res = propagate_shardings(
-                [mapping_of(v)],
+                [old],
                 [res_mapping],
                 rule,
                 direction=BOTH,
@@ -136,14 +141,22 @@ def sync_func_results(p: Propagator, only: set[int] | None = None) -> None:
             )
             audit = p.state.audit
             if audit is not None:
-                audit.visit(("result", func.name, i, mapping_of(v), res_mapping), ret, rule,
-                            (BOTH,) * rule.num_factors, ([mapping_of(v)], [res_mapping]),
+                audit.visit(("result", func.name, i, old, res_mapping), ret, rule,
+                            (BOTH,) * rule.num_factors, ([old], [res_mapping]),
                             ([new_ops[0]], [new_res[0]]))
-            if new_ops[0] is not None and new_ops[0] != mapping_of(v):
+            changed = False
+            if new_ops[0] is not None and new_ops[0] != old:
                 p.update(v, new_ops[0], ret)
+                changed = True
             if new_res[0] is not None and new_res[0] != res_mapping:
                 func.result_types[i] = DistributedTensorType(
                     declared.shape, declared.dtype, new_res[0]
                 )
+                changed = True
                 if p.state.origins is not None:
                     p.state.origins.record_result(func, i, res_mapping, new_res[0], v)
+            debug = p.state.debug
+            if changed and debug is not None:
+                # Shardy keeps every result's steps on result 0 (its TODO b/391840483)
+                debug.record_identity(func, v, v, (old, res_mapping), rule, BOTH,
+                                      p.state.strategy)

@@ -23,8 +23,8 @@ from collections.abc import Callable
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.ops import attr
+from shardc.ir.ops.data_flow import explicit_edge
 from shardc.ir.ops.manual import body_of, body_view, manual_names, with_free_axes
-from shardc.passes.propagation.data_flow import explicit_edge
 
 
 def holder(owner: Value) -> Value:

@@ -27,6 +27,7 @@ from shardc.passes.manager import Pass, PassContext, register_pass, run_passes
 from shardc.passes.propagation.origins import OriginTracker
 from shardc.passes.propagation.priorities import run_op_priority, run_user_priorities
 from shardc.passes.propagation.rules.registry import lowering_rule
+from shardc.passes.propagation.shardy_debug import ShardyDebugInfo
 from shardc.passes.propagation.state import PropagationState, build_state, rule_for
 from shardc.passes.propagation.strategies import strategy_named
 
@@ -52,8 +53,14 @@ class PropagationOptions:
     keep_sharding_rules: bool | None = None  # None: leave `sdy.sharding_rule`s as they are
 
 
-def run_propagation(module: Module, ctx: PassContext, options: PropagationOptions) -> None:
-    """One propagation over `module` (calls are opaque; see `propagate` for call sites)."""
+def run_propagation(
+    module: Module,
+    ctx: PassContext,
+    options: PropagationOptions,
+    debug: ShardyDebugInfo | None = None,
+) -> None:
+    """One propagation over `module` (calls are opaque; see `propagate` for call sites), its
+    steps recorded in `debug` (Shardy's debugging options) if given."""
     try:
         strategy = strategy_named(options.strategy)
     except (KeyError, ValueError):
@@ -63,14 +70,22 @@ def run_propagation(module: Module, ctx: PassContext, options: PropagationOption
     # Propagation builds many small long-lived objects (types, mappings, the origins' records)
     # that collections would only scan (ir/collector.py).
     with long_lived():
-        _run(module, ctx, strategy, options)
+        _run(module, ctx, strategy, options, debug)
 
 
-def _run(module: Module, ctx: PassContext, strategy, options: PropagationOptions) -> None:
+def _run(
+    module: Module,
+    ctx: PassContext,
+    strategy,
+    options: PropagationOptions,
+    debug: ShardyDebugInfo | None,
+) -> None:
     normalize_manual(module)  # manual_computation values carry its shardings (annotations)
     origins = OriginTracker()
     origins.seed(module, annotation_label, ctx.data.get("auto_shard_axes", {}))
-    state = build_state(module, strategy, conservative=options.conservative, origins=origins)
+    state = build_state(
+        module, strategy, conservative=options.conservative, origins=origins, debug=debug
+    )
     # compiler/explain/whatif/ asks whether this run made choices (audit.py).
     state.audit = ctx.data.get("propagation_audit")
     try:

@@ -13,8 +13,8 @@ Every pass takes `conservative-propagation`, `keep-sharding-rules` (each op keep
 `sdy.sharding_rule` propagation used; false: only custom rules stay), `module-dump-directory`
 (write the module before and after, as `<dir>/<n>_before_propagation.mlir` and
 `..._after_propagation.mlir`), `debug-sharding-origins` and `debug-propagation-edge-sharding`
-(shardc does not produce Shardy's debug attributes: these must stay false; `--explain` is
-shardc's own account of where every axis came from). Unlike shardc's `propagate`, they leave
+(write Shardy's `sdy.sharding_origins` and `sdy.propagation_edges`: shardy_debug.py; the
+recorder is left in `ctx.data["shardy_debug"]`). Unlike shardc's `propagate`, they leave
 calls alone, as jaxlib's passes do: a call neither gives nor takes a sharding, and only the main
 function's results follow what it returns.
 """
@@ -28,6 +28,8 @@ from shardc.ir.core import Module
 from shardc.ir.diagnostics import PassError
 from shardc.passes.manager import Pass, PassContext, register_pass
 from shardc.passes.propagation.propagate import PropagationOptions, run_propagation
+from shardc.passes.propagation.shardy_debug import ShardyDebugInfo
+from shardc.passes.propagation.shardy_debug_saving import save as save_debug_info
 
 
 @dataclass(frozen=True)
@@ -42,14 +44,17 @@ class _ShardyPropagation(Pass):
         raise NotImplementedError
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        for flag in ("debug_sharding_origins", "debug_propagation_edge_sharding"):
-            if getattr(self, flag):
-                raise PassError(
-                    f"pass '{self.name}': option '{flag.replace('_', '-')}=true' is not supported "
-                    "(shardc does not write Shardy's debug attributes; use --explain)"
-                )
         self._dump(module, "before")
-        run_propagation(module, ctx, self.options())
+        debug = None
+        if self.debug_sharding_origins or self.debug_propagation_edge_sharding:
+            # seeded before propagation starts: before sharding groups share their shardings
+            debug = ShardyDebugInfo(
+                module, self.debug_sharding_origins, self.debug_propagation_edge_sharding
+            )
+        run_propagation(module, ctx, self.options(), debug)
+        if debug is not None:
+            save_debug_info(debug)
+            ctx.data["shardy_debug"] = debug
         self._dump(module, "after")
 
     def _dump(self, module: Module, when: str) -> None:

@@ -13,6 +13,13 @@ sub-axis argument/result shardings, closing, explicit reshards around a disagree
 to do there rather than all of its logic (see docs/interop.md).
 
 The native `propagation-pipeline{close=true}` (what `shardc compile` runs) is unchanged.
+
+`debug-sharding-origins` and `debug-propagation-edge-sharding` are Shardy's `PropagationOptions`
+of the same names (jaxlib sets them from XLA's debug flags): applying constraints and propagating
+record Shardy's debugging attributes (shardy_debug.py), each data-flow op carrying those of its
+edges as `sdy-sink-data-flow-edges` leaves them. Shardy dumps the module with them after
+propagation and removes them at the end of its export; shardc writes no dumps, so they stay in
+the module it prints.
 """
 
 from __future__ import annotations
@@ -37,6 +44,8 @@ from shardc.passes.propagation.propagate import (
     import_call_sites,
     run_propagation,
 )
+from shardc.passes.propagation.shardy_debug import ShardyDebugInfo
+from shardc.passes.propagation.shardy_debug_saving import save as save_debug_info
 
 
 def constraints_to_reshards(module: Module) -> None:
@@ -301,6 +310,15 @@ class SdyPropagationPipeline(Pass):
     """jaxlib's `sdy-propagation-pipeline`: `propagation-pipeline` then Shardy's export steps."""
 
     strategy: str = "aggressive"
+    debug_sharding_origins: bool = False
+    debug_propagation_edge_sharding: bool = False
+
+    def _debug(self, module: Module) -> ShardyDebugInfo | None:
+        if not (self.debug_sharding_origins or self.debug_propagation_edge_sharding):
+            return None
+        return ShardyDebugInfo(
+            module, self.debug_sharding_origins, self.debug_propagation_edge_sharding
+        )
 
     def run(self, module: Module, ctx: PassContext) -> None:
         from shardc.passes.ingest.lift_inlined_meshes import (
@@ -336,9 +354,16 @@ class SdyPropagationPipeline(Pass):
         imported += [op for func in module.functions.values() for op in func.body]
         run_passes("symbol-dce", module, ctx)  # as Shardy's pipeline, right after its splitter
         calls = import_call_sites(module)
-        apply_constraints(module)
+        debug = self._debug(module)
+        apply_constraints(module, debug)
+        if debug is not None:
+            save_debug_info(debug)
         pre_order_funcs(module)
-        run_propagation(module, ctx, PropagationOptions(self.strategy))
+        debug = self._debug(module)
+        run_propagation(module, ctx, PropagationOptions(self.strategy), debug)
+        if debug is not None:
+            save_debug_info(debug)
+            ctx.data["shardy_debug"] = debug
         for func in module.functions.values():
             merge_constants(func)
             restore_order(func, order, sources)

@@ -26,6 +26,7 @@ from shardc.passes.propagation.origins import OriginTracker
 from shardc.passes.propagation.rules.registry import rule_for as registered_rule
 from shardc.passes.propagation.rules.rule import OpShardingRule
 from shardc.passes.propagation.rules.rule_parser import parse_rule
+from shardc.passes.propagation.shardy_debug import ShardyDebugInfo
 from shardc.passes.propagation.strategy import PropagationStrategy
 from shardc.passes.propagation.walk_order import walk_order
 
@@ -154,6 +155,8 @@ class PropagationState:
     origins: OriginTracker | None = None
     # Watches the run for choices (audit.py); None: not watched.
     audit: ChoiceAudit | None = None
+    # Shardy's debugging options' recorder (shardy_debug.py): None unless a pass asked for it.
+    debug: ShardyDebugInfo | None = None
     no_rule: dict[str, Operation] = field(default_factory=dict)
     # (group id, one of its sharding_group ops) of groups whose members had two shardings.
     group_conflicts: list[tuple[int, Operation]] = field(default_factory=list)
@@ -252,8 +255,9 @@ def build_state(
     *,
     conservative: bool = False,
     origins: OriginTracker | None = None,
+    debug: ShardyDebugInfo | None = None,
 ) -> PropagationState:
-    state = PropagationState(module, strategy, conservative, origins=origins)
+    state = PropagationState(module, strategy, conservative, origins=origins, debug=debug)
     normalize_manual(module)
     state.manual = ManualEdges(module)
     _collect_groups(state, module)

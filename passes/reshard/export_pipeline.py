@@ -1,7 +1,7 @@
 """`export-pipeline` (Shardy's `sdy-export-pipeline`): Shardy's export passes, in its order and
 with its options.
 
-    constant-or-scalar-merger, sink-data-flow-edges,
+    constant-or-scalar-merger, sink-data-flow-edges{sink-debug-*}    (those if dump-* options),
     remove-sharding-groups, sharding-constraint-to-reshard,         unless avoid-export-...
     update-non-divisible-input-output-shardings,
     remove-sub-axes-in-input-output-shardings,                      if update-non-divisible-...
@@ -15,9 +15,12 @@ with its options.
     drop-sharding-rules                                             unless keep-sharding-rules
     sdy-inline-meshes                                               if inline-meshes (default)
 
-(C = enable-insert-explicit-collectives, P = enable-per-instruction-partitioning.) Steps shardc
-does not have yet are named by their sdy name, so they run once registered; until then the
-pipeline stops with an error naming the missing pass and the option that leaves it out.
+(C = enable-insert-explicit-collectives, P = enable-per-instruction-partitioning.) As in Shardy,
+`dump-sharding-origins` / `dump-propagation-edges` keep the debugging attributes Shardy's
+propagation options wrote (passes/propagation/shardy_debug.py) through the sink, for the module
+dumps, and remove them at the end. Steps shardc does not have yet are named by their sdy name,
+so they run once registered; until then the pipeline stops with an error naming the missing
+pass and the option that leaves it out.
 Not reproduced: Shardy's `sdy-verify-unreduced-axes` check before the explicit reshards, and
 its module dumps (`dump-directory`).
 """
@@ -64,13 +67,17 @@ class ExportPipeline(Pass):
         if self.dump_directory:
             raise PassError("export-pipeline: dump-directory is not supported (use "
                             "`shardc opt --print-ir-after-all`)")
-        if self.dump_sharding_origins or self.dump_propagation_edges:
-            raise PassError("export-pipeline: dump-sharding-origins / dump-propagation-edges "
-                            "are not supported (shardc's propagation records no such edges)")
+        debug = self.dump_sharding_origins or self.dump_propagation_edges
         export = not self.avoid_export_for_partitioning
         collectives = self.enable_insert_explicit_collectives
         per_instruction = self.enable_per_instruction_partitioning
-        steps = ["constant-or-scalar-merger", "sink-data-flow-edges"]
+        sink = "sink-data-flow-edges"
+        if debug:  # the debugging attributes of the edge ops go onto their data-flow ops
+            origins = str(self.dump_sharding_origins).lower()
+            edges = str(self.dump_propagation_edges).lower()
+            sink += (f"{{sink-debug-sharding-origins={origins} "
+                     f"sink-debug-propagation-edge-sharding={edges}}}")
+        steps = ["constant-or-scalar-merger", sink]
         if export:
             steps += ["remove-sharding-groups", "sharding-constraint-to-reshard"]
         if self.update_non_divisible_input_output_shardings:
@@ -91,6 +98,8 @@ class ExportPipeline(Pass):
             steps.append("canonicalize{enable-patterns=sdy-collective}")
             if collectives and self.remove_all_gather_reduce_scatter_for_cmv1:
                 steps.append("sdy-remove-all-gather-reduce-scatter-for-cmv1")
+        if debug:
+            steps.append("remove-propagation-debug-info")
         if not self.keep_sharding_rules:
             steps.append("drop-sharding-rules")
         if export and self.inline_meshes:

@@ -7,7 +7,7 @@ import pytest
 
 from shardc.api import parse
 from shardc.ir.diagnostics import VerifyError
-from shardc.stablehlo.propagation_edges import parse_edges
+from shardc.ir.propagation_edges import parse_edges
 
 OK = """sdy.mesh @mesh = <["x"=2, "y"=4]>
 func.func @ok(%arg0: tensor<8x8xf32>, %arg1: tensor<8x8xf32>) -> tensor<8x8xf32> {
