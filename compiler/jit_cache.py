@@ -250,9 +250,10 @@ class JaxSource:
         from shardc.stablehlo import import_stablehlo
 
         module = import_stablehlo(self.text, f"<jax:{self.name}>")
-        if not module.meshes:
-            # No sharding given (JAX then prints no mesh): the program still runs on the jit's
-            # mesh, every value replicated unless auto-shard decides otherwise.
+        if all(m.is_empty for m in module.meshes.values()):
+            # No sharding given (JAX then prints no mesh, or only its axis-less @empty_mesh of
+            # 0-d arguments): the program still runs on the jit's mesh, every value replicated
+            # unless auto-shard decides otherwise.
             module.add_mesh(DeviceMesh.create("mesh", self.mesh_axes))
         return module
 

@@ -56,7 +56,9 @@ def build_report(
     """The report of `module` (the global program after the pipeline) as `context` and the pass
     `timings` left it."""
     meshes = {name: m.shape for name, m in module.meshes.items()}
-    report: dict[str, Any] = {"mesh": next(iter(meshes.values()), {}), "meshes": meshes}
+    # "mesh": the one the program runs on (not JAX's axis-less @empty_mesh when declared first)
+    main = module.default_mesh() or next(iter(module.meshes.values()), None)
+    report: dict[str, Any] = {"mesh": main.shape if main else {}, "meshes": meshes}
     report.update(collective_report(module))
     report["values"] = _values(module, context)
     report["warnings"] = [w.render() for w in context.warnings]

@@ -471,6 +471,16 @@ class Module:
     def lookup_function(self, name: str) -> Function | None:
         return self.functions.get(name)
 
+    def default_mesh(self) -> DeviceMesh | None:
+        """The mesh a value without a sharding is replicated on: the module's only mesh, or its
+        only mesh with axes (JAX's axis-less `@empty_mesh` of 0-d arguments goes with any
+        other, and is no mesh to run on when one with axes exists); None when that is
+        ambiguous or the module has no mesh."""
+        if len(self.meshes) == 1:
+            return next(iter(self.meshes.values()))
+        with_axes = [m for m in self.meshes.values() if not m.is_empty]
+        return with_axes[0] if len(with_axes) == 1 else None
+
     @property
     def main(self) -> Function:
         """The entry point: `@main` if present, else the first public function."""
