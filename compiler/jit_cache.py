@@ -294,8 +294,10 @@ def compile_program(program: Any, result: CompileResult) -> Any:
 
     devices = [(d.id, d.platform, d.device_kind) for d in program.executor.mesh.devices.flat]
     client = program.executor.mesh.devices.flat[0].client
+    # donated arguments are part of the executable (its input/output aliases)
     where = hashlib.sha256(repr((handle.key, jax.__version__, jaxlib.__version__,
-                                 client.platform_version, devices)).encode()).hexdigest()
+                                 client.platform_version, devices,
+                                 program.donate)).encode()).hexdigest()
     in_tree = jax.tree_util.tree_structure((tuple(range(len(program.in_shapes))), {}))
     out_tree = jax.tree_util.tree_structure(tuple(range(len(program.out_shapes))))
     payload = handle.cache.read(where, "xla")

@@ -205,7 +205,6 @@ def test_shardings_hand_back_to_jax_jit(mesh, data):
     ({"mesh": "MESH", "static_argnames": "zz"}, None, "not parameters"),
     ({"mesh": "MESH", "memory_budget": 4096}, None, "pass auto_shard=True"),
     ({"mesh": "MESH", "auto_shard": True, "memory_budget": "4KiB"}, None, "number of bytes"),
-    ({"mesh": "MESH"}, "key", "key_data"),
 ])
 def test_misuse_is_a_shardc_error(mesh, data, kwargs, call, message):
     kwargs = {k: mesh if v == "MESH" else v for k, v in kwargs.items()}
@@ -217,8 +216,6 @@ def test_misuse_is_a_shardc_error(mesh, data, kwargs, call, message):
             f(np.ones((6, 64), np.float32), *data[1:])
         elif call == "string":
             f("x", *data[1:])
-        elif call == "key":
-            f(jax.random.key(0), *data[1:])
 
 
 def test_named_sharding_on_another_mesh(mesh):
