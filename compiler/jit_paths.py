@@ -93,11 +93,11 @@ def prefix_mismatches(jax: Any, prefix: Any, tree: Any, is_leaf: Callable[[Any],
     def covers(entry: str, leaf: str) -> bool:
         return leaf == entry or (leaf.startswith(entry) and leaf[len(entry)] in "[.")
 
-    out = [f"{tree_name}{path} ({shape_text(leaf)}) has no entry in {prefix_name}"
-           for path, leaf in leaves if not any(covers(e, path) for e, _ in entries)]
-    out += [f"{prefix_name}{e} ({spec}) names nothing in {tree_name}"
-            for e, spec in entries
-            if spec is not None and not any(covers(e, path) for path, _ in leaves)]
+    out = [f"{prefix_name}{e} ({spec}) names nothing in {tree_name}"
+           for e, spec in entries
+           if spec is not None and not any(covers(e, path) for path, _ in leaves)]
+    out += [f"{tree_name}{path} ({shape_text(leaf)}) has no entry in {prefix_name}"
+            for path, leaf in leaves if not any(covers(e, path) for e, _ in entries)]
     if len(out) > _LISTED:
         out = out[:_LISTED] + [f"and {len(out) - _LISTED} more"]
     return out

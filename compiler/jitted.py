@@ -172,8 +172,9 @@ class Jitted:
         self._arrays = (jax.Array, np.ndarray, jax.ShapeDtypeStruct)
         # call signature -> (program, whether its arguments must be moved first)
         self._cache: dict[Any, tuple[Compiled, bool]] = {}
-        # shapes, dtypes, annotations, donation -> program (one program may have two keys)
-        self._programs: dict[Any, Compiled] = {}
+        # pytree, statics, donation, shapes and dtypes -> the programs compiled for them, each
+        # with the argument shardings it was given and those it decided (_find)
+        self._programs: dict[Any, list[tuple[tuple[Any, ...], tuple[Any, ...], Compiled]]] = {}
         functools.update_wrapper(self, fun)
 
     # ----- calling ------------------------------------------------------------------------------
@@ -191,17 +192,34 @@ class Jitted:
         shardings (an argument placed otherwise is moved), else a new one."""
         specs = self._leaf_specs(call)
         donated = self._donated(call)
-        program_key = self._program_key(call, specs, donated)
-        compiled = self._programs.get(program_key)
+        base = (call.key[0], call.key[1], donated, tuple(k[:2] for k in call.key[2]))
+        given = tuple(spec_key(self.jax, s) for s in specs)
+        compiled = self._find(base, given)
         if compiled is None:
             compiled = self._lower(call, specs, donated).compile()
-            self._programs[program_key] = compiled
-            # The next call of a loop passes this program's results, committed in the
-            # shardings it decided: the same program serves them (as jax.jit compiles once).
-            decided = self._decided_specs(compiled, specs)
-            self._programs.setdefault(self._program_key(call, decided, donated), compiled)
+            self._programs.setdefault(base, []).append(
+                (given, self._decided(compiled), compiled))
         self._cache[call.key] = hit = (compiled, compiled.needs_placing(call.leaves))
         return hit
+
+    def _find(self, base: Any, given: tuple[Any, ...]) -> Compiled | None:
+        """A program compiled for these arguments: for each leaf, given the same sharding,
+        or given none and deciding the one this call's committed array has. (The next call of
+        a loop passes the program's own committed results: it is served by the same program,
+        as `jax.jit` compiles once.)"""
+        for was_given, decided, compiled in self._programs.get(base, ()):
+            if all(g == w or (w is None and g == d)
+                   for g, w, d in zip(given, was_given, decided)):
+                return compiled
+        return None
+
+    def _decided(self, compiled: Compiled) -> tuple[Any, ...]:
+        """The argument shardings a program decided, as `spec_key`s; "elsewhere" for one not
+        on the jit's mesh (sub-axes), which no committed array matches."""
+        if self.backend != "jax":
+            return (None,) * len(compiled.signature.leaves)
+        return tuple(spec_key(self.jax, s.spec) if s.mesh is self.mesh else "elsewhere"
+                     for s in compiled.program().in_shardings)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """Trace, import and compile with shardc for these arguments (arrays or
@@ -213,7 +231,7 @@ class Jitted:
     def cache_size(self) -> int:
         """How many programs shardc has compiled (one per distinct argument shapes, dtypes
         and shardings, as `jax.jit` compiles one per such signature)."""
-        return len({id(c) for c in self._programs.values()})
+        return sum(len(programs) for programs in self._programs.values())
 
     # ----- signatures -----------------------------------------------------------------------
 
@@ -290,23 +308,6 @@ class Jitted:
         return ShardcError(
             f"{self.name}: {path} is a {type(flat[index]).__name__}, not an array; pass "
             "arrays, or mark the argument static (static_argnums / static_argnames)"
-        )
-
-    def _program_key(self, call: _Call, specs: Sequence[Any],
-                     donated: tuple[bool, ...]) -> Any:
-        return (call.key[0], call.key[1], donated, tuple(
-            (k[0], k[1], spec_key(self.jax, spec)) for k, spec in zip(call.key[2], specs)
-        ))
-
-    def _decided_specs(self, compiled: Compiled, specs: Sequence[Any]) -> tuple[Any, ...]:
-        """`specs` with each None replaced by the argument sharding shardc decided, when that
-        is a sharding on the jit's mesh (what a committed result of the program carries)."""
-        if self.backend != "jax":
-            return tuple(specs)
-        decided = compiled.program().in_shardings
-        return tuple(
-            s.spec if spec is None and s is not None and s.mesh is self.mesh else spec
-            for spec, s in zip(specs, decided)
         )
 
     def _donated(self, call: _Call) -> tuple[bool, ...]:
