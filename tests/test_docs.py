@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
 import re
 import shlex
@@ -53,8 +52,9 @@ IMPORT = re.compile(r"^(?:import|from) (\w+)", re.M)
 @pytest.mark.parametrize("name, text", blocks("python"), ids=[n for n, _ in blocks("python")])
 def test_python_blocks_run(name: str, text: str) -> None:
     for module in IMPORT.findall(text):
-        if module in OPTIONAL and importlib.util.find_spec(module) is None:
-            pytest.skip(f"{name} needs {module}: pip install 'shardc[{OPTIONAL[module]}]'")
+        if module in OPTIONAL:
+            pytest.importorskip(module, reason=f"{name} needs {module}: pip install "
+                                               f"'shardc[{OPTIONAL[module]}]'")
     code = compile(text, name, "exec")
     cwd = os.getcwd()
     os.chdir(ROOT)

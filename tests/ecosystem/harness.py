@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent.parent / "benchmarks"))
 
@@ -28,6 +29,7 @@ from quality import parse_hlo_collectives  # noqa: E402
 
 import shardc  # noqa: E402
 
+REASON = "the ecosystem tests need flax, optax and equinox: pip install 'shardc[ecosystem]'"
 STEPS = 5
 # f32 leaves after each step: shardc's collectives sum partial products in another order than
 # XLA's, so a leaf may differ by some ulps of its magnitude per reduction; Adam's division by
@@ -48,6 +50,18 @@ class Run:
     leaves: int = 0
     deleted: bool = False  # the donated input state was deleted by shardc's first call
     losses: list[tuple[float, float]] = field(default_factory=list)
+
+
+def require(*names: str) -> list[Any]:
+    """The modules a test file needs, or the whole file skipped saying how to install them (or
+    that it needs 8 devices)."""
+    modules = [pytest.importorskip(name, reason=REASON) for name in names]
+    import jax
+
+    if len(jax.devices()) < 8:
+        pytest.skip("needs 8 devices (XLA_FLAGS=--xla_force_host_platform_device_count=8)",
+                    allow_module_level=True)
+    return modules
 
 
 def auto_mesh(names: tuple[str, str], shape: tuple[int, int] = (2, 4)) -> Any:

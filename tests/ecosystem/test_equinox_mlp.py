@@ -7,19 +7,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-REASON = "the ecosystem tests need flax, optax and equinox: pip install 'shardc[ecosystem]'"
-eqx = pytest.importorskip("equinox", reason=REASON)
-optax = pytest.importorskip("optax", reason=REASON)
+from tests.ecosystem.harness import RTOL, auto_mesh, require, side_by_side
+
+eqx, optax = require("equinox", "optax")
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
-
-from tests.ecosystem.harness import RTOL, auto_mesh, side_by_side  # noqa: E402
-
-if len(jax.devices()) < 8:
-    pytest.skip("needs 8 devices (XLA_FLAGS=--xla_force_host_platform_device_count=8)",
-                allow_module_level=True)
 
 TX = optax.adam(1e-2)
 

@@ -8,20 +8,14 @@ residual stream constrained as MaxText constrains it), trained with `optax.adamw
 from __future__ import annotations
 
 import numpy as np
-import pytest
 
-REASON = "the ecosystem tests need flax, optax and equinox: pip install 'shardc[ecosystem]'"
-optax = pytest.importorskip("optax", reason=REASON)
+from tests.ecosystem.harness import RTOL, auto_mesh, require, side_by_side
+
+(optax,) = require("optax")
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
-
-from tests.ecosystem.harness import RTOL, auto_mesh, side_by_side  # noqa: E402
-
-if len(jax.devices()) < 8:
-    pytest.skip("needs 8 devices (XLA_FLAGS=--xla_force_host_platform_device_count=8)",
-                allow_module_level=True)
 
 LAYERS, VOCAB, D, Q_HEADS, KV_HEADS, HEAD_DIM, FF, SEQ, BATCH = 3, 64, 32, 8, 4, 8, 64, 16, 4
 TX = optax.adamw(1e-2, weight_decay=0.1)

@@ -9,19 +9,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-REASON = "the ecosystem tests need flax, optax and equinox: pip install 'shardc[ecosystem]'"
-nnx = pytest.importorskip("flax.nnx", reason=REASON)
-optax = pytest.importorskip("optax", reason=REASON)
+from tests.ecosystem.harness import RTOL, STEPS, auto_mesh, require, side_by_side
+
+nnx, optax = require("flax.nnx", "optax")
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
-
-from tests.ecosystem.harness import RTOL, STEPS, auto_mesh, side_by_side  # noqa: E402
-
-if len(jax.devices()) < 8:
-    pytest.skip("needs 8 devices (XLA_FLAGS=--xla_force_host_platform_device_count=8)",
-                allow_module_level=True)
 
 VOCAB, D, HEADS, FF, SEQ, BATCH = 64, 32, 4, 64, 16, 8
 

@@ -8,18 +8,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-REASON = "the ecosystem tests need flax, optax and equinox: pip install 'shardc[ecosystem]'"
-optax = pytest.importorskip("optax", reason=REASON)
+from tests.ecosystem.harness import RTOL, auto_mesh, require, side_by_side
+
+(optax,) = require("optax")
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
-
-from tests.ecosystem.harness import RTOL, auto_mesh, side_by_side  # noqa: E402
-
-if len(jax.devices()) < 8:
-    pytest.skip("needs 8 devices (XLA_FLAGS=--xla_force_host_platform_device_count=8)",
-                allow_module_level=True)
 
 TX = optax.chain(optax.clip_by_global_norm(1.0), optax.adam(1e-2))
 PARAM_SPECS = {"w1": P(None, "tp"), "b1": P("tp"), "w2": P("tp", None), "b2": P()}
