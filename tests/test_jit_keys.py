@@ -75,6 +75,11 @@ def test_a_batch_of_keys_sharded_over_dp(mesh):
     g = shardc.jit(per_row, mesh=mesh)
     np.testing.assert_array_equal(np.asarray(g(X, placed)), np.asarray(jax.jit(per_row)(X, keys)))
     assert g.lower(X, placed).in_shardings[1].spec == P("dp")
+    # lowered for ShapeDtypeStructs of keys, with a sharding: the same
+    struct = jax.ShapeDtypeStruct(keys.shape, keys.dtype, sharding=NamedSharding(mesh, P("dp")))
+    lowered = g.lower(jax.ShapeDtypeStruct(X.shape, X.dtype), struct)
+    assert lowered.module.main.args[1].type.shape == (16, 2)
+    assert lowered.in_shardings[1].spec == P("dp")
 
 
 def test_another_key_implementation(mesh):
