@@ -113,7 +113,7 @@ def jit(
                   donate_argnames=donate_argnames, options=options)
 
 
-@dataclass
+@dataclass(frozen=True)
 class _Call:
     """One call's arguments as a cache miss (or `lower`) needs them."""
 
@@ -124,7 +124,7 @@ class _Call:
     dyn: tuple[Any, ...]  # the dynamic positional arguments, as passed
     kwargs: dict[str, Any]  # the dynamic keyword arguments, as passed
     num_args: int  # how many positional arguments the call passed (statics included)
-    _paths: list[str] | None = field(default=None, repr=False)
+    memo: dict[str, Any] = field(default_factory=dict, repr=False)  # the leaves' paths, once
 
     @property
     def tree(self) -> Any:
@@ -291,9 +291,10 @@ class Jitted:
         return _Call(leaves, key, statics, tuple(positions), tuple(dyn), kwargs, len(args))
 
     def _paths(self, call: _Call) -> list[str]:
-        if call._paths is None:
-            call._paths = leaf_paths(self.jax, self.names, call.positions, call.dyn, call.kwargs)
-        return call._paths
+        if "paths" not in call.memo:
+            call.memo["paths"] = leaf_paths(self.jax, self.names, call.positions, call.dyn,
+                                            call.kwargs)
+        return call.memo["paths"]
 
     def _leaf_path(self, args: tuple[Any, ...], kwargs: dict[str, Any], index: int) -> str:
         _, dyn, positions, kwargs = self._split(args, kwargs)
