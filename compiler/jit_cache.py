@@ -14,8 +14,8 @@ origins (it says which sharding each value has, not which value decided it).
 
 With backend "jax" the per-device program's XLA executable is kept beside the entry
 (`jax.experimental.serialize_executable`), keyed further by the JAX and jaxlib versions, the
-platform and the devices it runs on, so a hit also skips tracing the per-device program and
-XLA's compile.
+platform, the devices it runs on and the donated arguments, so a hit also skips tracing the
+per-device program and XLA's compile.
 
 Every file is written whole to a temporary file in the directory and renamed into place (an
 atomic replace: concurrent writers of one key leave one complete entry, readers never see a

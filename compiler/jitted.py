@@ -231,7 +231,11 @@ class Jitted:
     def cache_size(self) -> int:
         """How many programs shardc has compiled (one per distinct argument shapes, dtypes
         and shardings, as `jax.jit` compiles one per such signature)."""
-        return sum(len(programs) for programs in self._programs.values())
+        return len(self.programs())
+
+    def programs(self) -> list[Compiled]:
+        """The programs shardc has compiled for this function, in the order it did."""
+        return [c for programs in self._programs.values() for _, _, c in programs]
 
     # ----- signatures -----------------------------------------------------------------------
 

@@ -130,3 +130,19 @@ def test_an_unannotated_loop_compiles_once(mesh):
     for _ in range(5):
         state = g(*state, X)
     assert g.cache_size() == 1
+
+
+def test_the_persistent_cache_keeps_donated_and_kept_programs_apart(mesh, tmp_path):
+    # The same program text with and without donation: two XLA executables (the aliases are
+    # part of one), so a cached donating program never deletes a caller's arrays unasked.
+    options = shardc.CompileOptions(cache_dir=str(tmp_path))
+    texts = []
+    for donate in ((0, 1), ()):
+        f = shardc.jit(step, mesh=mesh, options=options, donate_argnums=donate,
+                       in_shardings=(P(None, "tp"), P(None, "tp"), P("dp")))
+        params = {"w": placed(mesh, W, P(None, "tp"))}
+        f(params, {"w": placed(mesh, np.zeros_like(W), P(None, "tp"))}, X)
+        assert params["w"].is_deleted() == bool(donate)
+        (compiled,) = f.programs()
+        texts.append(compiled.executable.as_text())
+    assert "input_output_alias" in texts[0] and "input_output_alias" not in texts[1]
