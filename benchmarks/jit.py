@@ -82,7 +82,7 @@ def first_calls(name: str, shardc_first: bool, cache_dir: str) -> dict[str, Any]
     error = max(float(np.max(np.abs(np.asarray(a) - np.asarray(b))))
                 for a, b in zip(jax.tree_util.tree_leaves(results["shardc"]),
                                 jax.tree_util.tree_leaves(results["jax"])))
-    (compiled,) = ours._programs.values()
+    (compiled,) = ours.programs()
     # Each side's arguments on the devices in its own input shardings (jax.jit: the given
     # ones, replicated where none is given), one untimed call each first.
     tree = jax.tree_util.tree_structure(args)

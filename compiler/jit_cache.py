@@ -14,8 +14,8 @@ origins (it says which sharding each value has, not which value decided it).
 
 With backend "jax" the per-device program's XLA executable is kept beside the entry
 (`jax.experimental.serialize_executable`), keyed further by the JAX and jaxlib versions, the
-platform and the devices it runs on, so a hit also skips tracing the per-device program and
-XLA's compile.
+platform, the devices it runs on and the donated arguments, so a hit also skips tracing the
+per-device program and XLA's compile.
 
 Every file is written whole to a temporary file in the directory and renamed into place (an
 atomic replace: concurrent writers of one key leave one complete entry, readers never see a
@@ -50,7 +50,7 @@ from shardc.pipeline import compile as compile_module
 
 __all__ = ["CacheHandle", "CompileCache", "JaxSource", "cache_key", "compile_text"]
 
-FORMAT = 1
+FORMAT = 2  # 2: shardc.jit legalizes chlo on import (legalize_chlo.py)
 _MAGIC = b"shardc-cache\n"
 
 
@@ -247,12 +247,15 @@ class JaxSource:
     def module(self) -> Module:
         """The text imported, on the jit's mesh when JAX printed none."""
         from shardc.ir.mesh import DeviceMesh
+        from shardc.passes.ingest.legalize_chlo import legalize_chlo
         from shardc.stablehlo import import_stablehlo
 
         module = import_stablehlo(self.text, f"<jax:{self.name}>")
-        if not module.meshes:
-            # No sharding given (JAX then prints no mesh): the program still runs on the jit's
-            # mesh, every value replicated unless auto-shard decides otherwise.
+        legalize_chlo(module)  # what XLA does to JAX's chlo ops before Shardy (legalize_chlo.py)
+        if all(m.is_empty for m in module.meshes.values()):
+            # No sharding given (JAX then prints no mesh, or only its axis-less @empty_mesh of
+            # 0-d arguments): the program still runs on the jit's mesh, every value replicated
+            # unless auto-shard decides otherwise.
             module.add_mesh(DeviceMesh.create("mesh", self.mesh_axes))
         return module
 
@@ -293,8 +296,10 @@ def compile_program(program: Any, result: CompileResult) -> Any:
 
     devices = [(d.id, d.platform, d.device_kind) for d in program.executor.mesh.devices.flat]
     client = program.executor.mesh.devices.flat[0].client
+    # donated arguments are part of the executable (its input/output aliases)
     where = hashlib.sha256(repr((handle.key, jax.__version__, jaxlib.__version__,
-                                 client.platform_version, devices)).encode()).hexdigest()
+                                 client.platform_version, devices,
+                                 program.donate)).encode()).hexdigest()
     in_tree = jax.tree_util.tree_structure((tuple(range(len(program.in_shapes))), {}))
     out_tree = jax.tree_util.tree_structure(tuple(range(len(program.out_shapes))))
     payload = handle.cache.read(where, "xla")

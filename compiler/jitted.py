@@ -16,22 +16,39 @@ shardc's propagation, which may shard it (the argument is then placed so); a com
 `jax.Array` in a sharding other than the decided one is moved (`jax.device_put`) rather than
 rejected. Options for shardc's compiler travel in `options` (a `CompileOptions`);
 `auto_shard=True` (with `memory_budget`) has shardc choose the shardings nobody gave.
+
+Typed PRNG keys cross the boundary as their key data (jit_keys.py); `donate_argnums` /
+`donate_argnames` donate as `jax.jit` does (jit_arguments.py); the shardings are checked and
+broadcast in jit_specs.py, and every message names the leaf's pytree path (jit_paths.py), which
+is computed on a cache miss or an error only.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import functools
-import inspect
 import time
 import warnings
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from shardc.ir.diagnostics import ShardcError
 from shardc.jax_api import _jax
+from shardc.jit_arguments import Donation, check_argnums, ints, strs
+from shardc.jit_keys import key_data, rewrap, unwrap_results
+from shardc.jit_paths import ArgumentNames, array_text, leaf_paths
+from shardc.jit_specs import (
+    broadcast,
+    check_spec,
+    committed_spec,
+    is_leaf,
+    is_spec_leaf,
+    spec_key,
+    to_specs,
+)
 from shardc.pipeline import CompileOptions
 from shardc.stages import Compiled, Lowered, Signature
 
@@ -54,6 +71,8 @@ def jit(
     backend: str = "jax",
     static_argnums: int | Sequence[int] = (),
     static_argnames: str | Sequence[str] = (),
+    donate_argnums: int | Sequence[int] | None = None,
+    donate_argnames: str | Sequence[str] | None = None,
     options: CompileOptions | None = None,
     auto_shard: bool = False,
     memory_budget: int | None = None,
@@ -66,8 +85,10 @@ def jit(
     all; each leaf a `PartitionSpec`, a `NamedSharding` or None (shardc decides).
     `out_shardings`: a prefix of the result's pytree, likewise. `backend`: "jax" (the mesh's
     devices; returns `jax.Array`s) or "numpy" (simulated devices; returns numpy arrays).
-    `auto_shard`: choose every sharding not given with the `auto-shard` pass, each device
-    holding at most `memory_budget` bytes (docs/autoshard.md). Without `fun`, a decorator.
+    `donate_argnums`/`donate_argnames`: arguments whose buffers the call may reuse for its
+    results, as in `jax.jit` (the donated arrays are deleted). `auto_shard`: choose every
+    sharding not given with the `auto-shard` pass, each device holding at most
+    `memory_budget` bytes (docs/autoshard.md). Without `fun`, a decorator.
     """
     if memory_budget is not None:
         if not auto_shard:
@@ -84,11 +105,36 @@ def jit(
         return functools.partial(
             jit, mesh=mesh, in_shardings=in_shardings, out_shardings=out_shardings,
             backend=backend, static_argnums=static_argnums, static_argnames=static_argnames,
-            options=options,
+            donate_argnums=donate_argnums, donate_argnames=donate_argnames, options=options,
         )
     return Jitted(fun, mesh=mesh, in_shardings=in_shardings, out_shardings=out_shardings,
                   backend=backend, static_argnums=static_argnums,
-                  static_argnames=static_argnames, options=options)
+                  static_argnames=static_argnames, donate_argnums=donate_argnums,
+                  donate_argnames=donate_argnames, options=options)
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One call's arguments as a cache miss (or `lower`) needs them."""
+
+    leaves: list[Any]  # the dynamic leaves as the program takes them (keys as key data)
+    key: Any  # the call signature: (pytree, statics, per leaf (shape, dtype, sharding))
+    statics: list[tuple[str | int, Any]]
+    positions: tuple[int, ...]  # the call position of each dynamic positional argument
+    dyn: tuple[Any, ...]  # the dynamic positional arguments, as passed
+    kwargs: dict[str, Any]  # the dynamic keyword arguments, as passed
+    num_args: int  # how many positional arguments the call passed (statics included)
+    memo: dict[str, Any] = field(default_factory=dict, repr=False)  # the leaves' paths, once
+
+    @property
+    def tree(self) -> Any:
+        return self.key[0]
+
+    @property
+    def in_keys(self) -> tuple[tuple[int, Any], ...]:
+        """`(leaf index, key dtype)` of every typed PRNG key leaf."""
+        return tuple((i, k[1]) for i, k in enumerate(self.key[2])
+                     if not isinstance(k[1], np.dtype))
 
 
 class Jitted:
@@ -96,7 +142,9 @@ class Jitted:
 
     def __init__(self, fun: Callable[..., Any], *, mesh: Any, in_shardings: Any,
                  out_shardings: Any, backend: str, static_argnums: int | Sequence[int],
-                 static_argnames: str | Sequence[str], options: CompileOptions | None):
+                 static_argnames: str | Sequence[str], options: CompileOptions | None,
+                 donate_argnums: int | Sequence[int] | None = None,
+                 donate_argnames: str | Sequence[str] | None = None):
         if not callable(fun):
             raise ShardcError(f"shardc.jit takes a function, got {type(fun).__name__}")
         if backend not in BACKENDS:
@@ -107,102 +155,193 @@ class Jitted:
         self.name = getattr(fun, "__name__", "f")
         self.backend = backend
         self.options = options or CompileOptions()
-        self.static_argnums = _ints(static_argnums)
-        self.static_argnames = (static_argnames,) if isinstance(static_argnames, str) else \
-            tuple(static_argnames)
-        _check_statics(fun, self.name, self.static_argnums, self.static_argnames)
+        self.static_argnums = ints(static_argnums)
+        self.static_argnames = strs(static_argnames)
+        check_argnums(fun, self.name, "static", self.static_argnums, self.static_argnames)
+        self.donation = Donation.resolve(fun, self.name, donate_argnums, donate_argnames,
+                                         self.static_argnums, self.static_argnames)
+        if self.donation and backend == "numpy":
+            warnings.warn(f"shardc.jit({self.name}): donation has no effect on the numpy "
+                          "backend (it computes on copies of numpy arrays)", ShardcWarning,
+                          stacklevel=3)
+        self.names = ArgumentNames.of(fun)
         self.mesh = _mesh_of(jax, mesh, in_shardings, out_shardings, backend)
         self.trace_mesh = _auto_mesh(jax, self.mesh)
-        self.in_specs = _to_specs(jax, in_shardings, self.mesh, "in_shardings")
-        self.out_specs = _to_specs(jax, out_shardings, self.mesh, "out_shardings")
+        self.in_specs = to_specs(jax, in_shardings, self.mesh, f"{self.name}: in_shardings")
+        self.out_specs = to_specs(jax, out_shardings, self.mesh, f"{self.name}: out_shardings")
+        self._arrays = (jax.Array, np.ndarray, jax.ShapeDtypeStruct)
         # call signature -> (program, whether its arguments must be moved first)
         self._cache: dict[Any, tuple[Compiled, bool]] = {}
-        self._programs: dict[Any, Compiled] = {}  # shapes, dtypes, annotations -> program
+        # pytree, statics, donation, shapes and dtypes -> the programs compiled for them, each
+        # with the argument shardings it was given and those it decided (_find)
+        self._programs: dict[Any, list[tuple[tuple[Any, ...], tuple[Any, ...], Compiled]]] = {}
         functools.update_wrapper(self, fun)
 
     # ----- calling ------------------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
-        leaves, key, num_args, statics = self._flatten(args, kwargs)
+        leaves, key = self._flatten(args, kwargs)
         hit = self._cache.get(key)
         if hit is None:
-            hit = self._miss(leaves, key, num_args, statics)
+            hit = self._miss(self._call(args, kwargs, leaves, key))
         compiled, place = hit
         return compiled.call_leaves(leaves, place)
 
-    def _miss(self, leaves: list[Any], key: Any, num_args: int,
-              statics: list[tuple[str | int, Any]]) -> tuple[Compiled, bool]:
+    def _miss(self, call: _Call) -> tuple[Compiled, bool]:
         """The program for a new call signature: one compiled before for the same shapes and
         shardings (an argument placed otherwise is moved), else a new one."""
-        specs = self._leaf_specs(leaves, key[0], num_args)
-        program_key = (key[0], key[1], tuple(
-            (np.shape(x), np.dtype(x.dtype), spec) for x, spec in zip(leaves, specs)
-        ))
-        compiled = self._programs.get(program_key)
+        specs = self._leaf_specs(call)
+        donated = self._donated(call)
+        base = (call.key[0], call.key[1], donated, tuple(k[:2] for k in call.key[2]))
+        given = tuple(spec_key(self.jax, s) for s in specs)
+        compiled = self._find(base, given)
         if compiled is None:
-            compiled = self._lower(leaves, key[0], num_args, statics, specs).compile()
-            self._programs[program_key] = compiled
-        self._cache[key] = hit = (compiled, compiled.needs_placing(leaves))
+            compiled = self._lower(call, specs, donated).compile()
+            self._programs.setdefault(base, []).append(
+                (given, self._decided(compiled), compiled))
+        self._cache[call.key] = hit = (compiled, compiled.needs_placing(call.leaves))
         return hit
+
+    def _find(self, base: Any, given: tuple[Any, ...]) -> Compiled | None:
+        """A program compiled for these arguments: for each leaf, given the same sharding,
+        or given none and deciding the one this call's committed array has. (The next call of
+        a loop passes the program's own committed results: it is served by the same program,
+        as `jax.jit` compiles once.)"""
+        for was_given, decided, compiled in self._programs.get(base, ()):
+            if all(g == w or (w is None and g == d)
+                   for g, w, d in zip(given, was_given, decided)):
+                return compiled
+        return None
+
+    def _decided(self, compiled: Compiled) -> tuple[Any, ...]:
+        """The argument shardings a program decided, as `spec_key`s; "elsewhere" for one not
+        on the jit's mesh (sub-axes), which no committed array matches."""
+        if self.backend != "jax":
+            return (None,) * len(compiled.signature.leaves)
+        return tuple(spec_key(self.jax, s.spec) if s.mesh is self.mesh else "elsewhere"
+                     for s in compiled.program().in_shardings)
 
     def lower(self, *args: Any, **kwargs: Any) -> Lowered:
         """Trace, import and compile with shardc for these arguments (arrays or
         `jax.ShapeDtypeStruct`s)."""
-        leaves, key, num_args, statics = self._flatten(args, kwargs)
-        specs = self._leaf_specs(leaves, key[0], num_args)
-        return self._lower(leaves, key[0], num_args, statics, specs)
+        leaves, key = self._flatten(args, kwargs)
+        call = self._call(args, kwargs, leaves, key)
+        return self._lower(call, self._leaf_specs(call), self._donated(call))
 
     def cache_size(self) -> int:
         """How many programs shardc has compiled (one per distinct argument shapes, dtypes
         and shardings, as `jax.jit` compiles one per such signature)."""
-        return len(self._programs)
+        return len(self.programs())
+
+    def programs(self) -> list[Compiled]:
+        """The programs shardc has compiled for this function, in the order it did."""
+        return [c for programs in self._programs.values() for _, _, c in programs]
 
     # ----- signatures -----------------------------------------------------------------------
 
-    def _flatten(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any]
-    ) -> tuple[list[Any], Any, int, list[tuple[str | int, Any]]]:
-        """`(leaves, signature key, number of positional dynamic arguments, statics)`."""
+    def _split(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[
+            list[tuple[str | int, Any]], list[Any], list[int], dict[str, Any]]:
+        """`(statics, dynamic positional arguments, their positions, dynamic kwargs)`."""
         statics: list[tuple[str | int, Any]] = []
         dyn: list[Any] = []
+        positions: list[int] = []
         for i, a in enumerate(args):
             if i in self.static_argnums or i - len(args) in self.static_argnums:
                 statics.append((i, a))
             else:
                 dyn.append(a)
+                positions.append(i)
         if self.static_argnames:
             kwargs = dict(kwargs)
             for name in self.static_argnames:
                 if name in kwargs:
                     statics.append((name, kwargs.pop(name)))
-        leaves, tree = self.jax.tree_util.tree_flatten((tuple(dyn), kwargs))
-        leaves = [_as_array(self.jax, x, i) for i, x in enumerate(leaves)]
+        return statics, dyn, positions, kwargs
+
+    def _flatten(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> tuple[list[Any], Any]:
+        """`(leaves as the program takes them, signature key)`: the hot path of every call."""
+        jax = self.jax
+        statics, dyn, _, kwargs = self._split(args, kwargs)
+        flat, tree = jax.tree_util.tree_flatten((tuple(dyn), kwargs))
+        leaves = []
+        keys = False
+        for x in flat:
+            if not isinstance(x, self._arrays):
+                x = _scalar_array(jax, x)
+                if x is None:
+                    raise self._leaf_error(args, kwargs, len(leaves))
+            elif not isinstance(x.dtype, np.dtype):
+                keys = True  # a typed PRNG key (or another extended dtype)
+            leaves.append(x)
         try:
-            key = (tree, tuple(statics), tuple(_leaf_key(self.jax, x) for x in leaves))
+            key = (tree, tuple(statics), tuple(_leaf_key(jax, x) for x in leaves))
             hash(key)
         except TypeError as e:
             raise ShardcError(
                 f"{self.name}: static arguments must be hashable ({e}); pass arrays as "
                 "ordinary arguments"
             ) from None
-        return leaves, key, len(dyn), statics
+        if keys:  # typed keys travel as their key data
+            def where(i: int) -> str:
+                return f"{self.name}: {self._leaf_path(args, kwargs, i)}"
 
-    def _lower(self, leaves: list[Any], tree: Any, num_args: int,
-               statics: list[tuple[str | int, Any]], specs: tuple[Any, ...]) -> Lowered:
+            leaves = [x if isinstance(x.dtype, np.dtype) else
+                      key_data(jax, x, functools.partial(where, i)) for i, x in enumerate(leaves)]
+        return leaves, key
+
+    def _call(self, args: tuple[Any, ...], kwargs: dict[str, Any], leaves: list[Any],
+              key: Any) -> _Call:
+        statics, dyn, positions, kwargs = self._split(args, kwargs)
+        return _Call(leaves, key, statics, tuple(positions), tuple(dyn), kwargs, len(args))
+
+    def _paths(self, call: _Call) -> list[str]:
+        if "paths" not in call.memo:
+            call.memo["paths"] = leaf_paths(self.jax, self.names, call.positions, call.dyn,
+                                            call.kwargs)
+        return call.memo["paths"]
+
+    def _leaf_path(self, args: tuple[Any, ...], kwargs: dict[str, Any], index: int) -> str:
+        _, dyn, positions, kwargs = self._split(args, kwargs)
+        return leaf_paths(self.jax, self.names, positions, dyn, kwargs)[index]
+
+    def _leaf_error(self, args: tuple[Any, ...], kwargs: dict[str, Any],
+                    index: int) -> ShardcError:
+        """A leaf that is no array (nor a Python scalar), named by its path."""
+        _, dyn, positions, kw = self._split(args, kwargs)
+        flat = self.jax.tree_util.tree_leaves((tuple(dyn), kw))
+        path = leaf_paths(self.jax, self.names, positions, dyn, kw)[index]
+        return ShardcError(
+            f"{self.name}: {path} is a {type(flat[index]).__name__}, not an array; pass "
+            "arrays, or mark the argument static (static_argnums / static_argnames)"
+        )
+
+    def _donated(self, call: _Call) -> tuple[bool, ...]:
+        if self.backend != "jax":
+            return (False,) * len(call.leaves)
+        return self.donation.mask(self.jax, call.num_args, call.positions, call.dyn,
+                                  call.kwargs)
+
+    def _lower(self, call: _Call, specs: tuple[Any, ...], donated: tuple[bool, ...]) -> Lowered:
         jax = self.jax
-        structs = tuple(jax.ShapeDtypeStruct(np.shape(x), x.dtype) for x in leaves)
+        structs = tuple(jax.ShapeDtypeStruct(np.shape(x), x.dtype) for x in call.leaves)
+        in_keys = call.in_keys
+        tree, statics = call.tree, call.statics
         out_tree: list[Any] = []
+        out_keys: list[tuple[tuple[int, Any], ...]] = []
 
         def flat_fun(*flat: Any) -> Any:
-            dyn, kwargs = jax.tree_util.tree_unflatten(tree, flat)
+            dyn, kwargs = jax.tree_util.tree_unflatten(tree, rewrap(jax, list(flat), in_keys))
             call_args = list(dyn)
             for where, value in sorted((s for s in statics if isinstance(s[0], int)),
                                        key=lambda s: s[0]):
                 call_args.insert(where, value)
             kwargs = dict(kwargs, **{k: v for k, v in statics if isinstance(k, str)})
             out = self.fun(*call_args, **kwargs)
-            out_tree.append(jax.tree_util.tree_structure(out))
-            return out
+            leaves, treedef = jax.tree_util.tree_flatten(out)
+            leaves, keys = unwrap_results(jax, leaves)  # typed keys out as their key data
+            out_tree.append(treedef)
+            out_keys.append(keys)
+            return jax.tree_util.tree_unflatten(treedef, leaves)
 
         flat_fun.__name__ = self.name
         from shardc.jax_api import lower_to_text
@@ -228,43 +367,45 @@ class Jitted:
         timings["jax_lower_import"] = lowered + timings.pop("import")
         for line in result.warnings:  # e.g. an op without a rule computing replicated
             warnings.warn(f"shardc.jit({self.name}): {line}", ShardcWarning, stacklevel=4)
-        signature = Signature(tree, num_args, out_tree[0], structs)
+        names = tuple(self.names.positional(p) for p in call.positions)
+        signature = Signature(call.tree, len(call.dyn), out_tree[0], structs, in_keys=in_keys,
+                              out_keys=out_keys[0], arg_names=names, donated=donated)
         return Lowered(self.name, result, signature, self.mesh, self.backend, timings,
                        source=JaxSource(text, self.name, dict(self.mesh.shape)),
                        options=self.options)
 
-    def _leaf_specs(self, leaves: list[Any], tree: Any, num_args: int) -> tuple[Any, ...]:
+    def _leaf_specs(self, call: _Call) -> tuple[Any, ...]:
         """A PartitionSpec (or None) per argument leaf: `in_shardings` broadcast over the
-        positional arguments, else a committed array's own sharding on the mesh."""
+        positional arguments, else a committed array's own sharding on the mesh. Checked
+        against the leaf's own shape (a key's, not its key data's)."""
         jax = self.jax
-        dyn, kwargs = jax.tree_util.tree_unflatten(tree, leaves)
         given = self.in_specs
-        if given is None or _is_spec_leaf(jax, given):
-            per_arg = [given] * num_args
+        num_args = len(call.dyn)
+        if given is None or is_spec_leaf(jax, given):
+            per_arg = [(given, "in_shardings")] * num_args
         elif isinstance(given, (tuple, list)):
             if len(given) != num_args:
                 raise ShardcError(
                     f"{self.name}: in_shardings has {len(given)} entries but the call passes "
                     f"{num_args} positional (non-static) arguments"
                 )
-            per_arg = list(given)
+            per_arg = [(g, f"in_shardings[{i}]") for i, g in enumerate(given)]
         else:
             raise ShardcError(f"{self.name}: in_shardings must be a tuple with an entry per "
                               f"positional argument, or one sharding for all")
-        specs: list[Any] = []
-        for i, (arg, spec) in enumerate(zip(dyn, per_arg)):
-            try:
-                specs.extend(_broadcast(jax, spec, arg))
-            except ValueError as e:
-                raise ShardcError(f"{self.name}: in_shardings[{i}] does not match argument "
-                                  f"{i}'s structure: {e}") from None
-        specs.extend([None] * len(jax.tree_util.tree_leaves(kwargs)))
+        specs: list[tuple[Any, str | None]] = []
+        for arg, at, (spec, name) in zip(call.dyn, call.positions, per_arg):
+            specs.extend(broadcast(jax, spec, arg, name, self.names.positional(at), self.name))
+        specs.extend([(None, None)] * (len(call.leaves) - len(specs)))  # kwargs: shardc's
         out = []
-        for i, (x, spec) in enumerate(zip(leaves, specs)):
+        for i, (x, (spec, given_at)) in enumerate(zip(call.leaves, specs)):
+            shape = call.key[2][i][0]
             if spec is None:
-                spec = _committed_spec(jax, x, self.mesh)
-            if spec is not None:
-                _check_spec(spec, np.shape(x), self.mesh, f"{self.name}: argument leaf {i}")
+                spec = committed_spec(jax, x, self.mesh, len(shape))
+                given_at = "its committed sharding"
+            if spec is not None and len(spec):
+                leaf = f"{self._paths(call)[i]} ({array_text(shape, call.key[2][i][1])})"
+                check_spec(spec, shape, self.mesh, leaf, f"{self.name}: {given_at}")
             out.append(spec)
         return tuple(out)
 
@@ -281,7 +422,7 @@ def _mesh_of(jax: Any, mesh: Any, ins: Any, outs: Any, backend: str) -> Any:
     if mesh is not None and not isinstance(mesh, (Mesh, AbstractMesh)):
         raise ShardcError(f"mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}")
     if mesh is None:
-        named = [s for s in jax.tree_util.tree_leaves((ins, outs), is_leaf=_is_leaf(jax))
+        named = [s for s in jax.tree_util.tree_leaves((ins, outs), is_leaf=is_leaf(jax))
                  if isinstance(s, jax.sharding.NamedSharding)]
         if not named:
             raise ShardcError("shardc.jit needs a mesh: pass mesh=jax.sharding.Mesh(...), or "
@@ -291,28 +432,6 @@ def _mesh_of(jax: Any, mesh: Any, ins: Any, outs: Any, backend: str) -> Any:
         raise ShardcError("an AbstractMesh has no devices to run on: pass a jax.sharding.Mesh, "
                           "or backend='numpy' to run on simulated devices")
     return mesh
-
-
-def _check_statics(fun: Callable[..., Any], name: str, argnums: tuple[int, ...],
-                   argnames: tuple[str, ...]) -> None:
-    """Static argument numbers and names that `fun`'s signature has (as `jax.jit` checks)."""
-    try:
-        params = list(inspect.signature(fun).parameters.values())
-    except (TypeError, ValueError):
-        return  # no signature to check against (a builtin)
-    kinds = inspect.Parameter
-    if any(p.kind is kinds.VAR_KEYWORD for p in params):
-        argnames = ()
-    positional = [p for p in params if p.kind in (kinds.POSITIONAL_ONLY,
-                                                  kinds.POSITIONAL_OR_KEYWORD)]
-    if not any(p.kind is kinds.VAR_POSITIONAL for p in params):
-        bad = [i for i in argnums if not -len(positional) <= i < len(positional)]
-        if bad:
-            raise ShardcError(f"{name}: static_argnums {bad} out of range: it takes "
-                              f"{len(positional)} positional arguments")
-    unknown = [n for n in argnames if n not in {p.name for p in params}]
-    if unknown:
-        raise ShardcError(f"{name}: static_argnames {unknown} are not parameters of it")
 
 
 def _mesh_context(jax: Any, mesh: Any) -> Any:
@@ -329,120 +448,15 @@ def _auto_mesh(jax: Any, mesh: Any) -> Any:
     return jax.sharding.Mesh(mesh.devices, mesh.axis_names, axis_types=auto)
 
 
-def _same_mesh(a: Any, b: Any) -> bool:
-    if tuple(a.axis_names) != tuple(b.axis_names) or tuple(a.axis_sizes) != tuple(b.axis_sizes):
-        return False
-    da, db = getattr(a, "devices", None), getattr(b, "devices", None)
-    if isinstance(da, np.ndarray) and isinstance(db, np.ndarray):
-        return [d.id for d in da.flat] == [d.id for d in db.flat]
-    return True
-
-
-def _is_leaf(jax: Any) -> Callable[[Any], bool]:
-    return lambda x: x is None or _is_spec_leaf(jax, x)
-
-
-def _is_spec_leaf(jax: Any, x: Any) -> bool:
-    return isinstance(x, (jax.sharding.PartitionSpec, jax.sharding.Sharding))
-
-
-def _to_specs(jax: Any, shardings: Any, mesh: Any, what: str) -> Any:
-    """The pytree `shardings` with every NamedSharding replaced by its PartitionSpec (after
-    checking it is on `mesh`)."""
-
-    def spec(leaf: Any) -> Any:
-        if leaf is None:
-            return leaf
-        if isinstance(leaf, jax.sharding.PartitionSpec):
-            _check_axes(leaf, mesh, what)
-            return leaf
-        if isinstance(leaf, jax.sharding.NamedSharding):
-            if not _same_mesh(leaf.mesh, mesh):
-                raise ShardcError(f"{what}: a NamedSharding is on mesh {leaf.mesh}, not on the "
-                                  f"mesh given ({mesh})")
-            return leaf.spec
-        raise ShardcError(f"{what}: {type(leaf).__name__} is not supported; use "
-                          "PartitionSpec or NamedSharding")
-
-    return jax.tree_util.tree_map(spec, shardings, is_leaf=_is_leaf(jax))
-
-
-def _broadcast(jax: Any, prefix: Any, tree: Any) -> list[Any]:
-    """The leaves of `prefix` (a pytree prefix of `tree`) repeated over `tree`'s leaves."""
-    if prefix is None or _is_spec_leaf(jax, prefix):
-        return [prefix] * len(jax.tree_util.tree_leaves(tree))
-    out: list[Any] = []
-    jax.tree_util.tree_map(
-        lambda p, sub: out.extend([p] * len(jax.tree_util.tree_leaves(sub))),
-        prefix, tree, is_leaf=_is_leaf(jax),
-    )
-    return out
-
-
-def _committed_spec(jax: Any, x: Any, mesh: Any) -> Any:
-    """The PartitionSpec of a committed `jax.Array` (or a `ShapeDtypeStruct` with a
-    sharding) when it is sharded on `mesh`, else None."""
-    sharding = getattr(x, "sharding", None)
-    placed = x.committed if isinstance(x, jax.Array) else isinstance(x, jax.ShapeDtypeStruct)
-    if (placed and isinstance(sharding, jax.sharding.NamedSharding)
-            and _same_mesh(sharding.mesh, mesh)):
-        return sharding.spec
-    return None
-
-
-def _spec_axes(spec: Any) -> list[tuple[str, ...]]:
-    """The axis names of each dim of a PartitionSpec (() for None and P.UNCONSTRAINED)."""
-    return [(e,) if isinstance(e, str) else tuple(e) if isinstance(e, (tuple, list)) else ()
-            for e in spec]
-
-
-def _check_axes(spec: Any, mesh: Any, where: str) -> None:
-    """Every axis `spec` names is an axis of `mesh`, and none is named twice."""
-    names = [n for dim in _spec_axes(spec) for n in dim]
-    unknown = [n for n in names if n not in mesh.axis_names]
-    if unknown:
-        raise ShardcError(f"{where}: sharding {spec} names axes {unknown} that the mesh "
-                          f"does not have (axes: {list(mesh.axis_names)})")
-    twice = sorted({n for n in names if names.count(n) > 1})
-    if twice:
-        raise ShardcError(f"{where}: sharding {spec} names axes {twice} more than once; a "
-                          "mesh axis shards at most one dim")
-
-
-def _check_spec(spec: Any, shape: tuple[int, ...], mesh: Any, where: str) -> None:
-    if len(spec) > len(shape):
-        raise ShardcError(f"{where} has rank {len(shape)}, but its sharding {spec} names "
-                          f"{len(spec)} dims")
-    _check_axes(spec, mesh, where)
-    sizes = dict(zip(mesh.axis_names, mesh.axis_sizes))
-    for d, names in enumerate(_spec_axes(spec)):
-        if not names:
-            continue
-        count = int(np.prod([sizes[n] for n in names], dtype=np.int64))
-        if shape[d] % count:
-            raise ShardcError(f"{where}: dim {d} of size {shape[d]} does not split evenly over "
-                              f"{names} ({count} devices), as JAX requires of an argument")
-
-
 # ----- argument leaves --------------------------------------------------------------------------
 
 
-def _as_array(jax: Any, x: Any, index: int) -> Any:
-    if isinstance(x, (jax.Array, np.ndarray, jax.ShapeDtypeStruct)):
-        if jax.dtypes.issubdtype(x.dtype, jax.dtypes.extended):
-            raise ShardcError(
-                f"argument leaf {index} has dtype {x.dtype}, which shardc cannot import; pass "
-                "jax.random.key_data(key) and rebuild the key inside with "
-                "jax.random.wrap_key_data"
-            )
-        return x
+def _scalar_array(jax: Any, x: Any) -> Any:
+    """A Python or numpy scalar as a 0-d array of JAX's type for it; None for anything else."""
     if isinstance(x, (bool, int, float, complex, np.generic)):
         value = np.asarray(x)
         return value.astype(jax.dtypes.canonicalize_dtype(value.dtype))
-    raise ShardcError(
-        f"argument leaf {index} is a {type(x).__name__}, not an array; pass arrays, or mark "
-        "the argument static (static_argnums / static_argnames)"
-    )
+    return None
 
 
 def _leaf_key(jax: Any, x: Any) -> tuple[Any, ...]:
@@ -452,7 +466,3 @@ def _leaf_key(jax: Any, x: Any) -> tuple[Any, ...]:
     if isinstance(x, jax.Array) and not x.committed:
         sharding = None
     return (x.shape, x.dtype, sharding)
-
-
-def _ints(value: int | Sequence[int]) -> tuple[int, ...]:
-    return (value,) if isinstance(value, int) else tuple(value)

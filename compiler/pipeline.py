@@ -136,16 +136,19 @@ def local_shape(value) -> list[int]:
 
 def with_mesh(text: str, axes: dict[str, int], filename: str = "<input>") -> Module:
     """Parse native `text` with its (single) mesh's axis sizes replaced by `axes`, or with a
-    mesh `@mesh` of those axes added when the text declares none."""
+    mesh `@mesh` of those axes added when the text declares none. An axis-less mesh (JAX's
+    `@empty_mesh` of 0-d arguments) is not one to resize, and stays."""
     module = parse_module(text, filename)
-    if not module.meshes:
-        mesh = DeviceMesh.create("mesh", axes)
-        return parse_module(f"mesh @mesh = {mesh.text()}\n\n" + text, filename)
-    if len(module.meshes) > 1:
+    meshes = [m for m in module.meshes.values() if not m.is_empty]
+    if not meshes:
+        name = "mesh" if "mesh" not in module.meshes else "jit_mesh"
+        mesh = DeviceMesh.create(name, axes)
+        return parse_module(f"mesh @{name} = {mesh.text()}\n\n" + text, filename)
+    if len(meshes) > 1:
         raise ShardcError(
-            f"--mesh cannot choose between the {len(module.meshes)} meshes this module declares"
+            f"--mesh cannot choose between the {len(meshes)} meshes this module declares"
         )
-    (old,) = module.meshes.values()
+    (old,) = meshes
     if set(old.axis_names) != set(axes):
         raise ShardcError(
             f"--mesh names axes {sorted(axes)}, but mesh @{old.name} has axes "

@@ -18,6 +18,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from shardc.ir.core import Module
+from shardc.ir.mesh import default_mesh
 from shardc.ir.printer import Namer
 from shardc.ir.types import shard_shape
 from shardc.passes.analysis.cost import collective_report
@@ -56,7 +57,9 @@ def build_report(
     """The report of `module` (the global program after the pipeline) as `context` and the pass
     `timings` left it."""
     meshes = {name: m.shape for name, m in module.meshes.items()}
-    report: dict[str, Any] = {"mesh": next(iter(meshes.values()), {}), "meshes": meshes}
+    # "mesh": the one the program runs on (not JAX's axis-less @empty_mesh when declared first)
+    main = default_mesh(module.meshes) or next(iter(module.meshes.values()), None)
+    report: dict[str, Any] = {"mesh": main.shape if main else {}, "meshes": meshes}
     report.update(collective_report(module))
     report["values"] = _values(module, context)
     report["warnings"] = [w.render() for w in context.warnings]

@@ -24,6 +24,7 @@ import numpy as np
 
 from shardc.ir.core import Module
 from shardc.ir.diagnostics import ShardcError
+from shardc.jit_paths import ArgumentNames, array_text, leaf_paths
 from shardc.pipeline import CompileResult
 
 __all__ = ["Compiled", "Lowered"]
@@ -37,7 +38,12 @@ class Signature:
     in_tree: Any
     num_args: int
     out_tree: Any
-    leaves: tuple[Any, ...]  # ShapeDtypeStructs of the argument leaves
+    leaves: tuple[Any, ...]  # ShapeDtypeStructs of the argument leaves (keys: their key data)
+    # (leaf index, key dtype) of the typed PRNG keys among the argument and result leaves
+    in_keys: tuple[tuple[int, Any], ...] = ()
+    out_keys: tuple[tuple[int, Any], ...] = ()
+    arg_names: tuple[str, ...] = ()  # each dynamic positional argument's name, for messages
+    donated: tuple[bool, ...] = ()  # per argument leaf: its buffer is donated
 
 
 @dataclass
@@ -144,15 +150,16 @@ class Lowered:
     def _flat_shardings(self) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
         if self.backend == "jax":
             program = self.program()
-            return program.in_shardings, program.out_shardings
-        from shardc.jax_api import to_jax_shardings
+            ins, outs = program.in_shardings, program.out_shardings
+        else:
+            from shardc.jax_api import to_jax_shardings
 
-        ins, outs = to_jax_shardings(self.module, self.mesh)
-        func = self.module.main
-        return (
-            tuple(_even(s, a.type.shape) for s, a in zip(ins, func.args)),
-            tuple(_even(s, t.shape) for s, t in zip(outs, func.result_types)),
-        )
+            ins, outs = to_jax_shardings(self.module, self.mesh)
+            func = self.module.main
+            ins = tuple(_even(s, a.type.shape) for s, a in zip(ins, func.args))
+            outs = tuple(_even(s, t.shape) for s, t in zip(outs, func.result_types))
+        sig = self.signature
+        return _key_shardings(ins, sig.in_keys), _key_shardings(outs, sig.out_keys)
 
     def program(self) -> Any:
         """The `JaxArrayProgram` that runs the per-device program (backend jax)."""
@@ -160,7 +167,8 @@ class Lowered:
             from shardc.executors.jax_arrays import JaxArrayProgram
 
             self._program = JaxArrayProgram(
-                self.spmd, devices=list(self.mesh.devices.flat), mesh=self.mesh
+                self.spmd, devices=list(self.mesh.devices.flat), mesh=self.mesh,
+                donate=self.signature.donated,
             )
         return self._program
 
@@ -192,18 +200,29 @@ class Compiled(Lowered):
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         jax = _jax()
         leaves, tree = jax.tree_util.tree_flatten((args, kwargs))
-        if tree != self.signature.in_tree:
+        sig = self.signature
+        if tree != sig.in_tree:
             raise ShardcError(
-                f"{self.name} was compiled for arguments {self.signature.in_tree}, got {tree}"
+                f"{self.name} was compiled for arguments {sig.in_tree}, got {tree}"
             )
-        for i, (x, want) in enumerate(zip(leaves, self.signature.leaves)):
-            shape, dtype = np.shape(x), getattr(x, "dtype", None)
-            if tuple(shape) != tuple(want.shape) or np.dtype(dtype) != np.dtype(want.dtype):
+        keys = dict(sig.in_keys)
+        for i, (x, want) in enumerate(zip(leaves, sig.leaves)):
+            dtype = getattr(x, "dtype", None)
+            if i in keys and dtype == keys[i]:
+                leaves[i] = x = jax.random.key_data(x)
+                dtype = x.dtype
+            if dtype is None or tuple(np.shape(x)) != tuple(want.shape) or \
+                    not isinstance(dtype, np.dtype) or dtype != np.dtype(want.dtype):
+                got = array_text(np.shape(x), dtype) if dtype is not None else type(x).__name__
                 raise ShardcError(
-                    f"{self.name}: argument leaf {i} is {list(shape)} {dtype}, but it was "
-                    f"compiled for {list(want.shape)} {want.dtype}"
+                    f"{self.name}: {self._leaf_path(args, kwargs, i)} is {got}, but it was "
+                    f"compiled for {array_text(want.shape, keys.get(i, want.dtype))}"
                 )
         return self.call_leaves(leaves)
+
+    def _leaf_path(self, args: tuple[Any, ...], kwargs: dict[str, Any], index: int) -> str:
+        names = ArgumentNames(self.signature.arg_names, None)
+        return leaf_paths(_jax(), names, range(len(args)), args, kwargs)[index]
 
     def call_leaves(self, leaves: list[Any], place: bool = True) -> Any:
         """Run on the flattened argument leaves; the result in its pytree. `place=False`: the
@@ -215,6 +234,10 @@ class Compiled(Lowered):
             # fast path): calling the jitted program instead would trace and compile it again,
             # since JAX does not find an ahead-of-time compile in its call cache.
             outs = self.executable(*(self._program.place(leaves) if place else leaves))
+        if self.signature.out_keys:
+            from shardc.jit_keys import rewrap
+
+            outs = rewrap(_jax(), list(outs), self.signature.out_keys)
         return self._unflatten(self.signature.out_tree, outs)
 
     def needs_placing(self, leaves: list[Any]) -> bool:
@@ -222,7 +245,8 @@ class Compiled(Lowered):
         holds for every call with the same signature)."""
         if self.backend == "numpy":
             return False
-        return any(p is not x for p, x in zip(self._program.place(leaves), leaves))
+        return any(p is not x for p, x in zip(self._program.place(leaves, donate=False),
+                                               leaves))
 
     def __post_init__(self) -> None:
         self._unflatten = _jax().tree_util.tree_unflatten
@@ -245,6 +269,24 @@ def _even(sharding: Any, shape: tuple[int, ...]) -> Any:
             entries[d] = None
     spec = jax.sharding.PartitionSpec(*entries)
     return jax.sharding.NamedSharding(sharding.mesh, spec, memory_kind=sharding.memory_kind)
+
+
+def _key_shardings(shardings: tuple[Any, ...],
+                   keys: tuple[tuple[int, Any], ...]) -> tuple[Any, ...]:
+    """The shardings of key-data leaves as their keys' own (without the trailing key dims)."""
+    if not keys:
+        return shardings
+    from shardc.jit_keys import key_rank
+
+    jax = _jax()
+    out = list(shardings)
+    for i, dtype in keys:
+        s = out[i]
+        if s is not None:
+            rank = len(s.spec) - key_rank(jax, dtype)
+            spec = jax.sharding.PartitionSpec(*list(s.spec)[:max(rank, 0)])
+            out[i] = jax.sharding.NamedSharding(s.mesh, spec, memory_kind=s.memory_kind)
+    return tuple(out)
 
 
 def _jax() -> Any:

@@ -13,6 +13,7 @@ axis `x` whose more-major part has size `pre`. Axis `x` of size n splits major t
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from shardc.ir.diagnostics import ShardingError
@@ -239,3 +240,14 @@ class DeviceMesh:
 
     def __str__(self) -> str:
         return f"@{self.name} = {self.text()}"
+
+
+def default_mesh(meshes: Mapping[str, DeviceMesh]) -> DeviceMesh | None:
+    """The mesh a value without a sharding is replicated on, of a module's `meshes`: its only
+    mesh, or its only mesh with axes (JAX's axis-less `@empty_mesh` of 0-d arguments goes with
+    any other, and is no mesh to run on when one with axes exists); None when that is ambiguous
+    or there is no mesh."""
+    if len(meshes) == 1:
+        return next(iter(meshes.values()))
+    with_axes = [m for m in meshes.values() if not m.is_empty]
+    return with_axes[0] if len(with_axes) == 1 else None

@@ -44,8 +44,17 @@ def test_mlir_blocks_round_trip(name: str, text: str) -> None:
     assert print_module(module) == text
 
 
+# Blocks that import these need the `[ecosystem]` extra; without it they are skipped.
+OPTIONAL = {"flax": "ecosystem", "optax": "ecosystem", "equinox": "ecosystem"}
+IMPORT = re.compile(r"^(?:import|from) (\w+)", re.M)
+
+
 @pytest.mark.parametrize("name, text", blocks("python"), ids=[n for n, _ in blocks("python")])
 def test_python_blocks_run(name: str, text: str) -> None:
+    for module in IMPORT.findall(text):
+        if module in OPTIONAL:
+            pytest.importorskip(module, reason=f"{name} needs {module}: pip install "
+                                               f"'shardc[{OPTIONAL[module]}]'")
     code = compile(text, name, "exec")
     cwd = os.getcwd()
     os.chdir(ROOT)

@@ -51,7 +51,7 @@ def _compiled(mesh, data, cache_dir, backend="jax"):
     options = shardc.CompileOptions(cache_dir=str(cache_dir))
     f = shardc.jit(mlp, mesh=mesh, in_shardings=SHARDINGS, options=options, backend=backend)
     out = f(*data)
-    (compiled,) = f._programs.values()
+    (compiled,) = f.programs()
     return compiled, np.asarray(out)
 
 
@@ -93,7 +93,7 @@ def test_another_process_skips_the_compile(tmp_path):
         f = shardc.jit(mlp, mesh=mesh, in_shardings=SHARDINGS,
                        options=shardc.CompileOptions(cache_dir={str(tmp_path)!r}))
         out = np.asarray(f(*data))
-        (c,) = f._programs.values()
+        (c,) = f.programs()
         print(c.result.cache.hit, float(np.abs(out).sum()))
     """)
     runs = [subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
@@ -168,7 +168,7 @@ def test_without_a_cache_dir_nothing_is_written(mesh, data, tmp_path, monkeypatc
     monkeypatch.chdir(tmp_path)
     f = shardc.jit(mlp, mesh=mesh, in_shardings=SHARDINGS)
     f(*data)
-    (compiled,) = f._programs.values()
+    (compiled,) = f.programs()
     assert compiled.result.cache is None
     assert list(tmp_path.iterdir()) == []
 

@@ -62,6 +62,15 @@ def jax_lax():
 
 # ----- element-wise: floats -------------------------------------------------------------------
 
+def _erf_inv(y: float) -> float:
+    """erf's inverse by bisection on math.erf (independent of the kernel's scipy)."""
+    lo, hi = -6.0, 6.0
+    for _ in range(200):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if math.erf(mid) < y else (lo, mid)
+    return (lo + hi) / 2
+
+
 FLOAT_UNARY = [
     ("abs", np.abs, (-3, 3)),
     ("negate", np.negative, (-3, 3)),
@@ -82,6 +91,7 @@ FLOAT_UNARY = [
     ("square", lambda x: x * x, (-3, 3)),
     ("reciprocal", lambda x: 1 / x, (0.5, 3)),
     ("erf", np.vectorize(math.erf), (-4, 4)),
+    ("erf_inv", lambda x: np.vectorize(_erf_inv)(x), (-0.999, 0.999)),
 ]
 
 
@@ -125,6 +135,15 @@ def test_erf_matches_scipy_when_available():
     x = rand((1000,), np.float32, lo=-5, hi=5)
     out = run_op("erf %x", "tensor<1000xf32>", x=x)
     np.testing.assert_allclose(out, special.erf(x.astype(np.float64)), rtol=1e-6, atol=1e-7)
+
+
+def test_erf_inv_inverts_erf_with_its_limits():
+    # jax.random.normal's sampler: erf_inv of a uniform draw in (-1, 1).
+    x = np.concatenate([np.linspace(-0.9999, 0.9999, 2001), [1.0, -1.0, 1.5, 0.0]])
+    out = run_op("erf_inv %x", "tensor<2005xf64>", x=x)
+    np.testing.assert_allclose([math.erf(v) for v in out[:2001]], x[:2001], rtol=1e-13)
+    assert out[2001] == np.inf and out[2002] == -np.inf and np.isnan(out[2003])
+    assert out[2004] == 0
 
 
 def test_rounding_and_sign_edge_cases():

@@ -266,7 +266,8 @@ func.func @f(%arg0: tensor<16x48xf32>, %arg1: tensor<f32>) -> tensor<8x24xf32> {
   %4 = stablehlo.reverse %0, dims = [0] : tensor<8x24xf32>
   %5 = stablehlo.clamp %arg1, %0, %arg1 : (tensor<f32>, tensor<8x24xf32>, tensor<f32>) -> tensor<8x24xf32>
   %6 = chlo.erf %5 : tensor<8x24xf32> -> tensor<8x24xf32>
-  return %6 : tensor<8x24xf32>
+  %7 = chlo.erf_inv %6 : tensor<8x24xf32> -> tensor<8x24xf32>
+  return %7 : tensor<8x24xf32>
 }
 """
     ops = import_stablehlo(text).functions["f"].body.ops
@@ -276,7 +277,10 @@ func.func @f(%arg0: tensor<16x48xf32>, %arg1: tensor<f32>) -> tensor<8x24xf32> {
     assert ops[2].attributes == {"dimension": 1}
     assert ops[3].attributes == {"iota_dimension": 1}
     assert ops[4].attributes == {"dimensions": (0,)}
-    assert ops[5].name == "clamp" and ops[6].name == "erf"
+    assert ops[5].name == "clamp" and ops[6].name == "erf" and ops[7].name == "erf_inv"
+    assert ops[7].operands[0] is ops[6].results[0]
+    assert "chlo.erf_inv %6 : tensor<8x24xf32> -> tensor<8x24xf32>" in export_stablehlo(
+        import_stablehlo(text))
 
 
 def test_detect_format():

@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from shardc.executors.jax_exec import JaxExecutor
+from shardc.executors.jax_exec import JaxExecutor, wide_types
 from shardc.executors.jax_runtime import import_jax, on_mesh, shard_map
 from shardc.executors.reduce_kinds import REDUCE_OP_KIND, identity
 from shardc.ir.core import Module
@@ -52,6 +52,7 @@ class JaxArrayProgram:
         *,
         devices: Sequence[Any] = (),
         mesh: Any = None,
+        donate: Sequence[bool] = (),
     ):
         jax = import_jax()
         self.jax = jax
@@ -64,6 +65,7 @@ class JaxArrayProgram:
         self.in_shapes = [tuple(s) for s in sig.in_shapes]
         self.out_shapes = [tuple(s) for s in sig.out_shapes]
         self.in_dtypes = [np.dtype(numpy_dtype(a.type.dtype)) for a in ex.func.args]
+        _check_boundary_width(jax, ex)
         self.boundary_mesh = mesh
         self.in_shardings = tuple(
             self._boundary(m, s) for m, s in zip(self.in_mappings, self.in_shapes)
@@ -86,8 +88,13 @@ class JaxArrayProgram:
                          for o, s in zip(outs, self.out_shapes))
 
         program.__name__ = function
+        # Donated arguments (jax.jit's donate_argnums): XLA may write results into their
+        # buffers, and the arrays are deleted by the call.
+        self.donate = tuple(bool(d) for d in donate)
+        self.donate += (False,) * (len(self.in_shapes) - len(self.donate))
         self.jitted = jax.jit(
-            program, in_shardings=self.in_shardings, out_shardings=self.out_shardings
+            program, in_shardings=self.in_shardings, out_shardings=self.out_shardings,
+            donate_argnums=tuple(i for i, d in enumerate(self.donate) if d),
         )
 
     # ----- running ----------------------------------------------------------------------------
@@ -101,14 +108,18 @@ class JaxArrayProgram:
             )
         return self.jitted(*self.place(args))
 
-    def place(self, args: Sequence[Any]) -> list[Any]:
+    def place(self, args: Sequence[Any], donate: bool = True) -> list[Any]:
         """Numpy arguments as global arrays (multi-process); arrays elsewhere moved to their
-        boundary sharding (`jax.jit` would reject a committed array sharded otherwise)."""
+        boundary sharding (`jax.jit` would reject a committed array sharded otherwise). A
+        donated argument that is moved is given up by the move (`donate=False`: kept)."""
         out = []
-        for a, s in zip(args, self.in_shardings):
+        for a, s, given in zip(args, self.in_shardings, self.donate):
             if isinstance(a, self.jax.Array):
                 if a.committed and not a.sharding.is_equivalent_to(s, a.ndim):
-                    a = self.jax.device_put(a, s)
+                    moved = self.jax.device_put(a, s, may_alias=False)
+                    if given and donate:  # given up: no second copy of it stays alive
+                        a.delete()
+                    a = moved
             elif self.multi_process:
                 a = global_array(self.jax, np.asarray(a), s)
             out.append(a)
@@ -155,11 +166,27 @@ class JaxArrayProgram:
                 neutral = identity(REDUCE_OP_KIND[m.unreduced_op], np.dtype(a.dtype))
                 a = jnp.where(first, a, jnp.asarray(neutral, dtype=a.dtype))
             local.append(a)
-        outs = ex.call(ex.func, local)
+        with wide_types(self.jax, ex.wide):  # JAX's threefry: ui64 with 64-bit mode off
+            outs = ex.call(ex.func, local)
         return tuple(
             _reduce(self.jax, o, ex.axis_names(m.unreduced), m.unreduced_op) if m.unreduced else o
             for o, m in zip(outs, self.out_mappings)
         )
+
+
+def _check_boundary_width(jax: Any, ex: JaxExecutor) -> None:
+    """64-bit arguments and results need JAX's 64-bit mode: a `jax.Array` of one cannot exist
+    without it (inside, the program computes 64-bit values whatever the mode)."""
+    if jax.config.jax_enable_x64:
+        return
+    types = [(f"argument {i}", a.type) for i, a in enumerate(ex.func.args)]
+    types += [(f"result {i}", t) for i, t in enumerate(ex.func.result_types)]
+    for what, t in types:
+        if t.dtype in ("f64", "i64", "ui64"):
+            raise ExecutionError(
+                f"{what} of @{ex.func.name} is {t.dtype}, which a jax.Array holds only with "
+                "64-bit mode on: jax.config.update('jax_enable_x64', True)"
+            )
 
 
 def _spec_entry(names: tuple[str, ...] | None) -> Any:

@@ -16,6 +16,7 @@ travel with one extra leading dim split over their unreduced axes. On CPU, simul
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import nullcontext
 from typing import Any
 
 import numpy as np
@@ -60,7 +61,9 @@ class JaxExecutor:
         self.sig = SpmdSignature.of(func)
         # None: loops run as lax.while_loop does, unbounded (the jitted Python API).
         self.loops = control.LoopWatch(limits) if limits is not None else None
-        _check_x64(jax, module)
+        # JAX's own threefry lowering has ui64 values with 64-bit mode off: such a program is
+        # traced (and run, so 64-bit host arrays keep their type) with 64-bit types on.
+        self.wide = uses_wide_types(module)
         layout = module_layout(module, func)
         if layout is None or layout.rank == 0:
             # A program on one device (or a mesh of size-1 axes): a one-axis mesh of size 1.
@@ -102,7 +105,8 @@ class JaxExecutor:
         """Global numpy arrays in (by position or argument name), global numpy arrays out."""
         arrays = check_spmd_inputs(self.func, self.sig, inputs)
         host = [_to_host(a, m) for a, m in zip(arrays, self.in_shardings)]
-        outs = self._fn(*host)
+        with wide_types(self.jax, self.wide):
+            outs = self._fn(*host)
         if self.loops is not None:
             self.loops.check()
         return [
@@ -132,7 +136,8 @@ class JaxExecutor:
 
     def _body(self, *args: Any) -> tuple[Any, ...]:
         args = tuple(a[0] if m.unreduced else a for a, m in zip(args, self.in_shardings))
-        outs = self.call(self.func, args)
+        with wide_types(self.jax, self.wide):
+            outs = self.call(self.func, args)
         return tuple(o[None] if m.unreduced else o for o, m in zip(outs, self.out_shardings))
 
     def call(self, func: Function, args: Sequence[Any]) -> tuple[Any, ...]:
@@ -189,17 +194,20 @@ def run_jax(
     return JaxExecutor(module, function, limits=limits).run(inputs)
 
 
-def _check_x64(jax: Any, module: Module) -> None:
-    if jax.config.jax_enable_x64:
-        return
+def uses_wide_types(module: Module) -> bool:
+    """Whether a value of `module` has a 64-bit type (f64, i64, ui64)."""
     for func in module.functions.values():
-        values = list(func.args) + [r for op in func.body for r in op.results]
-        for v in values:
-            if v.type.dtype in _WIDE:
-                raise ExecutionError(
-                    f"@{func.name} uses {v.type.dtype}, which JAX runs only with 64-bit mode "
-                    "on: jax.config.update('jax_enable_x64', True)"
-                )
+        if any(a.type.dtype in _WIDE for a in func.args):
+            return True
+        if any(r.type.dtype in _WIDE for op in func.body for r in op.results):
+            return True
+    return False
+
+
+def wide_types(jax: Any, wide: bool) -> Any:
+    """A context with JAX's 64-bit types on when `wide` (else nothing changes): the program's
+    ui64/i64/f64 values keep their type, whatever the caller's `jax_enable_x64`."""
+    return jax.enable_x64(True) if wide and not jax.config.jax_enable_x64 else nullcontext()
 
 
 # ----- host side: padding and unreduced partials --------------------------------------------------

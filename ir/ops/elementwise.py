@@ -34,6 +34,7 @@ UNARY = (
     "sign",
     "not",
     "erf",
+    "erf_inv",
     "square",
     "reciprocal",
     "popcnt",

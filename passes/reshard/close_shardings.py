@@ -1,7 +1,8 @@
 """`close-shardings`: make every open dim closed (`{"x", ?}` -> `{"x"}`, `{?}` -> `{}`).
 
 Run after propagation, when nothing more may be added; values with no sharding at all get a
-fully replicated one on the module's mesh when the module has exactly one mesh.
+fully replicated one on the module's mesh (`ir.mesh.default_mesh`: its only mesh, or its only
+mesh with axes beside JAX's axis-less `@empty_mesh`).
 """
 
 from __future__ import annotations
@@ -10,6 +11,7 @@ from dataclasses import dataclass
 
 from shardc.ir.core import Module, Value
 from shardc.ir.mapping import NamedMapping
+from shardc.ir.mesh import default_mesh
 from shardc.ir.ops.manual import fill_all, sync_all
 from shardc.ir.types import DistributedTensorType
 from shardc.passes.manager import Pass, PassContext, register_pass
@@ -22,7 +24,7 @@ class CloseShardings(Pass):
     """Close every open dim: after this, propagation can add nothing."""
 
     def run(self, module: Module, ctx: PassContext) -> None:
-        mesh = next(iter(module.meshes.values())) if len(module.meshes) == 1 else None
+        mesh = default_mesh(module.meshes)
         fill_all(module)  # manual_computation values take their shardings from its attributes
 
         def fix(v: Value) -> None:

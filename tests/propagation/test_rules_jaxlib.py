@@ -67,10 +67,10 @@ def _unary(rng):
 
 
 def _chlo(rng):
-    """chlo.square / chlo.erf (jnp.square, lax.erf) between ops with rules: jaxlib's Shardy has
-    no rule for them (shardc computes them element-wise where they stand, rules/registry.py)."""
+    """chlo.square / chlo.erf / chlo.erf_inv (jnp.square, lax.erf, lax.erf_inv) between ops with
+    rules: jaxlib's Shardy has no rule for them (shardc computes them element-wise where they stand, rules/registry.py)."""
     s = _shape(rng, rng.randint(1, 3))
-    op = rng.choice(["square", "erf"])
+    op = rng.choice(["square", "erf", "erf_inv"])
     body = [f"%0 = stablehlo.tanh %a0 : {_t(s)}", f"%1 = chlo.{op} %0 : {_t(s)} -> {_t(s)}",
             f"%r0 = stablehlo.add %1, %a0 : {_t(s)}"]
     return _func([(s,)], body, [(s,)])

@@ -30,7 +30,8 @@ def _unary(name: str) -> Callable[..., Any]:
             "floor": jnp.floor, "ceil": jnp.ceil, "round_nearest_even": lax.round_nearest_even
             if hasattr(lax, "round_nearest_even") else jnp.round,
             "round_nearest_afz": lambda v: lax.round(v, lax.RoundingMethod.AWAY_FROM_ZERO),
-            "sign": lax.sign, "not": lax.bitwise_not, "erf": lax.erf, "square": jnp.square,
+            "sign": lax.sign, "not": lax.bitwise_not, "erf": lax.erf, "erf_inv": lax.erf_inv,
+            "square": jnp.square,
             "reciprocal": lambda v: lax.div(jnp.ones_like(v), v), "is_finite": jnp.isfinite,
         }
         return table[name](x)
@@ -90,7 +91,8 @@ ELEMENTWISE_OPS: dict[str, JaxOp] = {
     **{n: _unary(n) for n in (
         "abs", "negate", "exponential", "exponential_minus_one", "log", "log_plus_one", "sqrt",
         "rsqrt", "cbrt", "tanh", "logistic", "sine", "cosine", "tan", "floor", "ceil",
-        "round_nearest_even", "round_nearest_afz", "sign", "not", "erf", "square", "reciprocal",
+        "round_nearest_even", "round_nearest_afz", "sign", "not", "erf", "erf_inv", "square",
+        "reciprocal",
         "is_finite",
     )},
     **{n: _binary(n) for n in (

@@ -1,8 +1,8 @@
 """numpy kernels of the element-wise ops: unary and binary arithmetic, compare, select, clamp,
 is_finite, convert and the shifts.
 
-- bf16/f16 arithmetic is computed in float32 and rounded once to the result type; `erf` and
-  float -> int `convert` go through float64.
+- bf16/f16 arithmetic is computed in float32 and rounded once to the result type; `erf`,
+  `erf_inv` and float -> int `convert` go through float64.
 - Integer arithmetic wraps around. `divide` truncates toward zero, `remainder` takes the sign of
   the dividend; `x / 0 == -1` (all bits set), `x % 0 == x`, `INT_MIN / -1 == INT_MIN`,
   `INT_MIN % -1 == 0`. Integer `power` with a negative exponent is `1 / x**|y|` truncated
@@ -84,6 +84,14 @@ def _erf(x: np.ndarray) -> np.ndarray:
         frac = (k / 2) / (b + frac)
     erfc = np.exp(-b * b) / math.sqrt(math.pi) / (b + frac)
     return np.copysign(np.where(small, series, 1.0 - erfc), x.astype(F64)).astype(dtype)
+
+
+def _erf_inv(x: np.ndarray) -> np.ndarray:
+    """The inverse of erf in float64 (scipy's, to ~1e-15), rounded once to the result type:
+    +-inf at +-1, NaN outside [-1, 1]."""
+    from scipy.special import erfinv  # noqa: PLC0415 - scipy (slow to import) when first used
+
+    return np.asarray(erfinv(x.astype(F64))).astype(x.dtype)
 
 
 def _int_divide(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -217,6 +225,7 @@ _UNARY: dict[str, Kernel] = {
     "sign": _by_kind(_sign, np.sign),
     "not": _bitwise(np.invert),
     "erf": lambda op, x: _erf(x),
+    "erf_inv": lambda op, x: _erf_inv(x),
     "square": _by_kind(_square),
     "reciprocal": _by_kind(np.reciprocal, _int_reciprocal),
     "is_finite": _is_finite,

@@ -2,7 +2,7 @@
 
     %0 = stablehlo.add %arg0, %arg1 : tensor<8xf32>          <-> add
     %1 = stablehlo.compare GT, %0, %c : (...) -> tensor<8xi1> <-> compare {GT}
-    %2 = chlo.erf %1 : tensor<8xf32> -> tensor<8xf32>        <-> erf
+    %2 = chlo.erf %1 : tensor<8xf32> -> tensor<8xf32>        <-> erf (also erf_inv, square, tan)
 
 `stablehlo.optimization_barrier {attrs} %a, %b : types` is read and printed here too. The plain
 syntax (`SIMPLE_OP` in grammar.lark) also spells `reshape` and `dynamic_update_slice`, whose
@@ -46,7 +46,7 @@ BINARY = {
     "remainder", "subtract", "xor", "shift_left", "shift_right_arithmetic", "shift_right_logical",
     "complex",
 }
-CHLO = {"erf", "square", "tan"}
+CHLO = {"erf", "erf_inv", "square", "tan"}
 
 # The generic form of an element-wise op is the native op of its short name.
 generic(
@@ -119,7 +119,7 @@ def _generic_compare(fb: FunctionBuilder, rec: OpRec, operands: list[Value], pro
 
 # ----- export ---------------------------------------------------------------------------------
 
-_CHLO = {"erf", "square"}
+_CHLO = {"erf", "erf_inv", "square"}
 _NO_STABLEHLO = {"reciprocal"}
 
 

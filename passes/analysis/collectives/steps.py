@@ -53,9 +53,11 @@ KIND_ORDER: tuple[str, ...] = (
 
 
 def same_layout(a: NamedMapping, b: NamedMapping) -> bool:
-    """Same mesh, same axes per dim and same unreduced axes (ignores replicated/priorities)."""
+    """Same mesh, same axes per dim and same unreduced axes (ignores replicated/priorities).
+    An axis-less mesh (JAX's `@empty_mesh` of 0-d values) goes with any other: a value on it
+    is replicated on whichever mesh the program runs on."""
     return (
-        a.mesh == b.mesh
+        (a.mesh == b.mesh or a.mesh.is_empty or b.mesh.is_empty)
         and tuple(d.axes for d in a.dims) == tuple(d.axes for d in b.dims)
         and a.unreduced == b.unreduced
         and (not a.unreduced or a.unreduced_op == b.unreduced_op)

@@ -132,14 +132,17 @@ class CostGraph:
 
 
 def single_mesh(module: Module) -> DeviceMesh:
-    if len(module.meshes) != 1:
-        found = "no mesh" if not module.meshes else f"{len(module.meshes)} meshes"
+    """The mesh auto-shard shards over: the module's one mesh with axes (JAX's axis-less
+    `@empty_mesh` of 0-d arguments is not one)."""
+    meshes = [m for m in module.meshes.values() if not m.is_empty]
+    if len(meshes) != 1:
+        found = "no mesh with axes" if not meshes else f"{len(meshes)} meshes with axes"
         raise PassError(
-            f"auto-shard needs exactly one mesh and the module declares {found}; declare one "
-            "(or give --mesh)",
+            f"auto-shard needs exactly one mesh with axes and the module declares {found}; "
+            "declare one (or give --mesh)",
             module.main.loc if module.functions else None,
         )
-    return next(iter(module.meshes.values()))
+    return meshes[0]
 
 
 def is_free(op: Operation, constants: set[int]) -> bool:

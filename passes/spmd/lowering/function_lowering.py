@@ -14,7 +14,7 @@ from shardc.ir.attributes import DenseElements, Keyword
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.diagnostics import PassError
 from shardc.ir.mapping import DimSharding, NamedMapping
-from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.ir.mesh import AxisRef, DeviceMesh, default_mesh
 from shardc.ir.types import DistributedTensorType, is_float, shard_shape
 from shardc.passes.analysis.collectives.groups import device_groups
 
@@ -62,11 +62,14 @@ def _function_mesh(module: Module, func: Function) -> DeviceMesh | None:
             "per function",
             func.loc,
         )
-    if meshes:
+    if meshes and not all(mesh.is_empty for mesh in meshes.values()):
         return next(iter(meshes.values()))
-    if len(module.meshes) == 1:
-        return next(iter(module.meshes.values()))  # nothing sharded: replicated on that mesh
-    return None
+    # Nothing sharded (or only 0-d values on JAX's axis-less @empty_mesh): replicated on the
+    # module's mesh, so the program runs on its devices, not on one.
+    default = default_mesh(module.meshes)
+    if default is not None:
+        return default
+    return next(iter(meshes.values())) if meshes else None
 
 
 class FunctionLowering:

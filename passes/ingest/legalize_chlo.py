@@ -1,0 +1,67 @@
+"""`legalize-chlo`: the `chlo` element-wise ops as XLA hands them to Shardy when it compiles a
+`jax.jit` program.
+
+JAX prints `jnp.square`, `lax.erf_inv` and `lax.erf` as `chlo.square`, `chlo.erf_inv` and
+`chlo.erf`, and jaxlib's Shardy pass registers no sharding rule for them (so shardc's
+`propagation-pipeline` has none either, docs/propagation.md). But XLA does not run Shardy on
+that text: it first converts the module to HLO, which legalizes `chlo` — `square x` becomes
+`multiply x, x`, `erf_inv` a polynomial of element-wise ops, while `erf` stays one op (HLO's
+`erf`) that Shardy still has no rule for. So under `jax.jit` a sharding does go through
+`jnp.square` (an optimizer's global norm) and `jax.random.normal`'s `erf_inv`, and not through
+`lax.erf`. This pass makes the same program of them for `shardc.jit`:
+
+    %1 = square %0 : tensor<8x4xf32>   ->   %1 = multiply %0, %0 : tensor<8x4xf32>
+    %2 = erf_inv %1 : tensor<8x4xf32>  ->   %2 = erf_inv %1 {sdy.sharding_rule =
+        #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=4}>} : tensor<8x4xf32>
+                                            (the element-wise rule of its expansion)
+
+`erf` is left as it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from shardc.ir.attributes import OpaqueAttr
+from shardc.ir.core import Module, Operation
+from shardc.passes.manager import Pass, PassContext, register_pass
+
+# Shardy's attribute for a rule written on the op (the propagation registry reads it first).
+_RULE_ATTR = "sdy.sharding_rule"
+_FACTORS = "ijklmnopqrstuvwxyz"
+
+
+def pointwise_rule_text(shape: tuple[int, ...]) -> str:
+    """The `#sdy.op_sharding_rule` of a unary element-wise op on `shape`, as Shardy prints it."""
+    names = [_FACTORS[d] if d < len(_FACTORS) else f"z_{d - len(_FACTORS) + 1}"
+             for d in range(len(shape))]
+    dims = "[" + ", ".join(names) + "]"
+    sizes = ", ".join(f"{n}={s}" for n, s in zip(names, shape, strict=True))
+    return f"#sdy.op_sharding_rule<({dims})->({dims})" + (f" {{{sizes}}}>" if sizes else ">")
+
+
+def legalize_chlo(module: Module) -> int:
+    """Rewrite `module`'s `square` and annotate its `erf_inv` ops as XLA's legalization leaves
+    them for Shardy; returns how many ops changed."""
+    changed = 0
+    for func in module.functions.values():
+        for op in list(func.body):
+            if op.name == "square":
+                x = op.operand(0)
+                op.replace_with(Operation.at(op, "multiply", [x, x], [op.result.type],
+                                             dict(op.attributes)))
+                changed += 1
+            elif op.name == "erf_inv" and _RULE_ATTR not in op.attributes:
+                op.attributes[_RULE_ATTR] = OpaqueAttr(pointwise_rule_text(op.result.type.shape))
+                changed += 1
+    return changed
+
+
+@register_pass("legalize-chlo")
+@dataclass(frozen=True)
+class LegalizeChlo(Pass):
+    """chlo.square as multiply and chlo.erf_inv with an element-wise rule, as XLA legalizes a
+    jax.jit program before Shardy propagates (`shardc.jit` runs it on import)."""
+
+    def run(self, module: Module, ctx: PassContext) -> None:
+        legalize_chlo(module)
