@@ -103,7 +103,7 @@ class CompileResult:
     @property
     def report(self) -> dict[str, Any]:
         if self._report is None:
-            self._report = build_report(self.module, self.context, self.timings)
+            self._report = build_report(self.module, self.context, self.timings, self.spmd)
         return self._report
 
     def run(
