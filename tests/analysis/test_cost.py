@@ -47,6 +47,9 @@ def test_cli_example_all_reduce() -> None:
             "ring_bytes_per_device": 3072,
             "group_size": 4,
             "groups": [[0, 1, 2, 3], [4, 5, 6, 7]],
+            "steps": [{"kind": "all_reduce", "axes": ["tp"], "local_shape": [8, 64],
+                       "bytes_per_device": 2048, "ring_bytes_per_device": 3072,
+                       "group_size": 4}],
             "value": "%0",
             "function": "main",
         }
