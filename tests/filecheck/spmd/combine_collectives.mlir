@@ -4,6 +4,7 @@
 // RUN: shardc opt %s -p combine-collectives --split-input-file | shardc opt - --split-input-file | filecheck %s
 // RUN: shardc opt %s -p 'combine-collectives{threshold=100}' --split-input-file | filecheck %s --check-prefix=SMALL
 // RUN: shardc opt %s -p 'combine-collectives{threshold=0}' --split-input-file | filecheck %s --check-prefix=OFF
+// RUN: shardc opt %s -p 'combine-collectives{count=2}' --split-input-file | filecheck %s --check-prefix=COUNT
 // RUN: not shardc opt %s -p 'combine-collectives{threshold=-1}' --split-input-file 2>&1 | filecheck %s --check-prefix=ERR
 
 // ERR: error: in pass 'combine-collectives': combine-collectives: threshold must be 0 (off) or more bytes, not -1
@@ -82,4 +83,26 @@ func @effects(%a: tensor<4xf32>, %b: tensor<4xf32>) -> tensor<4xf32> attributes 
   custom_call %r1 {call_target_name = "log"}
   %r2 = spmd.all_reduce %b {axes = ["x"], kind = add, groups = [[0, 1]]} : tensor<4xf32>
   return %r2
+}
+
+// -----
+
+// At most `count` operands per combined op (XLA's combine_threshold_count, 256 by default).
+// COUNT-LABEL: func @count(
+// COUNT-NEXT: %[[A:.*]], %[[B:.*]] = spmd.all_reduce %arg0, %arg1 {axes
+// COUNT-NEXT: %[[C:.*]], %[[D:.*]] = spmd.all_reduce %arg2, %arg3 {axes
+// COUNT-NEXT: %[[E:.*]] = spmd.all_reduce %arg4 {axes
+// COUNT-NEXT: return %[[A]], %[[B]], %[[C]], %[[D]], %[[E]]
+// CHECK-LABEL: func @count(
+// CHECK-NEXT: %[[A:.*]], %[[B:.*]], %[[C:.*]], %[[D:.*]], %[[E:.*]] = spmd.all_reduce %arg0, %arg1, %arg2, %arg3, %arg4 {axes
+// CHECK-NEXT: return %[[A]], %[[B]], %[[C]], %[[D]], %[[E]]
+mesh @m = <["x"=2]>
+
+func @count(%arg0: tensor<2xf32>, %arg1: tensor<2xf32>, %arg2: tensor<2xf32>, %arg3: tensor<2xf32>, %arg4: tensor<2xf32>) -> (tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2xf32>) attributes {mesh = @m, in_shapes = [[2], [2], [2], [2], [2]], in_shardings = [<@m, [{}]>, <@m, [{}]>, <@m, [{}]>, <@m, [{}]>, <@m, [{}]>], out_shapes = [[2], [2], [2], [2], [2]], out_shardings = [<@m, [{}]>, <@m, [{}]>, <@m, [{}]>, <@m, [{}]>, <@m, [{}]>]} {
+  %0 = spmd.all_reduce %arg0 {axes = ["x"], kind = add, groups = [[0, 1]]} : tensor<2xf32>
+  %1 = spmd.all_reduce %arg1 {axes = ["x"], kind = add, groups = [[0, 1]]} : tensor<2xf32>
+  %2 = spmd.all_reduce %arg2 {axes = ["x"], kind = add, groups = [[0, 1]]} : tensor<2xf32>
+  %3 = spmd.all_reduce %arg3 {axes = ["x"], kind = add, groups = [[0, 1]]} : tensor<2xf32>
+  %4 = spmd.all_reduce %arg4 {axes = ["x"], kind = add, groups = [[0, 1]]} : tensor<2xf32>
+  return %0, %1, %2, %3, %4
 }
