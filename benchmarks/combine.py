@@ -155,6 +155,10 @@ NOTE = """\
   (docs/benchmarks.md, "Quality: training steps").
 - On CPU XLA combines all-reduces itself (no byte limit) but not all-gathers or
   reduce-scatters; shardc's JAX executor issues one collective per combined op either way.
+- Per call, shardc's compiled per-device program runs as fast as XLA's own: both are
+  compiled by XLA from the same operations (on `gpt (JAX)` / tp the two HLO modules have the
+  same instructions), so the ratios are 1.0 within the noise of a shared 2-core machine
+  (0.77-1.13 here, best of 300 calls each).
 """
 
 
