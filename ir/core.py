@@ -328,12 +328,6 @@ class Block:
         self._link(op, anchor, anchor.next)
         return op
 
-    def move_after(self, anchor: Operation, op: Operation) -> Operation:
-        """Move `op` (in this block) to right after `anchor`; its operands and uses stay."""
-        assert anchor.parent is self and op.parent is self and op is not anchor
-        self._unlink(op)
-        return self.insert_after(anchor, op)
-
     def insert_after_definition(self, value: Value, op: Operation) -> Operation:
         """Put `op` right after `value`'s defining op, or first in this block when `value` is
         an argument (no defining op)."""

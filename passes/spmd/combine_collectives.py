@@ -170,12 +170,9 @@ def _combine(func: Function, group: list[Operation]) -> None:
             moved.append(op)
             tainted.update(id(r) for r in op.results)
         op = op.next
-    combined = Operation(
-        last.name,
-        [m.operand(0) for m in group],
-        [m.result.type for m in group],
+    combined = Operation.at(
+        last, last.name, [m.operand(0) for m in group], [m.result.type for m in group],
         dict(last.attributes),
-        last.loc,
     )
     block.insert_before(last, combined)
     for member, result in zip(group, combined.results):
@@ -184,9 +181,13 @@ def _combine(func: Function, group: list[Operation]) -> None:
         member.erase()
     verify_operation(combined)
     anchor = combined
-    for op in moved:
-        block.move_after(anchor, op)
-        anchor = op
+    for op in moved:  # a copy after the anchor takes over the op's uses, in order
+        copy = block.insert_after(anchor, op.clone())
+        for old, fresh in zip(op.results, copy.results):
+            fresh.name_hint = old.name_hint
+            old.replace_all_uses_with(fresh)
+        op.erase()
+        anchor = copy
 
 
 class _Effects:
