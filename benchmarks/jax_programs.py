@@ -30,6 +30,7 @@ class JaxProgram:
     executable: Any  # XLA's compiled program
     jitted: Any
     treedef: Any  # the arguments' pytree (the module's arguments are its leaves, in order)
+    args: Any = None  # the arguments it was lowered with (a pytree of arrays)
 
     def run(self, *flat: Any) -> list[Any]:
         import jax
@@ -73,7 +74,8 @@ def gpt_programs() -> Iterator[JaxProgram]:
         executable = jitted.lower(*args).compile()
         path = ROOT / "examples" / "jax" / f"gpt_train_{name}.mlir"
         module = import_stablehlo(path.read_text(), str(path))
-        yield JaxProgram(name, dict(axes), module, executable, jitted, jax.tree.structure(args))
+        yield JaxProgram(name, dict(axes), module, executable, jitted, jax.tree.structure(args),
+                         args)
 
 
 # The max-pool step's input sharding per row: batch on dp, batch and channels, the pooled dim.

@@ -366,7 +366,10 @@ def measure_shardc(case: Case, module: Module, cost: str = "ring") -> tuple[Modu
     moving = [c for c in report["collectives"] if c["kind"] != "all_slice"]
     case.shardc_bytes = report["total_comm_bytes"]
     case.shardc_ring = report["total_ring_bytes"]
-    case.shardc_count = len(moving)
+    # What the per-device program issues (after combine-collectives), as XLA's HLO is counted;
+    # the global program's count when there is no per-device program.
+    issued = report.get("issued")
+    case.shardc_count = issued["count"] if issued is not None else len(moving)
     case.shardc_slices = len(report["collectives"]) - len(moving)
     case.shardc_memory = report["peak_memory_bytes_per_device"]
     case.shardc_collectives = [
@@ -456,7 +459,9 @@ def docs_section(table: str, command: str, findings: str) -> str:
         "at the models' default sizes with 2 layers, plus three rows at larger sizes. XLA's",
         "collectives are parsed from `compiled.as_text()` and costed with shardc's definitions",
         "(docs/cost.md): `B/dev` sums each collective's larger local buffer (input or output),",
-        "`ring` is the ring model. `# coll` counts the collectives that move data; shardc's",
+        "`ring` is the ring model. `# coll` counts the collectives that move data: for shardc",
+        "those its per-device program issues (after `combine-collectives`, with its default",
+        "threshold, XLA's; a combined op counts once, as XLA's tuple all-reduce does); shardc's",
         "`all_slice` (a local slice, which XLA spells `dynamic-slice`) is shown apart.",
         "",
         "Both memory columns are per device, but they are not the same quantity. shardc's is the",

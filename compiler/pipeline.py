@@ -2,7 +2,7 @@
 
     result = compile(module)        # propagate, reshards, collectives, canonicalize, spmd
     result.module                   # global view: every value sharded, collectives explicit
-    result.spmd                              # the per-device program
+    result.spmd                              # the per-device program (collectives combined)
     result.report                            # CLI.md's JSON report as a dict
     outputs = result.run(inputs, backend="numpy" | "jax")
 
@@ -27,6 +27,7 @@ from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
 from shardc.ir.types import shard_shape
 from shardc.passes.manager import PassContext, PassManager, load_all_passes, parse_pipeline
+from shardc.passes.spmd.combine_collectives import DEFAULT_THRESHOLD
 from shardc.report import build_report
 
 DEFAULT_PIPELINE = (
@@ -51,6 +52,20 @@ class CompileOptions:
     # `shardc.jit`'s persistent compile cache (jit_cache.py, docs/jax.md): a directory, or
     # None for none. Not part of the compile: the cache's key leaves it out.
     cache_dir: str | None = None
+    # `combine-collectives` on the per-device program: combine independent collectives up to
+    # this many result bytes each (XLA's default, 30 MiB + 7); 0 turns it off (docs/spmd.md).
+    combine_threshold: int = DEFAULT_THRESHOLD
+
+    def spmd_pipeline(self) -> str:
+        """The pipeline `compile` runs on the global program's copy: spmd, then (unless the
+        threshold is 0) calls inlined and collectives combined."""
+        if self.combine_threshold < 0:
+            raise ShardcError(
+                f"combine_threshold must be 0 (off) or more bytes, not {self.combine_threshold}"
+            )
+        if self.combine_threshold == 0:
+            return "spmd"
+        return f"spmd,inline-calls,combine-collectives{{threshold={self.combine_threshold}}}"
 
     def full_pipeline(self) -> str:
         """The pipeline text `compile` runs: `auto-shard{...}` first when asked for."""
@@ -88,7 +103,7 @@ class CompileResult:
     @property
     def report(self) -> dict[str, Any]:
         if self._report is None:
-            self._report = build_report(self.module, self.context, self.timings)
+            self._report = build_report(self.module, self.context, self.timings, self.spmd)
         return self._report
 
     def run(
@@ -126,7 +141,9 @@ def compile(module: Module, options: CompileOptions | None = None) -> CompileRes
     pipeline = options.full_pipeline()
     PassManager(parse_pipeline(pipeline), verify_each=options.verify_each).run(work, ctx)
     spmd = clone(work)
-    PassManager(parse_pipeline("spmd"), verify_each=options.verify_each).run(spmd, ctx)
+    PassManager(parse_pipeline(options.spmd_pipeline()), verify_each=options.verify_each).run(
+        spmd, ctx
+    )
     return CompileResult(work, spmd, ctx, dict(ctx.timings))
 
 

@@ -7,8 +7,10 @@ Keys may be added, never renamed (scripts rely on them): `mesh`, `collectives`,
 `planner_fallbacks` (reshards whose plan search the budget cut: value, location, from, to, cost,
 greedy_cost, edges_searched, budget), `reshard_plans` (every lowered reshard's collectives and
 bytes under both reshard algorithms: shardc's cheapest plan and Shardy's, with their totals in
-`reshard_plan_totals`) and, with `--auto-shard`, `auto_shard` (the solver's status, objective,
-gap and time; docs/cost.md).
+`reshard_plan_totals`), `issued` (the collectives the per-device program runs, after
+`combine-collectives`: count, bytes, combined ops; each global entry's `steps` lists the
+per-dim collectives it is issued as) and, with `--auto-shard`, `auto_shard` (the solver's status,
+objective, gap and time; docs/cost.md).
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from shardc.ir.core import Module
 from shardc.ir.mesh import default_mesh
 from shardc.ir.printer import Namer
 from shardc.ir.types import shard_shape
-from shardc.passes.analysis.cost import collective_report
+from shardc.passes.analysis.cost import collective_report, issued_report
 from shardc.passes.manager import PassContext
 
 
@@ -52,10 +54,11 @@ def _values(module: Module, context: PassContext) -> list[dict[str, Any]]:
 
 
 def build_report(
-    module: Module, context: PassContext, timings: Mapping[str, float]
+    module: Module, context: PassContext, timings: Mapping[str, float],
+    spmd: Module | None = None,
 ) -> dict[str, Any]:
     """The report of `module` (the global program after the pipeline) as `context` and the pass
-    `timings` left it."""
+    `timings` left it; with `spmd`, the per-device program, also what that program issues."""
     meshes = {name: m.shape for name, m in module.meshes.items()}
     # "mesh": the one the program runs on (not JAX's axis-less @empty_mesh when declared first)
     main = default_mesh(module.meshes) or next(iter(module.meshes.values()), None)
@@ -69,6 +72,11 @@ def build_report(
     plans = context.data.get("reshard_plans", [])
     report["reshard_plans"] = plans
     report["reshard_plan_totals"] = _plan_totals(plans)
+    if spmd is not None:
+        issued = issued_report(spmd)
+        combine = context.data.get("combine_collectives")
+        issued["combine_threshold"] = combine["threshold"] if combine else 0
+        report["issued"] = issued
     if "auto_shard" in context.data:
         report["auto_shard"] = context.data["auto_shard"]
     report["timings_s"] = {k: round(v, 6) for k, v in timings.items()}
@@ -121,6 +129,10 @@ def report_text(report: dict[str, Any]) -> str:
                 f"  {c['value']:>8}  {c['kind']:<19} {axes:<14} {shape:<16} "
                 f"{_bytes(c['bytes_per_device']):>13}"
             )
+            steps = c.get("steps", [])
+            if len(steps) > 1:
+                parts = " + ".join(f"{s['kind']} {_bytes(s['bytes_per_device'])}" for s in steps)
+                lines.append(f"  {'':>8}  runs as {len(steps)} collectives: {parts}")
     else:
         lines.append("collectives: none (every op computes on local data)")
     lines.append("")
@@ -132,6 +144,13 @@ def report_text(report: dict[str, Any]) -> str:
         lines.append(f"  {kind:<19} x{info['count']:<4} {_bytes(info['bytes'])}")
     for axis, n in sorted(report["by_axis"].items()):
         lines.append(f"  over axis {axis!r}: {_bytes(n)}")
+    issued = report.get("issued")
+    if issued is not None:
+        combined = f", {issued['combined']} of them combined" if issued["combined"] else ""
+        lines.append(
+            f"issued by the per-device program: {issued['count']} collectives{combined}, "
+            f"{_bytes(issued['bytes'])} per device"
+        )
     lines.append(f"peak live memory per device: {_bytes(report['peak_memory_bytes_per_device'])}")
     auto = report.get("auto_shard")
     if auto is not None:

@@ -29,7 +29,7 @@ _VALUE_OPTIONS = (
     ("--strategy", "strategy"), ("--input-format", "input_format"), ("--inputs", "inputs"),
     ("--seed", "seed"), ("--rtol", "rtol"), ("--atol", "atol"), ("-o", "output"),
     ("--memory-budget", "memory_budget"), ("--reshard-algorithm", "reshard_algorithm"),
-    ("--train", "train"), ("--scale", "scale"),
+    ("--train", "train"), ("--scale", "scale"), ("--combine-threshold", "combine_threshold"),
 )
 _FLAG_OPTIONS = (("--strict", "strict"), ("--check", "check"), ("--auto-shard", "auto_shard"))
 

@@ -82,13 +82,20 @@ def compile_options(args: argparse.Namespace):
 
     if args.memory_budget is not None and not args.auto_shard:
         raise UsageError("--memory-budget is the budget of --auto-shard; give both")
+    combine = getattr(args, "combine_threshold", None)
     return CompileOptions(
         strategy=args.strategy,
         strict=args.strict,
         reshard_algorithm=args.reshard_algorithm,
         auto_shard=args.auto_shard,
         memory_budget=args.memory_budget,
+        **({} if combine is None else {"combine_threshold": combine}),
     )
+
+
+def parse_threshold(text: str) -> int:
+    """`--combine-threshold`: bytes as `parse_bytes` reads them, or 0 (combining off)."""
+    return 0 if text.strip() == "0" else parse_bytes(text)
 
 
 def parse_bytes(text: str) -> int:
@@ -144,5 +151,13 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
         default=None,
         metavar="BYTES",
         help="with --auto-shard: bytes each device may hold (131072, 128KiB, 1.5MiB)",
+    )
+    p.add_argument(
+        "--combine-threshold",
+        type=parse_threshold,
+        default=None,
+        metavar="BYTES",
+        help="combine independent collectives of the per-device program up to this many bytes "
+        "(default: XLA's 30 MiB + 7; 0: off; docs/spmd.md)",
     )
     add_limit_option(p)

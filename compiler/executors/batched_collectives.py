@@ -28,33 +28,44 @@ from shardc.passes.analysis.collectives.groups import device_groups
 
 def batched_collective(op: Operation, layout: DeviceLayout, general: bool) -> Callable[..., Any]:
     """The `spmd.*` op as a function of batched values; `general`: run it group by group on
-    per-device blocks whatever its groups (see `NumpyExecutor`)."""
+    per-device blocks whatever its groups (see `NumpyExecutor`). A combined collective (several
+    operands) returns one result per operand."""
+    runs = operand_runners(op, layout, general)
+    if len(runs) == 1:
+        return runs[0]
+    return lambda *xs: tuple(run(x) for run, x in zip(runs, xs))
+
+
+def operand_runners(op: Operation, layout: DeviceLayout, general: bool) -> list[Callable[..., Any]]:
+    """What the `spmd.*` op does to each of its operands (the simulation moves each operand's
+    blocks on its own; a combined collective is the same collective on every operand)."""
     name = op.name
     r = layout.rank
     if name == "spmd.axis_index":
-        return _axis_index(op, layout)
+        return [_axis_index(op, layout)]
     if name == "spmd.collective_permute":
-        return permute(op, layout)
+        return [permute(op, layout)]
+    n = op.num_operands
     axes = attr(op, "axes")
     g = layout.index(axes)
     groups = [list(x) for x in attr(op, "groups")]
     if general or groups != device_groups(layout.mesh, axes):
-        return _grouped(op, layout, groups)
+        return [_grouped(op, layout, groups)] * n
     if name == "spmd.all_gather":
         d = attr(op, "dim")
-        return lambda x: _gather(layout, x, g, r + d)
+        return [lambda x: _gather(layout, x, g, r + d)] * n
     if name == "spmd.all_slice":
         d = attr(op, "dim")
-        return lambda x: _slice(layout, x, g, r + d)
+        return [lambda x: _slice(layout, x, g, r + d)]
     if name == "spmd.all_to_all":
         s, c = attr(op, "split_dim"), attr(op, "concat_dim")
-        return lambda x: _all_to_all(layout, x, g, r + s, r + c)
+        return [lambda x: _all_to_all(layout, x, g, r + s, r + c)]
     if name == "spmd.all_reduce":
         kind = attr(op, "kind").word
-        return lambda x: _reduce(layout, x, g, kind)
+        return [lambda x: _reduce(layout, x, g, kind)] * n
     if name == "spmd.reduce_scatter":
         d = attr(op, "dim")
-        return lambda x: _slice(layout, _reduce(layout, x, g, "add"), g, r + d)
+        return [lambda x: _slice(layout, _reduce(layout, x, g, "add"), g, r + d)] * n
     raise ExecutionError(f"the numpy executor has no implementation of '{name}'", op.loc)
 
 
@@ -62,9 +73,9 @@ def summing(
     op: Operation, layout: DeviceLayout, general: bool
 ) -> tuple[list[int], Callable[[np.ndarray], np.ndarray]] | None:
     """For an `all_reduce` (sum) or `reduce_scatter` run batched: the leading dims `g` it sums
-    over and what it does with the sum (nothing, or keep each device's part of `dim`), so that
-    the op producing its operand can compute the sum itself (`summed_dot`). None for any other
-    op, or one run group by group."""
+    over and what it does with the sum of each operand (nothing, or keep each device's part of
+    `dim`), so that the op producing an operand can compute the sum itself (`summed_dot`). None
+    for any other op, or one run group by group."""
     if op.name not in ("spmd.all_reduce", "spmd.reduce_scatter") or general:
         return None
     if op.name == "spmd.all_reduce" and attr(op, "kind").word != "add":

@@ -20,11 +20,15 @@ from shardc.ir.ops.registry import attr
 
 def named_axes_collective(jax: Any, op: Operation, xs: Sequence[Any], axes: tuple) -> Any:
     """An `spmd.*` collective (but collective_permute) as the JAX collective over the named
-    mesh axes `axes`, inside `shard_map` (ir/ops/spmd.py gives the correspondence)."""
+    mesh axes `axes`, inside `shard_map` (ir/ops/spmd.py gives the correspondence). A combined
+    collective (several operands) returns a tuple and is one collective in the program JAX
+    runs: a tuple all-reduce, or its operands in one buffer (`_packed`)."""
     lax, jnp = jax.lax, jax.numpy
     name = op.name
     if name == "spmd.axis_index":
         return lax.axis_index(axes).astype(jnp.int32)
+    if len(xs) > 1:
+        return _combined(jax, op, xs, axes)
     (x,) = xs
     if name == "spmd.all_gather":
         return lax.all_gather(x, axes, axis=attr(op, "dim"), tiled=True)
@@ -46,6 +50,51 @@ def named_axes_collective(jax: Any, op: Operation, xs: Sequence[Any], axes: tupl
             return lax.pmin(x, axes)
         return jnp.prod(lax.all_gather(x, axes, axis=0), axis=0).astype(x.dtype)
     raise ExecutionError(f"the JAX backend has no translation of '{name}'", op.loc)
+
+
+def _combined(jax: Any, op: Operation, xs: Sequence[Any], axes: tuple) -> tuple[Any, ...]:
+    """A combined collective. All-reduces: `psum` of the tuple, which XLA emits as one tuple
+    all-reduce (its all-reduce combiner runs on every backend). All-gathers and reduce-scatters,
+    which XLA:CPU does not combine: every operand with its `dim` made major and flattened to
+    one row per group member, the rows concatenated into one buffer, one collective, and the
+    buffer cut back (a transpose only where `dim` is not already the major dim)."""
+    lax, jnp = jax.lax, jax.numpy
+    name = op.name
+    if name == "spmd.all_reduce":
+        if attr(op, "kind").word == "add":
+            return tuple(lax.psum(tuple(xs), axes))
+        one = [named_axes_collective(jax, op, [x], axes) for x in xs]
+        return tuple(one)
+    d = attr(op, "dim")
+    g = len(attr(op, "groups")[0])
+    if name == "spmd.all_gather":
+        flat = jnp.concatenate([x.reshape(-1) for x in xs])
+        rows = lax.all_gather(flat, axes, axis=0, tiled=False)  # [g, total]
+        outs, start = [], 0
+        for x in xs:
+            part = rows[:, start:start + x.size].reshape((g, *x.shape))
+            start += x.size
+            part = jnp.moveaxis(part, 0, d)  # [.., g, n_d, ..]: member-major along dim d
+            shape = list(x.shape)
+            shape[d] *= g
+            outs.append(part.reshape(shape))
+        return tuple(outs)
+    if name == "spmd.reduce_scatter":
+        pieces = []
+        for x in xs:
+            split = (*x.shape[:d], g, x.shape[d] // g, *x.shape[d + 1:])
+            pieces.append(jnp.moveaxis(x.reshape(split), d, 0).reshape(g, -1))
+        summed = lax.psum_scatter(jnp.concatenate(pieces, axis=1), axes, scatter_dimension=0,
+                                  tiled=False)  # [total / g]
+        outs, start = [], 0
+        for x in xs:
+            shape = list(x.shape)
+            shape[d] //= g
+            size = x.size // g
+            outs.append(summed[start:start + size].reshape(shape))
+            start += size
+        return tuple(outs)
+    raise ExecutionError(f"the JAX backend has no translation of a combined '{name}'", op.loc)
 
 
 def manual_permutation(op: Operation, mesh: DeviceMesh, manual: Sequence[str],

@@ -22,7 +22,12 @@ from typing import Any
 import numpy as np
 
 from shardc.executors import control
-from shardc.executors.batched_collectives import batched_collective, summed, summing
+from shardc.executors.batched_collectives import (
+    batched_collective,
+    operand_runners,
+    summed,
+    summing,
+)
 from shardc.executors.batched_kernels import BATCHED, per_device, summed_dot
 from shardc.executors.device_layout import (
     Blocks,
@@ -177,25 +182,31 @@ class NumpyExecutor:
 
     def _summed_products(self, func: Function) -> dict[int, Callable[..., Any]]:
         """Runners for each contraction-sharded `dot_general` whose every user sums it over
-        the same devices (`all_reduce` or `reduce_scatter`): the product computes the sum as
-        one GEMM (`summed_dot`), and its users only keep their part of it."""
+        the same devices (`all_reduce` or `reduce_scatter`, combined or not): the product
+        computes the sum as one GEMM (`summed_dot`), and its users only keep their part of it."""
         out: dict[int, Callable[..., Any]] = {}
         if self.general_groups:
             return out
+        parts: dict[int, tuple[Operation, dict[int, Callable[..., Any]]]] = {}
         for op in func.body:
             if op.name != "dot_general" or not is_float(op.results[0].type.dtype):
                 continue
-            users = [u.op for u in op.result.uses]
-            sums = [summing(u, self.layout, False) for u in users]
-            if not users or any(s is None for s in sums):
+            uses = list(op.result.uses)
+            sums = [summing(u.op, self.layout, False) for u in uses]
+            if not uses or any(s is None for s in sums):
                 continue
             groups = {tuple(s[0]) for s in sums}  # type: ignore[index]
             if len(groups) != 1:
                 continue
             g = list(groups.pop())
             out[id(op)] = summed_dot(op, self.layout.rank, g, summed(self.layout, g))
-            for user, (_, finish) in zip(users, sums):  # type: ignore[misc]
-                out[id(user)] = finish
+            for use, (_, finish) in zip(uses, sums):  # type: ignore[misc]
+                parts.setdefault(id(use.op), (use.op, {}))[1][use.index] = finish
+        for key, (user, finished) in parts.items():
+            runs = operand_runners(user, self.layout, False)
+            runs = [finished.get(i, run) for i, run in enumerate(runs)]
+            out[key] = runs[0] if len(runs) == 1 else (
+                lambda *xs, runs=runs: tuple(run(x) for run, x in zip(runs, xs)))
         return out
 
     def _runner(self, op: Operation) -> Callable[..., Any]:

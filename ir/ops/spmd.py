@@ -18,6 +18,16 @@ Types are local (one device's padded block); each op is one JAX collective under
     %7 = spmd.axis_index {axes = ["x", "y"]} : tensor<i32>
          # lax.axis_index(("x", "y")): the linear index over the axes, the first one major
 
+`spmd.all_reduce`, `spmd.all_gather` and `spmd.reduce_scatter` may take several operands (one
+result each, same attributes): a *combined* collective, one launch for all of them, as XLA's
+combiners make (`combine-collectives`, passes/spmd/combine_collectives.py)::
+
+    %8, %9 = spmd.all_reduce %3, %5 {axes = ["dp"], kind = add, groups = [[0, 1]]}
+             : tensor<64xf32>, tensor<64x64xf32>       # lax.psum((x, y), "dp")
+
+Combined collectives appear only in SPMD programs (the pass runs after `spmd`), not in the body
+of a manual_computation.
+
 `axes` may hold sub-axes (`"x":(1)2`). `groups` are the device ids that communicate together
 (`shardc.passes.analysis.collectives.groups.device_groups(mesh, axes)`): a member's position in its
 group is its linear index over `axes`, which orders concatenation and slicing. `pairs` are
@@ -95,19 +105,42 @@ def _divide(op: Operation, t: TensorType, d: int, g: int) -> int:
     return t.shape[d] // g
 
 
+def _each(op: Operation, infer) -> list[TensorType]:
+    """A combinable collective: result i is `infer(operand i)`; several operands only in an
+    SPMD program."""
+    if op.num_operands < 1 or len(op.results) != op.num_operands:
+        raise op_error(op, f"has {op.num_operands} operands but {len(op.results)} results; a "
+                       "combined collective has one result per operand")
+    if op.num_operands > 1:
+        func = op.function
+        module = func.module if func is not None else None
+        if module is not None and is_manual_body(module, func.name):
+            raise op_error(op, "combines several operands in the body of a manual_computation; "
+                           "combined collectives belong to SPMD programs (combine-collectives)")
+    return [infer(v.type) for v in op.operands]
+
+
 def _infer_all_gather(op: Operation) -> list[TensorType]:
-    t = op.operand(0).type
     g = _check_groups(op)
-    d = _check_dim(op, "dim", t.rank)
-    return [_resized(t, {d: t.shape[d] * g})]
+
+    def one(t: TensorType) -> TensorType:
+        d = _check_dim(op, "dim", t.rank)
+        return _resized(t, {d: t.shape[d] * g})
+
+    return _each(op, one)
 
 
 def _infer_split(op: Operation) -> list[TensorType]:
     """all_slice and reduce_scatter: dim `dim` becomes one of `group size` equal parts."""
-    t = op.operand(0).type
     g = _check_groups(op)
-    d = _check_dim(op, "dim", t.rank)
-    return [_resized(t, {d: _divide(op, t, d, g)})]
+
+    def one(t: TensorType) -> TensorType:
+        d = _check_dim(op, "dim", t.rank)
+        return _resized(t, {d: _divide(op, t, d, g)})
+
+    if op.name == "spmd.all_slice":
+        return [one(op.operand(0).type)]
+    return _each(op, one)
 
 
 def _infer_all_to_all(op: Operation) -> list[TensorType]:
@@ -127,7 +160,7 @@ def _infer_same(op: Operation) -> list[TensorType]:
 
 def _infer_all_reduce(op: Operation) -> list[TensorType]:
     _check_groups(op)
-    return _infer_same(op)
+    return _each(op, lambda t: TensorType(t.shape, t.dtype))
 
 
 def _verify_pairs(op: Operation) -> None:
@@ -154,11 +187,12 @@ _C = frozenset({COLLECTIVE})
 _GROUPED = {"axes": req("axes"), "groups": req("int_groups")}
 
 
-def _collective(name: str, attrs: dict, infer, verify=_verify_placement) -> None:
-    register(OpDef(name, 1, 1, attrs, infer, verify, _C))
+def _collective(name: str, attrs: dict, infer, verify=_verify_placement, n: int | None = 1
+                ) -> None:
+    register(OpDef(name, n, n, attrs, infer, verify, _C))
 
 
-_collective("spmd.all_gather", {**_GROUPED, "dim": req("int")}, _infer_all_gather)
+_collective("spmd.all_gather", {**_GROUPED, "dim": req("int")}, _infer_all_gather, n=None)
 _collective("spmd.all_slice", {**_GROUPED, "dim": req("int")}, _infer_split)
 _collective(
     "spmd.all_to_all",
@@ -166,13 +200,17 @@ _collective(
     _infer_all_to_all,
 )
 _collective(
-    "spmd.all_reduce", {**_GROUPED, "kind": req("keyword", *ALL_REDUCE_KINDS)}, _infer_all_reduce
+    "spmd.all_reduce", {**_GROUPED, "kind": req("keyword", *ALL_REDUCE_KINDS)}, _infer_all_reduce,
+    n=None,
 )
-_collective("spmd.reduce_scatter", {**_GROUPED, "dim": req("int")}, _infer_split)
+_collective("spmd.reduce_scatter", {**_GROUPED, "dim": req("int")}, _infer_split, n=None)
 _collective("spmd.collective_permute", {"pairs": req("int_groups")}, _infer_same, _verify_pairs)
 register(
     OpDef("spmd.axis_index", 0, 1, {"axes": req("axes")}, _infer_axis_index, _verify_placement)
 )
+
+# The collectives that may combine several operands (one launch for all of them).
+COMBINABLE = ("spmd.all_reduce", "spmd.all_gather", "spmd.reduce_scatter")
 
 SPMD_OPS = (
     "spmd.all_gather",

@@ -3,10 +3,12 @@
     collective_report(module) -> {
         "collectives": [{"kind", "axes", "global_shape", "local_shape", "dtype",
                          "bytes_per_device", "ring_bytes_per_device", "group_size", "groups",
-                         "value", "function"}, ...],
+                         "value", "function", "steps"}, ...],
         "total_comm_bytes", "total_ring_bytes", "by_kind", "by_axis",
         "peak_memory_bytes_per_device",
     }
+    issued_report(spmd_module) -> {"count", "bytes", "ring_bytes", "combined", "by_kind",
+                                   "collectives": [...]}      # what the per-device program runs
 
 The keys are CLI.md's (`shardc compile --report json` adds mesh, values, warnings and timings);
 the cost model and every field are documented in docs/cost.md. Per-collective numbers come from
@@ -26,10 +28,12 @@ from shardc.ir.mapping import NamedMapping
 from shardc.ir.ops import GLOBAL_COLLECTIVES, attr
 from shardc.ir.ops.control import region_functions
 from shardc.ir.ops.manual import manual_computations
+from shardc.ir.ops.spmd import group_size
 from shardc.ir.printer import Namer
 from shardc.ir.types import element_bytes, shard_shape
 from shardc.passes.analysis.collectives import CollectivePermute
-from shardc.passes.analysis.collectives.op_steps import op_steps, steps_input
+from shardc.passes.analysis.collectives.op_steps import issued_steps, op_steps, steps_input
+from shardc.passes.analysis.collectives.ring_cost import buffer_cost, ring_cost
 from shardc.passes.analysis.collectives.steps import (
     AllGather,
     AllReduce,
@@ -100,8 +104,30 @@ def collective_entry(op: Operation, name: str) -> dict[str, Any]:
             "group_size": 2,
             "groups": [list(p) for p in step.pairs(mapping)],
         }
+    entry["steps"] = _issued(steps, shape, dtype, steps_input(op))
     entry["value"] = name
     return entry
+
+
+def _issued(steps: tuple[Step, ...], shape, dtype: str, mapping: NamedMapping) -> list[dict]:
+    """What a backend issues for `steps` (from `mapping`): one collective per dim of a step over
+    several dims (`issued_steps`), each with its own kind, axes, local input shape and bytes."""
+    out: list[dict[str, Any]] = []
+    for step in steps:
+        for one in issued_steps(step):
+            if isinstance(one, CollectivePermute):
+                entry = {"kind": one.kind, "axes": [], "local_shape":
+                         list(shard_shape(shape, mapping)),
+                         "bytes_per_device": one.bytes_per_device(shape, dtype, mapping),
+                         "ring_bytes_per_device": one.ring_bytes(shape, dtype, mapping),
+                         "group_size": 2}
+            else:
+                full = one.report_entry(shape, dtype, mapping)
+                entry = {k: full[k] for k in ("kind", "axes", "local_shape", "bytes_per_device",
+                                              "ring_bytes_per_device", "group_size")}
+            out.append(entry)
+            mapping = one.apply(mapping)
+    return out
 
 
 def _per_device_step(op: Operation) -> tuple[Step, tuple[int, ...], NamedMapping] | None:
@@ -167,6 +193,7 @@ def collective_report(module: Module) -> dict[str, Any]:
                     continue
                 step, shape, before = found
                 entry = step.report_entry(shape, op.result.type.dtype, before)
+                entry["steps"] = _issued((step,), shape, op.result.type.dtype, before)
                 entry["value"] = namer(op.result)
             else:
                 continue
@@ -236,3 +263,79 @@ def peak_memory(module: Module, func: Function, _memo: dict[str, int] | None = N
         live -= sum(local_bytes(v) for v in dead)
     memo[func.name] = peak
     return peak
+
+
+# ----- what the per-device program issues ---------------------------------------------------------
+
+
+def _local_cost(op: Operation, i: int) -> tuple[int, int]:
+    """(bytes_per_device, ring_bytes_per_device) of operand `i` of a per-device collective,
+    from its local buffers alone: the same model as the global report (ring_cost.py), with the
+    group's tensor rebuilt from the block."""
+    x, y = op.operand(i).type, op.results[i].type
+    eb = element_bytes(x.dtype)
+    ones = (1,) * x.rank
+    name = op.name.removeprefix("spmd.")
+    if name == "collective_permute":
+        return math.prod(x.shape) * eb, math.prod(x.shape) * eb
+    g = group_size(op)
+
+    def at(d: int) -> tuple[int, ...]:
+        return tuple(g if j == d else 1 for j in range(x.rank))
+
+    if name == "all_gather":
+        shape, cin, cout, tgt = y.shape, at(attr(op, "dim")), ones, -1
+    elif name in ("reduce_scatter", "all_slice"):
+        shape, cin, cout, tgt = x.shape, ones, at(attr(op, "dim")), -1
+    elif name == "all_to_all":
+        s, c = attr(op, "split_dim"), attr(op, "concat_dim")
+        shape = tuple(n * g if j == c else n for j, n in enumerate(x.shape))
+        cin, cout, tgt = at(c), at(s), s
+    else:  # all_reduce
+        shape, cin, cout, tgt = x.shape, ones, ones, -1
+    return (buffer_cost(name, shape, eb, cin, cout),
+            ring_cost(name, shape, eb, cin, cout, g, tgt))
+
+
+def issued_report(module: Module) -> dict[str, Any]:
+    """The collectives the per-device program issues, one entry per `spmd.*` op that
+    communicates (a local `spmd.all_slice` issues nothing): a combined collective is one entry
+    over its `operands`, its bytes the sum of theirs. This is what the executors run; beside
+    the global report's entries it shows what the `steps` and `combine-collectives` made."""
+    entries: list[dict[str, Any]] = []
+    for func in module.functions.values():
+        if "in_shapes" not in func.attributes:
+            continue
+        namer = Namer(func)
+        for op in func.body:
+            if not op.name.startswith("spmd.") or op.name in ("spmd.axis_index",
+                                                              "spmd.all_slice"):
+                continue
+            costs = [_local_cost(op, i) for i in range(op.num_operands)]
+            axes = op.attributes.get("axes", ())
+            entries.append({
+                "kind": op.name.removeprefix("spmd."),
+                "operands": op.num_operands,
+                "axes": [a.name if not a.is_sub_axis else f"{a.name}:({a.pre}){a.size}"
+                         for a in axes],
+                "local_shapes": [list(v.type.shape) for v in op.operands],
+                "dtypes": [v.type.dtype for v in op.operands],
+                "bytes_per_device": sum(b for b, _ in costs),
+                "ring_bytes_per_device": sum(r for _, r in costs),
+                "group_size": 2 if op.name == "spmd.collective_permute" else group_size(op),
+                "values": [namer(r) for r in op.results],
+                "function": func.name,
+            })
+    by_kind: dict[str, dict[str, int]] = {}
+    for e in entries:
+        kind = by_kind.setdefault(e["kind"], {"count": 0, "bytes": 0})
+        kind["count"] += 1
+        kind["bytes"] += e["bytes_per_device"]
+    return {
+        "count": len(entries),
+        "bytes": sum(e["bytes_per_device"] for e in entries),
+        "ring_bytes": sum(e["ring_bytes_per_device"] for e in entries),
+        "combined": sum(1 for e in entries if e["operands"] > 1),
+        "by_kind": by_kind,
+        "collectives": entries,
+    }

@@ -47,6 +47,9 @@ def test_cli_example_all_reduce() -> None:
             "ring_bytes_per_device": 3072,
             "group_size": 4,
             "groups": [[0, 1, 2, 3], [4, 5, 6, 7]],
+            "steps": [{"kind": "all_reduce", "axes": ["tp"], "local_shape": [8, 64],
+                       "bytes_per_device": 2048, "ring_bytes_per_device": 3072,
+                       "group_size": 4}],
             "value": "%0",
             "function": "main",
         }
@@ -212,3 +215,26 @@ def test_peak_memory_counts_callee() -> None:
     )
     assert peak_memory(module, module.functions["f"]) == 48
     assert peak_memory(module, module.main) == 48
+
+
+def test_a_collective_over_two_dims_costs_the_two_it_runs_as() -> None:
+    # all_gather of a 4x4 f32 block over x=4 onto dim 0, then y=2 onto dim 1 (as spmd issues
+    # it): 16x4 (256 B) after the first, 16x8 (512 B) after the second; ring bytes as one.
+    from shardc.passes.analysis.collectives.ring_cost import buffer_cost, ring_cost
+
+    assert buffer_cost("all_gather", (16, 8), 4, (4, 2), (1, 1)) == 256 + 512
+    assert buffer_cost("reduce_scatter", (16, 8), 4, (1, 1), (4, 2)) == 512 + 128
+    assert buffer_cost("all_gather", (16, 8), 4, (4, 1), (1, 1)) == 512  # one dim: its output
+    r = report(
+        'mesh @mesh = <["x"=4, "y"=2]>\n'
+        'func @main(%a: tensor<16x8xf32, <@mesh, [{"x"}, {"y"}]>>) '
+        '-> tensor<16x8xf32, <@mesh, [{}, {}]>> {\n'
+        '  %0 = all_gather %a {gathering_axes = [["x"], ["y"]]} : '
+        'tensor<16x8xf32, <@mesh, [{}, {}]>>\n'
+        "  return %0\n}\n"
+    )
+    (entry,) = r["collectives"]
+    assert [(s["axes"], s["local_shape"], s["bytes_per_device"]) for s in entry["steps"]] == [
+        (["x"], [4, 4], 256), (["y"], [16, 4], 512)]
+    assert entry["bytes_per_device"] == 768
+    assert entry["ring_bytes_per_device"] == ring_cost("all_gather", (16, 8), 4, (4, 2), (1, 1), 8)

@@ -1,14 +1,18 @@
 """An IR collective as planner steps and back: `step_op` spells a planned step as the op that
 performs it, `op_steps` reads the steps an op performs (the cost report counts them, the
-lowering passes emit them)."""
+lowering passes emit them), and `issued_steps` is what a backend issues for a step: an
+all_gather, all_slice or reduce_scatter over several dims is one collective per dim, in dim
+order (`per_dim`; the `spmd` lowering emits them so)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from shardc.ir.attributes import AllToAllParam
 from shardc.ir.core import Operation
 from shardc.ir.mapping import NamedMapping
+from shardc.ir.mesh import AxisRef
 from shardc.ir.ops.sharding import all_to_all_params, explicit_reduction_axes, reduced_axes
 from shardc.passes.analysis.collectives.steps import (
     AllGather,
@@ -73,3 +77,22 @@ def steps_input(op: Operation) -> NamedMapping:
         assert target is not None, "collectives verify that their result has a sharding"
         source = NamedMapping.fully_replicated(target.mesh, target.rank)
     return source
+
+
+def per_dim(axes: Sequence[Sequence[AxisRef]]) -> list[tuple[int, tuple[tuple[AxisRef, ...], ...]]]:
+    """`(d, axes on dim d only)` for every dim with axes, in dim order: how a collective over
+    several dims is issued, one dim at a time."""
+    rank = len(axes)
+    return [(d, tuple(tuple(a) if i == d else () for i in range(rank)))
+            for d, a in enumerate(axes) if a]
+
+
+def issued_steps(step: Step) -> tuple[Step, ...]:
+    """The collectives a backend issues for `step`, in order (see the module docstring)."""
+    if isinstance(step, AllGather):
+        return tuple(AllGather(one) for _, one in per_dim(step.gathering_axes))
+    if isinstance(step, AllSlice):
+        return tuple(AllSlice(one) for _, one in per_dim(step.slicing_axes))
+    if isinstance(step, ReduceScatter):
+        return tuple(ReduceScatter(one) for _, one in per_dim(step.reduce_scatter_axes))
+    return (step,)

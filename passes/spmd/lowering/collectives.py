@@ -4,9 +4,10 @@
 becomes (per device, a 4x8 block)
     %1 = spmd.all_gather %0 {axes = ["y"], dim = 1, groups = [[0, 1, 2, 3], [4, 5, 6, 7]]}
 
-A collective over several dims is one `spmd.*` op per dim; uneven dims are padded before and
-sliced after (padding.py). A `reduce_scatter` that does not sum is an all_reduce then an
-all_slice (JAX has only a summing psum_scatter).
+A collective over several dims is one `spmd.*` op per dim, in dim order (`op_steps.per_dim`,
+which the cost report's `steps` follow); uneven dims are padded before and sliced after
+(padding.py). A `reduce_scatter` that does not sum is an all_reduce then an all_slice (JAX has
+only a summing psum_scatter).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from shardc.ir.ops.sharding import all_to_all_params, explicit_reduction_axes, r
 from shardc.ir.placements import ReduceOp
 from shardc.passes.analysis.collectives.axes import product
 from shardc.passes.analysis.collectives.groups import permute_sources
+from shardc.passes.analysis.collectives.op_steps import per_dim
 from shardc.passes.analysis.collectives.shards import chunk
 from shardc.passes.analysis.collectives.steps import AllGather, AllSlice, AllToAll, ReduceScatter
 from shardc.passes.spmd.lowering.function_lowering import FunctionLowering, with_dim
@@ -57,17 +59,12 @@ def _reduction_kind(low: FunctionLowering, op: Operation) -> str:
     return REDUCE_KIND[src.unreduced_op if src is not None and src.unreduced else ReduceOp.SUM]
 
 
-def _per_dim(rank: int, d: int, axes: tuple[AxisRef, ...]) -> tuple[tuple[AxisRef, ...], ...]:
-    return tuple(axes if i == d else () for i in range(rank))
-
-
 def lower_all_gather(low: FunctionLowering, op: Operation) -> None:
     x, m, _ = _src_dst(low, op)
     shape, cur = op.result.type.shape, x
-    for d, axes in enumerate(attr(op, "gathering_axes")):
-        if not axes:
-            continue
-        after = AllGather(_per_dim(len(shape), d, axes)).apply(m, shape)
+    for d, one in per_dim(attr(op, "gathering_axes")):
+        axes = one[d]
+        after = AllGather(one).apply(m, shape)
         local = low.local_shape(cur)
         g = product(axes, m.mesh)
         attrs = {"axes": axes, "dim": d, "groups": low.groups(axes)}
@@ -93,11 +90,9 @@ def all_slice(
 def lower_all_slice(low: FunctionLowering, op: Operation) -> None:
     x, m, _ = _src_dst(low, op)
     shape, cur = op.result.type.shape, x
-    for d, axes in enumerate(attr(op, "slicing_axes")):
-        if not axes:
-            continue
-        m = AllSlice(_per_dim(len(shape), d, axes)).apply(m, shape)
-        cur = all_slice(low, cur, d, axes, chunk(shape[d], m.num_shards(d)))
+    for d, one in per_dim(attr(op, "slicing_axes")):
+        m = AllSlice(one).apply(m, shape)
+        cur = all_slice(low, cur, d, one[d], chunk(shape[d], m.num_shards(d)))
     low.replace(op, cur)
 
 
@@ -144,7 +139,7 @@ def lower_all_reduce(low: FunctionLowering, op: Operation) -> None:
 def lower_reduce_scatter(low: FunctionLowering, op: Operation) -> None:
     x, m, _ = _src_dst(low, op)
     shape, cur = op.result.type.shape, x
-    per_dim = attr(op, "scatter_axes")
+    scatter = attr(op, "scatter_axes")
     kind = _reduction_kind(low, op)
     explicit = explicit_reduction_axes(op, m)
     if kind != "add" or len(explicit) != len(reduced_axes(op)):
@@ -153,15 +148,13 @@ def lower_reduce_scatter(low: FunctionLowering, op: Operation) -> None:
         if explicit:
             cur = _all_reduce(low, cur, explicit, kind)
         _, _, dst = _src_dst(low, op)
-        for d, axes in enumerate(per_dim):
-            if axes:
-                cur = all_slice(low, cur, d, axes, chunk(shape[d], dst.num_shards(d)))
+        for d, one in per_dim(scatter):
+            cur = all_slice(low, cur, d, one[d], chunk(shape[d], dst.num_shards(d)))
         low.replace(op, cur)
         return
-    for d, axes in enumerate(per_dim):
-        if not axes:
-            continue
-        m = ReduceScatter(_per_dim(len(shape), d, axes)).apply(m, shape)
+    for d, one in per_dim(scatter):
+        axes = one[d]
+        m = ReduceScatter(one).apply(m, shape)
         size = chunk(shape[d], m.num_shards(d))
         g = product(axes, m.mesh)
         cur = pad_dim(low, cur, d, g * size)
