@@ -243,6 +243,13 @@ class JaxSource:
     text: str
     name: str
     mesh_axes: dict[str, int]
+    # The arguments' pytree paths, one per argument of main (the text names them flat[i]).
+    arg_labels: tuple[str, ...] = ()
+
+    def label(self, module: Module) -> None:
+        """Name `module`'s main arguments by their pytree paths."""
+        if len(self.arg_labels) == len(module.main.args):
+            module.main.arg_labels = list(self.arg_labels)
 
     def module(self) -> Module:
         """The text imported, on the jit's mesh when JAX printed none."""
@@ -252,6 +259,7 @@ class JaxSource:
 
         module = import_stablehlo(self.text, f"<jax:{self.name}>")
         legalize_chlo(module)  # what XLA does to JAX's chlo ops before Shardy (legalize_chlo.py)
+        self.label(module)
         if all(m.is_empty for m in module.meshes.values()):
             # No sharding given (JAX then prints no mesh, or only its axis-less @empty_mesh of
             # 0-d arguments): the program still runs on the jit's mesh, every value replicated
@@ -260,21 +268,23 @@ class JaxSource:
         return module
 
 
-def compile_text(text: str, name: str, mesh_axes: dict[str, int],
+def compile_text(source: JaxSource,
                  options: CompileOptions) -> tuple[CompileResult, dict[str, float]]:
-    """Import JAX's StableHLO `text` and compile it (through the cache when `options` names
+    """Import JAX's StableHLO text and compile it (through the cache when `options` names
     one); the result and the seconds spent importing and compiling."""
 
     cache = CompileCache(options.cache_dir) if options.cache_dir is not None else None
-    key = cache_key(text, options, mesh_axes) if cache is not None else ""
+    key = cache_key(source.text, options, source.mesh_axes) if cache is not None else ""
     start = time.perf_counter()
     if cache is not None:
         result = cache.load(key)
         if result is not None:
+            source.label(result.module)
+            source.label(result.spmd)
             result.cache = CacheHandle(cache, key, hit=True)
             return result, {"import": 0.0, "shardc_compile": 0.0,
                             "cache_load": time.perf_counter() - start}
-    module = JaxSource(text, name, mesh_axes).module()
+    module = source.module()
     imported = time.perf_counter()
     result = compile_module(module, options)
     timings = {"import": imported - start, "shardc_compile": time.perf_counter() - imported}

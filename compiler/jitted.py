@@ -363,7 +363,10 @@ class Jitted:
                               f"{type(e).__name__}: {e}") from None
         lowered = time.perf_counter() - start
         # Import and compile; with options.cache_dir, through the persistent cache.
-        result, timings = compile_text(text, self.name, dict(self.mesh.shape), self.options)
+        # The arguments are named as the user's pytree paths (JAX's names are the flat ones,
+        # `flat[3]`): explanations then say `params['w1']`.
+        source = JaxSource(text, self.name, dict(self.mesh.shape), tuple(self._paths(call)))
+        result, timings = compile_text(source, self.options)
         timings["jax_lower_import"] = lowered + timings.pop("import")
         for line in result.warnings:  # e.g. an op without a rule computing replicated
             warnings.warn(f"shardc.jit({self.name}): {line}", ShardcWarning, stacklevel=4)
@@ -371,7 +374,7 @@ class Jitted:
         signature = Signature(call.tree, len(call.dyn), out_tree[0], structs, in_keys=in_keys,
                               out_keys=out_keys[0], arg_names=names, donated=donated)
         return Lowered(self.name, result, signature, self.mesh, self.backend, timings,
-                       source=JaxSource(text, self.name, dict(self.mesh.shape)),
+                       source=source,
                        options=self.options)
 
     def _leaf_specs(self, call: _Call) -> tuple[Any, ...]:

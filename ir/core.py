@@ -399,6 +399,7 @@ class Function:
         self.loc_written = False
         self.body = Block(self)
         self.arg_attrs: list[dict[str, Any]] = [{} for _ in arg_types]
+        self.arg_labels: list[str | None] = [None] * len(self.args)  # JAX: loc("params['w']")
         self.res_attrs: list[dict[str, Any]] = [{} for _ in result_types]
         self.attributes: dict[str, Any] = {}
         self.module: Module | None = None
@@ -430,6 +431,7 @@ class Function:
         g.loc_written = self.loc_written
         g.visibility_written = self.visibility_written
         g.arg_attrs = [dict(a) for a in self.arg_attrs]
+        g.arg_labels = list(self.arg_labels)
         g.res_attrs = [dict(a) for a in self.res_attrs]
         g.attributes = dict(self.attributes)
         values: dict[int, Value] = {id(a): b for a, b in zip(self.args, g.args)}

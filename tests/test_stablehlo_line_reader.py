@@ -41,7 +41,7 @@ def fingerprint(module) -> tuple:
         print_module(module),
         [(op.loc, op.loc_written) for op in ops],
         [[r.name_hint for r in op.results] for op in ops],
-        [(f.name, f.loc, f.loc_written, [a.name_hint for a in f.args])
+        [(f.name, f.loc, f.loc_written, [a.name_hint for a in f.args], f.arg_labels)
          for f in module.functions.values()],
         dict(module.mesh_locs), sorted(module.attributes),
     )
@@ -137,3 +137,24 @@ def test_errors_are_the_grammars():
         _grammar(broken, "t.mlir")
     assert str(fast.value) == str(slow.value)
     assert f"t.mlir:{at + 1}:" in str(fast.value)
+
+
+def test_argument_labels_are_jaxs_pytree_paths():
+    """JAX writes each argument's pytree path as its `loc("...")` (inline or through an
+    alias); both readers keep it as the argument's label (explanations name it)."""
+    text = "\n".join([
+        '#loc1 = loc("params[\'w2\']")',
+        "module @jit_f {",
+        '  func.func public @main(%arg0: tensor<4xf32> loc("params[\'w1\']"), '
+        "%arg1: tensor<4xf32> loc(#loc1), %arg2: tensor<4xf32> loc(unknown)) -> tensor<4xf32> {",
+        "    %0 = stablehlo.add %arg0, %arg1 : tensor<4xf32>",
+        "    %1 = stablehlo.add %0, %arg2 : tensor<4xf32>",
+        "    return %1 : tensor<4xf32>",
+        "  }",
+        "}",
+    ])
+    fast = import_stablehlo(text, "t.mlir")
+    slow = _grammar(text, "t.mlir")
+    for module in (fast, slow):
+        assert module.main.arg_labels == ["params['w1']", "params['w2']", None]
+    assert fingerprint(fast) == fingerprint(slow)

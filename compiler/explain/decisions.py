@@ -76,6 +76,15 @@ def loc_text(op: Operation | Function | None) -> str:
     return str(loc) if loc is not None and loc.line > 0 else ""
 
 
+def arg_label(v: Value) -> str:
+    """" NAME" for an argument its source named (JAX: its pytree path, `params['w1']`), else
+    ""."""
+    func = v.owner
+    labels = func.arg_labels if isinstance(func, Function) else []
+    label = labels[v.index] if v.index < len(labels) else None
+    return f" {label}" if label else ""
+
+
 def source_loc(*ops: Operation | Function | None) -> str:
     """`loc_text` of the first op whose location the program wrote (a JAX program's Python
     line), else of the first op that has one at all (a line of the text it was read from)."""
@@ -157,8 +166,8 @@ def root_decision(v: Value, origin: Origin, names: Names, written: NamedMapping 
         assert isinstance(func, Function)
         return Decision(
             "in_sharding",
-            f"argument {v.index} ({name}) of @{func.name} is declared {mapping} (its "
-            f"in_sharding){prio}",
+            f"argument {v.index}{arg_label(v)} ({name}) of @{func.name} is declared {mapping} "
+            f"(its in_sharding){prio}",
             name, "", loc_text(func), subject=v,
         )
     if source.startswith("output:"):
@@ -247,7 +256,8 @@ class Chains:
             mapping = v.mapping.text() if v.mapping is not None else "[]"
             return Decision(
                 "in_sharding",
-                f"argument {v.index} ({names(v)}) of @{func.name} is declared {mapping}",
+                f"argument {v.index}{arg_label(v)} ({names(v)}) of @{func.name} is declared "
+                f"{mapping}",
                 names(v), "", loc_text(func), subject=v,
             )
         loc = loc_text(op)

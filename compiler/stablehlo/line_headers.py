@@ -156,8 +156,8 @@ class HeaderReader:
                     raise Unsupported("argument")
                 value = Token("VALUE", a.group(1), start + a.start(1), lineno, a.start(1) + 1)
                 ty = Token("TENSOR_TYPE", a.group(2), start + a.start(2), lineno, a.start(2) + 1)
-                attrs, pos = self._attrs_loc(i, a.end())
-                f.args.append(ArgRec(value, ty, attrs))
+                attrs, pos, loc = self._attrs_loc(i, a.end())
+                f.args.append(ArgRec(value, ty, attrs, loc))
                 sep = _SEP.match(line, pos)
                 if sep is None:
                     raise Unsupported("argument list")
@@ -196,8 +196,8 @@ class HeaderReader:
         return Token("TENSOR_TYPE", m.group(1), self.starts[i] + m.start(1), i + 1,
                      m.start(1) + 1)
 
-    def _attrs_loc(self, i: int, pos: int) -> tuple[DictRec | None, int]:
-        """An optional attribute dictionary, then an optional `loc(...)`, at `pos`."""
+    def _attrs_loc(self, i: int, pos: int) -> tuple[DictRec | None, int, str | None]:
+        """An optional attribute dictionary, then an optional `loc(...)` (its text), at `pos`."""
         line = self.lines[i]
         attrs = None
         if line.startswith("{", pos):
@@ -205,7 +205,9 @@ class HeaderReader:
             attrs = self._dict(i, pos, end)
             pos = end + len(line[end:]) - len(line[end:].lstrip(" \t"))
         loc = self.p.loc_at.match(line, pos)
-        return attrs, (loc.end() if loc is not None else pos)
+        if loc is None:
+            return attrs, pos, None
+        return attrs, loc.end(), loc.group(0).strip()
 
     def _results(self, i: int, line: str, pos: int, out: ResultsRec) -> int:
         """`(type {attrs}, ...)` after a header's `->`."""
@@ -220,7 +222,7 @@ class HeaderReader:
             t = self.p.type_at.match(line, pos)
             if t is None:
                 raise Unsupported("result type")
-            attrs, pos = self._attrs_loc(i, t.end())
+            attrs, pos, _ = self._attrs_loc(i, t.end())
             out.append((self._type_token(i, t), attrs))
             sep = _SEP.match(line, pos)
             if sep is None:

@@ -59,6 +59,18 @@ class Locations:
         self.cache[body] = result
         return result
 
+    def label(self, loc_text: str, depth: int = 0) -> str | None:
+        """The name a `loc("name")` gives (through aliases), else None: JAX writes a function
+        argument's pytree path so (`loc("params['w1']")`)."""
+        body = loc_text.strip()
+        if body.startswith("loc(") and body.endswith(")"):
+            body = body[4:-1].strip()
+        if body.startswith("#loc") and depth < 64:
+            target = self.aliases.get(body)
+            return self.label(target, depth + 1) if target else None
+        m = re.fullmatch(r'"((?:[^"\\]|\\.)*)"', body)
+        return unescape(m.group(0)) if m is not None and m.group(1) else None
+
     def _resolve_body(self, body: str, depth: int) -> Location | None:
         if body.startswith("#loc"):
             target = self.aliases.get(body)

@@ -107,7 +107,7 @@ class _Reader(lark.Transformer):
         return f
 
     def func_arg(self, c):
-        return ArgRec(c[0], c[1], c[2])
+        return ArgRec(c[0], c[1], c[2], str(c[3]) if c[3] is not None else None)
 
     def single_result(self, c):
         return ResultsRec([(c[0], None)])

@@ -71,12 +71,14 @@ class PairRec:
 
 
 class ArgRec:
-    __slots__ = ("tok", "type", "attrs")
+    __slots__ = ("tok", "type", "attrs", "loc")
 
-    def __init__(self, tok: Token, type_tok: Token, attrs: DictRec | None):
+    def __init__(self, tok: Token, type_tok: Token, attrs: DictRec | None,
+                 loc: str | None = None):
         self.tok = tok
         self.type = type_tok
         self.attrs = attrs
+        self.loc = loc  # its `loc(...)` text, if written (JAX: the argument's pytree path)
 
 
 class ResultsRec(list):

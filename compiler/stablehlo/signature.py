@@ -87,6 +87,7 @@ def declare_function(b: ModuleBuilder, f: FuncRec) -> Function:
     func.visibility_written = f.visibility is not None
     func.arg_attrs = arg_attrs
     func.res_attrs = res_attrs
+    func.arg_labels = [b.locs.label(a.loc) if a.loc is not None else None for a in f.args]
     if f.attrs is not None:
         func.attributes = {k: b.opaque(v) for k, v in f.attrs.entries.items()}
     if f.loc is not None:

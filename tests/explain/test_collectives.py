@@ -5,6 +5,7 @@ survive the default pipeline and the export; errors about an op name its Python 
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pytest
@@ -75,6 +76,9 @@ def test_a_jax_gpt_training_step_is_explained_at_its_source_lines(sharding) -> N
         assert e.consumer_loc.startswith(str(ROOT / "examples")), (e.value, e.consumer_loc)
         ops = [d for c in e.chains for d in c if d.op and d.op != "return"]
         assert all(d.loc for d in ops), [(d.text) for d in ops if not d.loc]
+    # a chain that ends at an argument names it by JAX's pytree path
+    args = [d.text for e in found for c in e.chains for d in c if d.kind == "in_sharding"]
+    assert args and all(re.match(r"argument \d+ (params|tokens|labels)\W", t) for t in args), args
 
 
 def _jax_mlp():

@@ -50,6 +50,7 @@ class Change:
     index: int = 0
     label: str = ""  # how to name the value or argument (`%12`, `%w1`)
     where: str = ""  # the source line of the value's op, when known
+    path: str = ""  # an argument's name in its source (JAX: its pytree path, `params['w1']`)
 
     @classmethod
     def constraint(cls, v: Value, mapping: NamedMapping, label: str, where: str = "") -> Change:
@@ -59,7 +60,9 @@ class Change:
 
     @classmethod
     def in_sharding(cls, func: Function, index: int, mapping: NamedMapping, label: str) -> Change:
-        return cls(IN_SHARDING, func.name, closed_layout(mapping), None, index, label)
+        labels = func.arg_labels
+        path = (labels[index] if index < len(labels) else None) or ""
+        return cls(IN_SHARDING, func.name, closed_layout(mapping), None, index, label, "", path)
 
     @classmethod
     def out_sharding(cls, func: Function, index: int, mapping: NamedMapping) -> Change:
@@ -79,7 +82,9 @@ class Change:
             jax = f" (JAX: jax.lax.with_sharding_constraint(x, {spec}))" if spec else ""
             return f"constrain {self.label}{where} to {layout}{jax}"
         if self.kind == IN_SHARDING:
-            return f"give argument {self.index} ({self.label}) the in_sharding {layout}{jax}"
+            path = f" {self.path}" if self.path else ""
+            return (f"give argument {self.index}{path} ({self.label}) the in_sharding "
+                    f"{layout}{jax}")
         return f"give result {self.index} the out_sharding {layout}{jax}"
 
     def to_json(self) -> dict[str, object]:
@@ -91,6 +96,8 @@ class Change:
                 out["loc"] = self.where
         else:
             out["index"] = self.index
+            if self.path:
+                out["path"] = self.path
         spec = spec_text(self.mapping)
         if spec:
             out["partition_spec"] = spec
