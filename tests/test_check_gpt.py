@@ -95,8 +95,9 @@ def _broken(spmd, how: str):
         return spmd
     reduces = _add_reduces(spmd)
     op = reduces[len(reduces) // 2]
-    if how == "dropped all_reduce":
-        op.result.replace_all_uses_with(op.operands[0])
+    if how == "dropped all_reduce":  # (a combined all_reduce: all of its operands)
+        for result, operand in zip(op.results, op.operands, strict=True):
+            result.replace_all_uses_with(operand)
         op.erase()
     else:  # "wrong axis": the partial sums of the other axis are added
         _set_axis(op, "dp" if op.attributes["axes"][0].name == "tp" else "tp", mesh)
