@@ -46,9 +46,11 @@ class CompileOptions:
     reshard_algorithm: str = "cheapest"
     strict: bool = False
     verify_each: bool = True
-    # Run `auto-shard` first (docs/autoshard.md); `memory_budget`: bytes per device, None: none.
+    # Run `auto-shard` first (docs/autoshard.md); `memory_budget`: bytes per device, None: none;
+    # `auto_shard_effort`: the solver's work per MIP solve in ticks, None: the pass's default.
     auto_shard: bool = False
     memory_budget: int | None = None
+    auto_shard_effort: int | None = None
     # `shardc.jit`'s persistent compile cache (jit_cache.py, docs/jax.md): a directory, or
     # None for none. Not part of the compile: the cache's key leaves it out.
     cache_dir: str | None = None
@@ -82,8 +84,13 @@ class CompileOptions:
         if self.reshard_algorithm == "shardy":
             pipeline = pipeline.replace("lower-collectives", "lower-collectives{planner=shardy}")
         if self.auto_shard:
-            budget = f"{{memory-budget={self.memory_budget}}}" if self.memory_budget else ""
-            pipeline = f"auto-shard{budget},{pipeline}"
+            opts = []
+            if self.memory_budget:
+                opts.append(f"memory-budget={self.memory_budget}")
+            if self.auto_shard_effort is not None:
+                opts.append(f"effort={self.auto_shard_effort}")
+            braces = "{" + ",".join(opts) + "}" if opts else ""
+            pipeline = f"auto-shard{braces},{pipeline}"
         return pipeline
 
 

@@ -182,13 +182,17 @@ class _Solver:
             return found
         return choices
 
-    def budgeted(self, budget: float, known: list[list[int]]) -> tuple[list[int] | None, Phase]:
-        """The budgeted MIP from the best fitting plan of `known`; (plan, its phase)."""
+    def budgeted(self, budget: float, known: list[tuple[str, list[int]]]
+                 ) -> tuple[list[int] | None, str, Phase]:
+        """The budgeted MIP from the best fitting plan of `known` (named plans); the plan kept,
+        where it comes from, and the MIP's phase."""
         p, b, e = self.problem, self.builder, self.effort
-        fitting = [(evaluate(p, c), c) for c in known]
-        fitting = [(cost, c) for (cost, peak), c in fitting
+        fitting = [(evaluate(p, c), name, c) for name, c in known]
+        fitting = [(cost, name, c) for (cost, peak), name, c in fitting
                    if peak <= budget and np.isfinite(cost)]
-        incumbent = min(fitting, key=lambda t: t[0])[1] if fitting else None
+        best = min(fitting, key=lambda t: t[0]) if fitting else None  # first of equals
+        incumbent = None if best is None else best[2]
+        source = "" if best is None else best[1]
         limit = evaluate(p, incumbent)[0] if incumbent is not None else None
         fixed = self.fixing(limit) if limit is not None else None
         lp = b.build(budget=budget, fixed=fixed)
@@ -200,9 +204,9 @@ class _Solver:
         if out.x is not None:
             found = choices_of(p, out.x[: b.n])
             cost, peak = evaluate(p, found)
-            if peak <= budget and np.isfinite(cost) and (limit is None or cost <= limit):
-                return found, phase
-        return incumbent, phase
+            if peak <= budget and np.isfinite(cost) and (limit is None or cost < limit):
+                return found, "budgeted", phase
+        return incumbent, source, phase
 
     def min_peak(self) -> float | None:
         """The smallest peak the cost model allows (for the message when nothing fits)."""
@@ -241,8 +245,9 @@ def solve(problem, budget: float | None, effort: Effort | None = None,
     if budget is None or free_peak <= budget:
         result.fixed = s.fixed
         return _final(result, effort)
-    candidates = greedy_plans(problem) + list(known or [])
-    found, phase = s.budgeted(budget, candidates)
+    candidates = [("greedy", c) for c in greedy_plans(problem)]
+    candidates += [("known", c) for c in known or []]
+    found, source, phase = s.budgeted(budget, candidates)
     if found is None:
         result.status = "infeasible" if phase.status == "infeasible" else "no_plan"
         result.choices, result.x = [], None
@@ -253,7 +258,7 @@ def solve(problem, budget: float | None, effort: Effort | None = None,
     cost, peak = evaluate(problem, found)
     result.choices, result.x = found, plan_vector(problem, found)
     result.objective, result.peak = cost, peak
-    result.source = "budgeted" if phase.objective is not None else "greedy"
+    result.source = source
     bounds = [b for b in (phase.bound, s.lp_bound) if b is not None]
     result.bound = max(bounds) if bounds else None
     gap = result.gap
