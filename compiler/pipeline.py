@@ -51,6 +51,9 @@ class CompileOptions:
     auto_shard: bool = False
     memory_budget: int | None = None
     auto_shard_effort: int | None = None
+    # The arguments (flattened, by index) whose buffers the step may reuse after their last read,
+    # for auto-shard's memory rows; None: all of them (what the report's peak assumes).
+    donated_args: tuple[int, ...] | None = None
     # `shardc.jit`'s persistent compile cache (jit_cache.py, docs/jax.md): a directory, or
     # None for none. Not part of the compile: the cache's key leaves it out.
     cache_dir: str | None = None
@@ -89,6 +92,9 @@ class CompileOptions:
                 opts.append(f"memory-budget={self.memory_budget}")
             if self.auto_shard_effort is not None:
                 opts.append(f"effort={self.auto_shard_effort}")
+            if self.donated_args is not None:
+                listed = ",".join(str(i) for i in sorted(set(self.donated_args)))
+                opts.append(f"donate='{listed}'" if listed else "donate=none")
             braces = "{" + ",".join(opts) + "}" if opts else ""
             pipeline = f"auto-shard{braces},{pipeline}"
         return pipeline

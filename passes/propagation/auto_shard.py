@@ -62,10 +62,14 @@ class AutoShard(Pass):
     time_limit: float = 0.0  # seconds per solve, a safety net only (0: none; not reproducible)
     follow: str = "none"  # element-wise ops follow: none | chains (of element-wise ops) | all
     repeats: bool = True  # repeated layers share their choices
+    tie_rounds: int = 3  # nodes alike after this many rounds of colour refinement share choices
     tie_break: bool = True  # of plans moving as much, take the one with the lowest peak
     verify: bool = True  # measure the plan; tighten the budget if it does not fit
     rounds: int = 3  # solves at most, with verify and a budget
     inline: bool = True  # inline calls first, so the ops inside them are chosen for too
+    # Arguments whose buffers the step may reuse after their last read: all | none | the
+    # argument indices, quoted ('0,3,5'); the others live to the end of the step
+    donate: str = "all"
 
     def __post_init__(self) -> None:
         if self.follow not in FOLLOW:
@@ -77,10 +81,11 @@ class AutoShard(Pass):
                 f"auto-shard: objective must be one of {', '.join(OBJECTIVES)} "
                 f"(got {self.objective!r})"
             )
-        if self.memory_budget < 0 or self.time_limit < 0 or self.rounds < 1 or self.effort < 1:
+        if (self.memory_budget < 0 or self.time_limit < 0 or self.rounds < 1 or self.effort < 1
+                or self.tie_rounds < 0):
             raise PassError(
-                "auto-shard: memory-budget must be >= 0, effort >= 1, time-limit >= 0 and "
-                "rounds >= 1"
+                "auto-shard: memory-budget must be >= 0, effort >= 1, time-limit >= 0, "
+                "tie-rounds >= 0 and rounds >= 1"
             )
 
     def solver_effort(self) -> Effort:
@@ -101,15 +106,17 @@ class AutoShard(Pass):
         if self.inline:
             inline_calls(module, func)
         split_function(func)
+        kept = _kept(self.donate, len(func.args), func.loc)
         graph = build_graph(module, func, mesh)
-        space = simplify(graph, follow=self.follow, repeats=self.repeats)
+        space = simplify(graph, follow=self.follow, repeats=self.repeats,
+                         tie_rounds=self.tie_rounds)
         times["graph"] = time.process_time() - start
         start = time.process_time()
         model = CostModel(self.objective)
-        problem = formulate(graph, space, model)
+        problem = formulate(graph, space, model, kept)
         times["formulate"] = time.process_time() - start
         budget = self.memory_budget or None
-        rounds = self._solve(module, graph, problem, budget, times, func.loc)
+        rounds = self._solve(module, graph, problem, budget, times, func.loc, kept)
         result, chosen, measured = (rounds[-1][k] for k in ("result", "chosen", "measured"))
         if budget is not None and measured is not None and measured["peak"] > budget:
             message = (
@@ -126,7 +133,7 @@ class AutoShard(Pass):
         ctx.data["auto_shard"] = _summary(problem, result, rounds, budget, measured, times, self)
 
     def _solve(self, module: Module, graph, problem: Problem, budget: int | None,
-               times: dict[str, float], loc) -> list[dict[str, Any]]:
+               times: dict[str, float], loc, kept: frozenset[int]) -> list[dict[str, Any]]:
         """Solve; with `verify` and a budget, while the measured peak is over the budget, solve
         again with the solver's budget lowered by the excess (at most `rounds` solves), starting
         from the plans of the earlier rounds. A lowered budget no plan meets ends the rounds with
@@ -150,7 +157,7 @@ class AutoShard(Pass):
             measured = None
             if self.verify:
                 start = time.process_time()
-                measured = _measure(module, graph, chosen)
+                measured = _measure(module, graph, chosen, kept)
                 times["verify"] = times.get("verify", 0.0) + time.process_time() - start
             rounds.append({"budget": target, "measured": measured, "result": result,
                            "chosen": chosen})
@@ -194,18 +201,44 @@ def _check(result: SolveResult, budget: int | None, loc) -> None:
     )
 
 
-def _measure(module: Module, graph, chosen) -> dict[str, int]:
-    """Compile a copy of `module` with `chosen` written in; the report's figures."""
-    from shardc.passes.analysis.cost import collective_report
+def _kept(donate: str, num_args: int, loc) -> frozenset[int]:
+    """The arguments that live to the end of the step (not donated)."""
+    text = donate.strip()
+    if text == "all":
+        return frozenset()
+    if text == "none":
+        return frozenset(range(num_args))
+    try:
+        donated = {int(t) for t in text.split(",") if t.strip()}
+    except ValueError:
+        donated = {-1}
+    bad = sorted(i for i in donated if not 0 <= i < num_args)
+    if bad:
+        raise PassError(
+            f"auto-shard: donate must be all, none or argument indices below {num_args} "
+            f"(got {donate!r})",
+            loc,
+        )
+    return frozenset(range(num_args)) - donated
+
+
+def _measure(module: Module, graph, chosen, kept: frozenset[int] = frozenset()
+             ) -> dict[str, int]:
+    """Compile a copy of `module` with `chosen` written in; the report's figures (the peak
+    with the arguments in `kept` live to the end)."""
+    from shardc.passes.analysis.cost import collective_report, peak_memory
 
     copy = module.clone()
     write_choice(copy, graph, chosen)
     PassManager(parse_pipeline(MEASURE_PIPELINE), verify_each=False).run(copy, PassContext())
     report = collective_report(copy)
+    peak = report["peak_memory_bytes_per_device"]
+    if kept:
+        peak = peak_memory(copy, copy.main, kept=kept)
     return {
         "comm_bytes": report["total_comm_bytes"],
         "ring_bytes": report["total_ring_bytes"],
-        "peak": report["peak_memory_bytes_per_device"],
+        "peak": peak,
     }
 
 
@@ -278,6 +311,7 @@ def _summary(
             "groups": len(space.sizes),
             "free_groups": space.num_free_groups,
             "followers": len(space.followed),
+            "tied": sum(1 for i, r in enumerate(space.representative) if r != i),
             "repeat": None
             if repeat is None
             else {"start": repeat.start, "period": repeat.period, "count": repeat.count},

@@ -9,10 +9,12 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from shardc.cli import main
+from shardc.ir.diagnostics import ShardcError
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.models.catalogue import MODELS
 from shardc.passes.manager import load_all_passes
@@ -186,3 +188,29 @@ def test_normalised_reshard_costs_are_the_planned_ones(data) -> None:
     dst = data.draw(st.sampled_from(options))
     model = CostModel()
     assert model.reshard(shape, "f32", src, dst) == model._plan(shape, "f32", src, dst)
+
+
+# ----- donation -----------------------------------------------------------------------------------
+
+
+def test_arguments_not_donated_live_to_the_end() -> None:
+    module = MODELS["mlp"].unannotated({"dp": 2, "tp": 4})
+    peaks = {}
+    for donated in (None, (0,), ()):
+        result = compile(module, CompileOptions(auto_shard=True, memory_budget=60000,
+                                                donated_args=donated))
+        info = result.report["auto_shard"]
+        assert info["predicted"] == info["measured"]
+        peaks[donated] = info["measured"]["peak_memory_bytes_per_device"]
+    # x (argument 0) donated: only the weights stay; nothing donated: x stays too
+    assert peaks[None] < peaks[(0,)] < peaks[()]
+    # A budget the donated plan meets and the kept one does not: the plan changes to fit
+    info = compile(module, CompileOptions(auto_shard=True, memory_budget=peaks[None],
+                                          donated_args=())).report["auto_shard"]
+    assert info["fits_budget"] and info["measured"]["peak_memory_bytes_per_device"] <= peaks[None]
+
+
+def test_donate_names_arguments_that_exist() -> None:
+    module = MODELS["mlp"].unannotated({"dp": 2, "tp": 4})
+    with pytest.raises(ShardcError, match="argument indices below 3"):
+        auto(module, None, donate="'0,7'")

@@ -32,6 +32,7 @@ from shardc.ir.mapping import NamedMapping
 from shardc.passes.propagation.autoshard.candidates import Strategy, local_points, reduced
 from shardc.passes.propagation.autoshard.graph import CostGraph, Node, NodeKind, Use
 from shardc.passes.propagation.autoshard.repeats import Repeat, find_repeats
+from shardc.passes.propagation.autoshard.tying import colour_classes
 from shardc.passes.propagation.rules.registry import rule_for
 
 
@@ -81,7 +82,27 @@ def _deepest_operand(node: Node, reads: dict[int, list]) -> Use | None:
 FOLLOW = ("none", "chains", "all")
 
 
-def simplify(graph: CostGraph, *, follow: str = "none", repeats: bool = True) -> ChoiceSpace:
+def _union(a: list[int], b: list[int]) -> list[int]:
+    """The classes of two tie relations joined; each node's representative is the first node of
+    its class."""
+    parent = list(range(len(a)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for rel in (a, b):
+        for i, r in enumerate(rel):
+            x, y = find(i), find(r)
+            if x != y:
+                parent[max(x, y)] = min(x, y)
+    return [find(i) for i in range(len(a))]
+
+
+def simplify(graph: CostGraph, *, follow: str = "none", repeats: bool = True,
+             tie_rounds: int = 0) -> ChoiceSpace:
     """Group the nodes' choices (see the module docstring); rewrites followers' strategy lists
     and gives tied nodes their representative's."""
     n = len(graph.nodes)
@@ -90,6 +111,8 @@ def simplify(graph: CostGraph, *, follow: str = "none", repeats: bool = True) ->
     if repeat is not None:
         for node, r in repeat.representative.items():
             rep[node] = r
+    if tie_rounds > 0:
+        rep = _union(rep, colour_classes(graph, tie_rounds))
     reads: dict[int, list] = {}
     for u in graph.uses:
         reads.setdefault(u.consumer.index, []).append(u)
