@@ -7,6 +7,7 @@ decoupled weight decay, a step count). Plain JAX, no Flax or optax, so it lowers
     step = make_step(cfg)                 # step(params, m, v, count, tokens, targets)
     args = abstract_args(cfg)             # jax.ShapeDtypeStruct pytrees: nothing is allocated
     specs = expert_specs(cfg, ("data", "fsdp"), "fsdp", "tensor")   # MaxText-style shardings
+    acts = expert_activations(("data", "fsdp"), "tensor")          # ... and its constraints
     specs = megatron_specs(cfg, "data", "model")                    # tensor parallel + data
 
 The expert plan is written the way MaxText's logical-axis rules write it: FSDP ("fsdp") on the
@@ -94,11 +95,20 @@ def rope(x, pos):
     return jnp.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], -1).astype(x.dtype)
 
 
-def block(c: Config, p, x, pos):
+def _pin(x, specs: dict[str, P] | None, name: str):
+    """`x` constrained to the activation sharding `specs[name]` (MaxText's logical constraints),
+    or left alone."""
+    if specs is None or name not in specs:
+        return x
+    return jax.lax.with_sharding_constraint(x, specs[name])
+
+
+def block(c: Config, p, x, pos, acts: dict[str, P] | None = None):
+    x = _pin(x, acts, "residual")
     h = rms_norm(x, p["attn_norm"])
-    q = jnp.einsum("bsd,dhk->bshk", h, p["wq"])
-    k = jnp.einsum("bsd,dhk->bshk", h, p["wk"])
-    v = jnp.einsum("bsd,dhk->bshk", h, p["wv"])
+    q = _pin(jnp.einsum("bsd,dhk->bshk", h, p["wq"]), acts, "heads")
+    k = _pin(jnp.einsum("bsd,dhk->bshk", h, p["wk"]), acts, "heads")
+    v = _pin(jnp.einsum("bsd,dhk->bshk", h, p["wv"]), acts, "heads")
     q, k = rope(q, pos), rope(k, pos)
     group = c.heads // c.kv_heads
     q = q.reshape(q.shape[0], q.shape[1], c.kv_heads, group, c.d_head)
@@ -107,34 +117,35 @@ def block(c: Config, p, x, pos):
     s = jnp.where(mask, s.astype(jnp.float32), -1e9)
     a = jax.nn.softmax(s, axis=-1).astype(x.dtype)
     o = jnp.einsum("bngqs,bsnk->bqngk", a, v).reshape(x.shape[0], x.shape[1], c.heads, c.d_head)
-    x = x + jnp.einsum("bshk,hkd->bsd", o, p["wo"])
+    x = _pin(x + jnp.einsum("bshk,hkd->bsd", o, p["wo"]), acts, "residual")
     h = rms_norm(x, p["mlp_norm"])
-    f = jax.nn.silu(h @ p["w_gate"]) * (h @ p["w_up"])
+    f = _pin(jax.nn.silu(h @ p["w_gate"]) * (h @ p["w_up"]), acts, "mlp")
     return x + f @ p["w_down"]
 
 
-def loss_fn(c: Config, params, tokens, targets):
+def loss_fn(c: Config, params, tokens, targets, acts: dict[str, P] | None = None):
     x = params["embed"][tokens]
     pos = jnp.arange(c.seq)
     if c.scan:
-        x, _ = jax.lax.scan(lambda h, p: (block(c, p, h, pos), None), x, params["layers"])
+        x, _ = jax.lax.scan(lambda h, p: (block(c, p, h, pos, acts), None), x, params["layers"])
     else:
         for p in params["layers"]:
-            x = block(c, p, x, pos)
-    x = rms_norm(x, params["final_norm"])
-    logits = (x @ params["unembed"]).astype(jnp.float32)
+            x = block(c, p, x, pos, acts)
+    x = rms_norm(_pin(x, acts, "residual"), params["final_norm"])
+    logits = _pin((x @ params["unembed"]).astype(jnp.float32), acts, "logits")
     lse = jax.nn.logsumexp(logits, axis=-1)
     gold = jnp.take_along_axis(logits, targets[..., None], axis=-1)[..., 0]
     return jnp.mean(lse - gold)
 
 
-def make_step(c: Config, lr: float = 1e-3, b1: float = 0.9, b2: float = 0.95, eps: float = 1e-8,
-              wd: float = 0.1):
+def make_step(c: Config, acts: dict[str, P] | None = None, lr: float = 1e-3, b1: float = 0.9,
+              b2: float = 0.95, eps: float = 1e-8, wd: float = 0.1):
     """step(params, m, v, count, tokens, targets) -> (params, m, v, count, loss): one AdamW
-    step (optax.adamw's update)."""
+    step (optax.adamw's update). `acts`: activation shardings (`expert_activations`), applied
+    as sharding constraints (trace under the mesh: `jax.sharding.use_abstract_mesh`)."""
 
     def step(params, m, v, count, tokens, targets):
-        loss, grads = jax.value_and_grad(lambda p: loss_fn(c, p, tokens, targets))(params)
+        loss, grads = jax.value_and_grad(lambda p: loss_fn(c, p, tokens, targets, acts))(params)
         count = count + 1
         t = count.astype(jnp.float32)
         c1, c2 = 1 - b1**t, 1 - b2**t
@@ -195,6 +206,17 @@ def expert_specs(c: Config, batch: Any, fsdp: str, tensor: str) -> tuple[Any, ..
         "w_down": P(tensor, fsdp),
     }
     return _specs(c, layer, P(tensor, fsdp), P(fsdp, tensor), P(None), batch)
+
+
+def expert_activations(batch: Any, tensor: str) -> dict[str, P]:
+    """MaxText-style activation constraints: the batch on `batch` everywhere, heads, the MLP dim
+    and the vocab on `tensor`, the residual stream's embed dim replicated."""
+    return {
+        "residual": P(batch, None, None),
+        "heads": P(batch, None, tensor, None),
+        "mlp": P(batch, None, tensor),
+        "logits": P(batch, None, tensor),
+    }
 
 
 def megatron_specs(c: Config, data: str, model: str) -> tuple[Any, ...]:

@@ -8,15 +8,19 @@
 Every node starts as its own group, one choice per strategy. Then:
 
 - **Repeated layers** (`repeats.find_repeats`): the nodes at one offset of every block of a
-  stacked model share the representative's group and strategy list.
+  stacked model share the representative's group and strategy list; with `tie_rounds`, so do
+  the nodes colour refinement finds alike (`tying.colour_classes`: a training step's layers).
 - **Follow ops**: an element-wise op whose rule maps every tensor alike follows its deepest
   operand (the one on the longest path from the arguments, as Alpa's element-wise ops do): for
   each choice of that operand's group it takes the operand's layout, reduced. With
-  `follow="chains"` (the default) only an element-wise producer is followed, so a chain of
-  element-wise ops becomes one group with the op that starts it, and the first op after a
-  matmul or a reduction keeps its own choices (it may, say, take the matmul's partial sums
-  reduce-scattered rather than all-reduced). `follow="all"` is Alpa's rule (smaller, and it
-  loses such plans); `"none"` keeps every op's choices. If following would close a cycle
+  `follow="chains"` only an element-wise producer is followed, so a chain of element-wise ops
+  becomes one group with the op that starts it, and the first op after a matmul or a reduction
+  keeps its own choices (it may, say, take the matmul's partial sums reduce-scattered rather
+  than all-reduced). `follow="updates"` does so only for the element-wise ops whose results
+  reach nothing but element-wise ops and returns (a training step's per-parameter updates:
+  gradient, moments, new parameter), so the forward and backward passes keep every choice.
+  `follow="all"` is Alpa's rule (smaller, and it loses such plans); `"none"` (the default)
+  keeps every op's choices. If following would close a cycle
   through tied blocks (a block's first op following the previous block's last), the op keeps
   its own choices.
 
@@ -79,7 +83,20 @@ def _deepest_operand(node: Node, reads: dict[int, list]) -> Use | None:
     return best
 
 
-FOLLOW = ("none", "chains", "all")
+FOLLOW = ("none", "chains", "updates", "all")
+
+
+def _tails(graph: CostGraph) -> set[int]:
+    """Element-wise nodes whose results reach only element-wise nodes and returns: a training
+    step's per-parameter updates (gradient, moments, new parameter)."""
+    consumers: dict[int, list[int]] = {}
+    for u in graph.uses:
+        consumers.setdefault(u.producer.index, []).append(u.consumer.index)
+    tails: set[int] = set()
+    for node in reversed(graph.nodes):
+        if node.pointwise and all(c in tails for c in consumers.get(node.index, ())):
+            tails.add(node.index)
+    return tails
 
 
 def _union(a: list[int], b: list[int]) -> list[int]:
@@ -117,9 +134,12 @@ def simplify(graph: CostGraph, *, follow: str = "none", repeats: bool = True,
     for u in graph.uses:
         reads.setdefault(u.consumer.index, []).append(u)
     followed: dict[int, tuple[int, int]] = {}
+    tails = _tails(graph) if follow == "updates" else set()
     if follow != "none":
         for node in graph.nodes:
             if rep[node.index] == node.index and node.pointwise:
+                if follow == "updates" and node.index not in tails:
+                    continue
                 u = _deepest_operand(node, reads)
                 if u is not None and (follow == "all" or u.producer.pointwise):
                     followed[node.index] = (rep[u.producer.index], u.result)
