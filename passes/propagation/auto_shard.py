@@ -70,6 +70,10 @@ class AutoShard(Pass):
     # Arguments whose buffers the step may reuse after their last read: all | none | the
     # argument indices, quoted ('0,3,5'); the others live to the end of the step
     donate: str = "all"
+    # Axis pairs restricting the space on meshes of 3+ axes: 'outer:inner', the outer axis only
+    # joins its inner one (or stays unused); 'outer+inner', always (one axis). auto: the first
+    # axis with the second (':') on such meshes; none
+    couple: str = "auto"
 
     def __post_init__(self) -> None:
         if self.follow not in FOLLOW:
@@ -107,7 +111,8 @@ class AutoShard(Pass):
             inline_calls(module, func)
         split_function(func)
         kept = _kept(self.donate, len(func.args), func.loc)
-        graph = build_graph(module, func, mesh)
+        coupled = _coupling(self.couple, mesh, func.loc)
+        graph = build_graph(module, func, mesh, coupled)
         space = simplify(graph, follow=self.follow, repeats=self.repeats,
                          tie_rounds=self.tie_rounds)
         times["graph"] = time.process_time() - start
@@ -199,6 +204,32 @@ def _check(result: SolveResult, budget: int | None, loc) -> None:
         f"the solver found no plan within its effort (status {result.status}); raise effort",
         loc,
     )
+
+
+def _coupling(couple: str, mesh, loc) -> tuple[tuple[str, str, bool], ...]:
+    """The axis pairs of `couple` (see the option)."""
+    from shardc.passes.propagation.autoshard.candidates import mesh_axes
+
+    names = [a.name for a in mesh_axes(mesh)]
+    text = couple.strip()
+    if text == "none":
+        return ()
+    if text == "auto":
+        return ((names[0], names[1], False),) if len(names) >= 3 else ()
+    pairs = []
+    for item in text.split(","):
+        fused = "+" in item
+        outer, _, inner = item.partition("+" if fused else ":")
+        outer, inner = outer.strip(), inner.strip()
+        if outer not in names or inner not in names or outer == inner:
+            raise PassError(
+                f"auto-shard: couple must be auto, none or pairs 'outer:inner' (outer only with "
+                f"inner) or 'outer+inner' (always together) of mesh axes ({', '.join(names)}) "
+                f"(got {couple!r})",
+                loc,
+            )
+        pairs.append((outer, inner, fused))
+    return tuple(pairs)
 
 
 def _kept(donate: str, num_args: int, loc) -> frozenset[int]:
@@ -312,6 +343,7 @@ def _summary(
             "free_groups": space.num_free_groups,
             "followers": len(space.followed),
             "tied": sum(1 for i, r in enumerate(space.representative) if r != i),
+            "coupled": [f"{a}{'+' if f else ':'}{b}" for a, b, f in graph.coupled],
             "repeat": None
             if repeat is None
             else {"start": repeat.start, "period": repeat.period, "count": repeat.count},

@@ -38,6 +38,7 @@ from shardc.ir.types import DistributedTensorType
 from shardc.passes.ingest.split_constants import _is_constant_expression, _is_scalar_expansion
 from shardc.passes.propagation.autoshard.candidates import (
     HEAVY_OPS,
+    Coupling,
     Strategy,
     allows,
     layouts,
@@ -124,6 +125,7 @@ class CostGraph:
     free_operands: dict[int, list[int]] = field(default_factory=dict)
     # (node index, result index) -> position of its last use (returned: len(body))
     last_use: dict[tuple[int, int], int] = field(default_factory=dict)
+    coupled: Coupling = ()  # the axis pairs every strategy keeps (candidates.Coupling)
 
     @property
     def ops(self) -> list[Node]:
@@ -175,11 +177,12 @@ def _fixed_strategy(op: Operation, mesh: DeviceMesh) -> Strategy:
     )
 
 
-def _op_node(index: int, op: Operation, position: int, mesh: DeviceMesh) -> Node:
+def _op_node(index: int, op: Operation, position: int, mesh: DeviceMesh,
+             coupled: Coupling = ()) -> Node:
     users = tuple(r.mapping for r in op.results)
     if op.name in _IDENTITY:
         user = users[0] if op.name in RESHARDING else None
-        options = layouts(op.result.type.shape, mesh, user)
+        options = layouts(op.result.type.shape, mesh, user, coupled)
         strategies = [Strategy((m,), (m,)) for m in options]
         return Node(index, NodeKind.OP, op, tuple(op.results), position, strategies, users)
     op_def = get_op_def(op.name)
@@ -199,7 +202,8 @@ def _op_node(index: int, op: Operation, position: int, mesh: DeviceMesh) -> Node
     if rule is None or op.name in ("call", "while", "case", "manual_computation"):
         strategy = _fixed_strategy(op, mesh)
         return Node(index, NodeKind.FIXED, op, tuple(op.results), position, [strategy], users)
-    strategies = op_strategies(rule, mesh, reduce_op_of(op), heavy=op.name in HEAVY_OPS)
+    strategies = op_strategies(rule, mesh, reduce_op_of(op), heavy=op.name in HEAVY_OPS,
+                               coupled=coupled)
     strategies = [s for s in strategies if _locally_kept(op, rule, s)]
     kept = [
         s
@@ -241,15 +245,18 @@ def _needed(body: list[Operation]) -> set[int]:
     return needed
 
 
-def build_graph(module: Module, func: Function, mesh: DeviceMesh) -> CostGraph:
+def build_graph(module: Module, func: Function, mesh: DeviceMesh,
+                coupled: Coupling = ()) -> CostGraph:
     """The nodes, uses, returns and liveness of `func` (its constants already split). Dead ops
-    are left out: nothing of them is left after `canonicalize`."""
+    are left out: nothing of them is left after `canonicalize`. `coupled` restricts every
+    strategy (`candidates.Coupling`)."""
     nodes: list[Node] = []
     of_value: dict[Value, tuple[Node, int]] = {}
     for i, a in enumerate(func.args):
         node = Node(
             len(nodes), NodeKind.ARG, None, (a,), -1,
-            [Strategy((), (m,)) for m in layouts(a.type.shape, mesh, a.mapping)], (a.mapping,),
+            [Strategy((), (m,)) for m in layouts(a.type.shape, mesh, a.mapping, coupled)],
+            (a.mapping,),
         )
         if not node.strategies:
             raise PassError(f"argument {i} has no layout its sharding allows", func.loc)
@@ -281,7 +288,7 @@ def build_graph(module: Module, func: Function, mesh: DeviceMesh) -> CostGraph:
                 last_use[(producer.index, k)] = max(last_use.get((producer.index, k), -1), position)
         if free:
             continue
-        node = _op_node(len(nodes), op, position, mesh)
+        node = _op_node(len(nodes), op, position, mesh, coupled)
         nodes.append(node)
         readers: dict[Value, list[int]] = {}
         for i, v in enumerate(op.operands):
@@ -295,4 +302,4 @@ def build_graph(module: Module, func: Function, mesh: DeviceMesh) -> CostGraph:
         node.depth = 1 + max((of_value[v][0].depth for v in readers), default=0)
         for k, r in enumerate(op.results):
             of_value[r] = (node, k)
-    return CostGraph(func, mesh, nodes, uses, returns, free_operands, last_use)
+    return CostGraph(func, mesh, nodes, uses, returns, free_operands, last_use, coupled)
