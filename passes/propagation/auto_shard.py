@@ -63,6 +63,7 @@ class AutoShard(Pass):
     follow: str = "none"  # element-wise ops follow: none | chains (of element-wise ops) | all
     repeats: bool = True  # repeated layers share their choices
     tie_rounds: int = 3  # nodes alike after this many rounds of colour refinement share choices
+    tie_above: int = 1000  # ... in programs of more nodes than this (small ones need no tying)
     tie_break: bool = True  # of plans moving as much, take the one with the lowest peak
     verify: bool = True  # measure the plan; tighten the budget if it does not fit
     rounds: int = 3  # solves at most, with verify and a budget
@@ -86,10 +87,10 @@ class AutoShard(Pass):
                 f"(got {self.objective!r})"
             )
         if (self.memory_budget < 0 or self.time_limit < 0 or self.rounds < 1 or self.effort < 1
-                or self.tie_rounds < 0):
+                or self.tie_rounds < 0 or self.tie_above < 0):
             raise PassError(
                 "auto-shard: memory-budget must be >= 0, effort >= 1, time-limit >= 0, "
-                "tie-rounds >= 0 and rounds >= 1"
+                "tie-rounds >= 0, tie-above >= 0 and rounds >= 1"
             )
 
     def solver_effort(self) -> Effort:
@@ -113,8 +114,8 @@ class AutoShard(Pass):
         kept = _kept(self.donate, len(func.args), func.loc)
         coupled = _coupling(self.couple, mesh, func.loc)
         graph = build_graph(module, func, mesh, coupled)
-        space = simplify(graph, follow=self.follow, repeats=self.repeats,
-                         tie_rounds=self.tie_rounds)
+        rounds = self.tie_rounds if len(graph.nodes) > self.tie_above else 0
+        space = simplify(graph, follow=self.follow, repeats=self.repeats, tie_rounds=rounds)
         times["graph"] = time.process_time() - start
         start = time.process_time()
         model = CostModel(self.objective)
