@@ -214,3 +214,26 @@ def test_donate_names_arguments_that_exist() -> None:
     module = MODELS["mlp"].unannotated({"dp": 2, "tp": 4})
     with pytest.raises(ShardcError, match="argument indices below 3"):
         auto(module, None, donate="'0,7'")
+
+
+# ----- the mesh shape ---------------------------------------------------------------------------
+
+
+def test_mesh_search_tries_every_shape_and_keeps_the_best(capsys) -> None:
+    from shardc.mesh_search import factorizations
+
+    assert list(factorizations(8, ("dp", "tp"))) == [
+        {"dp": 1, "tp": 8}, {"dp": 2, "tp": 4}, {"dp": 4, "tp": 2}, {"dp": 8, "tp": 1}]
+    assert len(list(factorizations(64, ("a", "b", "c")))) == 28
+    code = main(["compile", "--model", "transformer", "--mesh", "dp=2,tp=4", "--auto-shard",
+                 "--memory-budget", "132096", "--mesh-search", "--report", "json"])
+    out, err = capsys.readouterr()
+    assert code == 0, err
+    report = json.loads(out)
+    trials = report["mesh_search"]
+    assert [t["mesh"] for t in trials] == ["dp=1,tp=8", "dp=2,tp=4", "dp=4,tp=2", "dp=8,tp=1"]
+    fitting = [t["comm_bytes"] for t in trials if t["fits_budget"]]
+    assert report["total_comm_bytes"] == min(fitting)
+    assert err.count("mesh-search: ") == 4
+    code = main(["compile", "--model", "mlp", "--mesh", "dp=8", "--mesh-search"])
+    assert code == 2 and "--auto-shard" in capsys.readouterr().err
