@@ -27,7 +27,6 @@ verify compile, and the process's peak RSS.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import resource
 import subprocess
@@ -47,25 +46,17 @@ MESHES: dict[str, tuple[tuple[int, ...], tuple[str, ...], tuple[str, ...]]] = {
 SEARCH = {"64": [(4, 16), (16, 4), (2, 32), (32, 2)]}  # other (fsdp, tensor) shapes of 64
 
 
-def _model() -> Any:
-    spec = importlib.util.spec_from_file_location("llama_jax", ROOT / "examples" / "llama_jax.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["llama_jax"] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def _lower(shape: tuple[int, ...], names: tuple[str, ...], batch: tuple[str, ...], layers: int,
            expert: bool):
     import jax
     from jax.sharding import AbstractMesh
+    from jax_programs import load_example
 
     from shardc.ir.mesh import DeviceMesh
     from shardc.jax_api import from_jax
     from shardc.passes.propagation.autoshard.inline import inline_calls
 
-    lm = _model()
+    lm = load_example("llama_jax")
     devices = 1
     for n in shape:
         devices *= n

@@ -54,6 +54,9 @@ class CompileOptions:
     # The arguments (flattened, by index) whose buffers the step may reuse after their last read,
     # for auto-shard's memory rows; None: all of them (what the report's peak assumes).
     donated_args: tuple[int, ...] | None = None
+    # A result that is the state an argument carries to the next step (same position, type,
+    # no declared sharding) comes back in that argument's layout (auto-shard's `carry=auto`).
+    auto_shard_carry: bool = False
     # `shardc.jit`'s persistent compile cache (jit_cache.py, docs/jax.md): a directory, or
     # None for none. Not part of the compile: the cache's key leaves it out.
     cache_dir: str | None = None
@@ -95,6 +98,8 @@ class CompileOptions:
             if self.donated_args is not None:
                 listed = ",".join(str(i) for i in sorted(set(self.donated_args)))
                 opts.append(f"donate='{listed}'" if listed else "donate=none")
+            if self.auto_shard_carry:
+                opts.append("carry=auto")
             braces = "{" + ",".join(opts) + "}" if opts else ""
             pipeline = f"auto-shard{braces},{pipeline}"
         return pipeline

@@ -75,12 +75,17 @@ class AutoShard(Pass):
     # joins its inner one (or stays unused); 'outer+inner', always (one axis). auto: the first
     # axis with the second (':') on such meshes; none
     couple: str = "auto"
+    # none | auto: result i is the state argument i carries to the next step (same type, no
+    # declared sharding) and comes back in that argument's layout
+    carry: str = "none"
 
     def __post_init__(self) -> None:
         if self.follow not in FOLLOW:
             raise PassError(
                 f"auto-shard: follow must be one of {', '.join(FOLLOW)} (got {self.follow!r})"
             )
+        if self.carry not in ("none", "auto"):
+            raise PassError(f"auto-shard: carry must be none or auto (got {self.carry!r})")
         if self.objective not in OBJECTIVES:
             raise PassError(
                 f"auto-shard: objective must be one of {', '.join(OBJECTIVES)} "
@@ -114,6 +119,8 @@ class AutoShard(Pass):
         kept = _kept(self.donate, len(func.args), func.loc)
         coupled = _coupling(self.couple, mesh, func.loc)
         graph = build_graph(module, func, mesh, coupled)
+        if self.carry == "auto":
+            graph.carry_pairs()
         rounds = self.tie_rounds if len(graph.nodes) > self.tie_above else 0
         space = simplify(graph, follow=self.follow, repeats=self.repeats, tie_rounds=rounds)
         times["graph"] = time.process_time() - start
@@ -344,6 +351,7 @@ def _summary(
             "free_groups": space.num_free_groups,
             "followers": len(space.followed),
             "tied": sum(1 for i, r in enumerate(space.representative) if r != i),
+            "carried": len(graph.carries),
             "coupled": [f"{a}{'+' if f else ':'}{b}" for a, b, f in graph.coupled],
             "repeat": None
             if repeat is None

@@ -6,7 +6,6 @@ so the solver sees one layer's worth of choices however deep the step is."""
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -19,15 +18,13 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def lm():
-    spec = importlib.util.spec_from_file_location("llama_jax", ROOT / "examples" / "llama_jax.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["llama_jax"] = module
-    spec.loader.exec_module(module)
-    return module
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    from jax_programs import load_example
+
+    return load_example("llama_jax")
 
 
-def _lower(lm, specs, **auto):
+def _lowered(lm, specs, **auto):
     from jax.sharding import AbstractMesh
 
     import shardc
@@ -36,13 +33,23 @@ def _lower(lm, specs, **auto):
     mesh = AbstractMesh((2, 4), ("data", "model"))
     f = shardc.jit(lm.make_step(cfg), mesh=mesh, backend="numpy", in_shardings=specs(cfg),
                    **auto)
-    return f.lower(*lm.abstract_args(cfg)).report
+    return f.lower(*lm.abstract_args(cfg))
 
 
-def test_the_small_lm_fits_the_megatron_peak_and_moves_less(lm) -> None:
+def _lower(lm, specs, **auto):
+    return _lowered(lm, specs, **auto).report
+
+
+@pytest.fixture(scope="module")
+def free(lm):
+    """The small LM, unannotated, auto-sharded without a budget."""
+    return _lowered(lm, lm.unannotated_specs, auto_shard=True)
+
+
+def test_the_small_lm_fits_the_megatron_peak_and_moves_less(lm, free) -> None:
     megatron = _lower(lm, lambda c: lm.megatron_specs(c, "data", "model"))
     budget = megatron["peak_memory_bytes_per_device"]
-    free = _lower(lm, lm.unannotated_specs, auto_shard=True)
+    free = free.report
     auto = _lower(lm, lm.unannotated_specs, auto_shard=True, memory_budget=budget)
     info = auto["auto_shard"]
     assert info["fits_budget"] and auto["peak_memory_bytes_per_device"] <= budget
@@ -50,6 +57,31 @@ def test_the_small_lm_fits_the_megatron_peak_and_moves_less(lm) -> None:
     assert auto["total_comm_bytes"] <= free["total_comm_bytes"]
     assert info["status"] == "optimal" and info["gap"] == 0.0
     assert info["source"] == "free"  # the free optimum fits: it is the answer
+
+
+def _carried(lowered) -> tuple[int, int]:
+    """(state results in their argument's layout, state results): params, m, v and the step
+    count come back at their argument's position (the loss is last)."""
+    main = lowered.module.main
+    state = range(len(main.result_types) - 1)
+    same = sum(1 for i in state if str(main.result_types[i].mapping) == str(main.args[i].mapping))
+    return same, len(state)
+
+
+def test_carry_returns_the_state_in_its_arguments_layouts(lm, free) -> None:
+    from shardc.pipeline import CompileOptions
+
+    carried = _lowered(lm, lm.unannotated_specs, auto_shard=True,
+                       options=CompileOptions(auto_shard_carry=True))
+    same, state = _carried(carried)
+    assert state == 64 and same == state  # every parameter and moment, and the count
+    info = carried.report["auto_shard"]
+    assert info["graph"]["carried"] == state
+    assert info["status"] == "optimal" and info["gap"] == 0.0
+    # Without it some state comes back in another layout than it came in, which the next
+    # step would have to reshard (or recompile for); carrying prices those reshards instead.
+    assert _carried(free)[0] < state
+    assert carried.report["total_comm_bytes"] >= free.report["total_comm_bytes"]
 
 
 def _graph(lm, layers: int):

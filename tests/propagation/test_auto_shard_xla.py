@@ -4,7 +4,6 @@ XLA"), on the small Llama-style training step of examples/llama_jax.py (8 CPU de
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
@@ -15,20 +14,16 @@ jax = pytest.importorskip("jax", reason="the XLA check needs jax")
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _load(name: str, path: Path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
+def _benchmarks(name: str):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    return __import__(name)
 
 
 @pytest.fixture(scope="module")
 def auto_sharded():
     import shardc
 
-    lm = _load("llama_jax", ROOT / "examples" / "llama_jax.py")
+    lm = _benchmarks("jax_programs").load_example("llama_jax")
     cfg = lm.small(layers=1)
     mesh = jax.make_mesh((2, 4), ("data", "model"))
     f = shardc.jit(lm.make_step(cfg), mesh=mesh, backend="numpy",
@@ -37,8 +32,7 @@ def auto_sharded():
 
 
 def _xla_bytes(compiled) -> int:
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    quality = _load("quality", ROOT / "benchmarks" / "quality.py")
+    quality = _benchmarks("quality")
     return sum(c.bytes_per_device for c in quality.parse_hlo_collectives(compiled.as_text(), 8))
 
 

@@ -41,6 +41,7 @@ import numpy as np
 
 from shardc.ir.mapping import NamedMapping
 from shardc.passes.analysis.collectives.steps import same_layout
+from shardc.passes.propagation.autoshard.candidates import reduced
 from shardc.passes.propagation.autoshard.costs import NO_RESHARD, UNPLANNABLE, CostModel, Reshard
 from shardc.passes.propagation.autoshard.graph import RESHARDING, CostGraph, Node, Return, Use
 from shardc.passes.propagation.autoshard.memory import memory_rows
@@ -180,6 +181,30 @@ class _Builder:
         self.linear_comm[group] += comm
         self.linear_ring[group] += ring
 
+    def add_carry(self, ret: Return, arg: Node) -> None:
+        """A returned state must come back in its argument's layout: an edge from the producer
+        to the argument, the reshard before the return."""
+        p, k = ret.producer, ret.result
+        v = p.values[k]
+        key = ("carry", ret.index)
+        srcs = [s.results[k] for s in p.strategies]
+        tgts = [(s.results[0],) for s in arg.strategies]
+
+        def cost(src: NamedMapping, targets: tuple) -> tuple[Reshard, int]:
+            return self.cost(v, reduced(src), targets, False, False)
+
+        gp, ga = self.group(p), self.group(arg)
+        sizes = self.space.sizes
+        if gp == ga:
+            self._linear(key, gp, [cost(srcs[a], tgts[a]) for a in range(len(srcs))])
+        elif sizes[gp] == 1:
+            self._linear(key, ga, [cost(srcs[0], t) for t in tgts])
+        elif sizes[ga] == 1:
+            self._linear(key, gp, [cost(s, tgts[0]) for s in srcs])
+        else:
+            self._block(key, gp, ga, srcs, tgts, cost)
+        self.return_terms.append(key)
+
     def add_return(self, ret: Return) -> None:
         p, k = ret.producer, ret.result
         v = p.values[k]
@@ -228,8 +253,12 @@ def formulate(
     b = _Builder(graph, space, model)
     for u in graph.uses:
         b.add_use(u)
+    carried = {ret.index: arg for ret, arg in graph.carries}
     for ret in graph.returns:
-        b.add_return(ret)
+        if ret.index in carried:
+            b.add_carry(ret, carried[ret.index])
+        else:
+            b.add_return(ret)
     x_offset, n = [], 0
     for size in space.sizes:
         x_offset.append(n if size > 1 else -1)

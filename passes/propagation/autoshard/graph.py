@@ -126,6 +126,32 @@ class CostGraph:
     # (node index, result index) -> position of its last use (returned: len(body))
     last_use: dict[tuple[int, int], int] = field(default_factory=dict)
     coupled: Coupling = ()  # the axis pairs every strategy keeps (candidates.Coupling)
+    # state carried to the next step: (return, argument node) whose layouts must match
+    carries: list[tuple[Return, Node]] = field(default_factory=list)
+
+    def carry_pairs(self) -> None:
+        """Pair results with the arguments whose state they carry to the next step: result i
+        with argument i + d when both have one shape and dtype and the result has no declared
+        sharding, d the shift that pairs the most results (ties: the smallest |d|, then d >= 0).
+        `step(params, opt) -> (params', opt', loss)` pairs at d = 0, the zoo's
+        `step(x, target, params...) -> (loss, params'...)` at d = 1."""
+        args = {n.values[0].index: n for n in self.nodes if n.kind is NodeKind.ARG}
+        kinds = [(a.type.shape, a.type.dtype) for a in self.func.args]
+        free = [r for r in self.returns if r.declared is None]
+        keys = [(v.type.shape, v.type.dtype) for v in (r.producer.values[r.result] for r in free)]
+
+        def pairs(d: int) -> list[tuple[Return, Node]]:
+            return [(r, args[r.index + d]) for r, k in zip(free, keys)
+                    if r.index + d in args and kinds[r.index + d] == k]
+
+        shifts = sorted(range(-len(self.func.result_types), len(kinds)),
+                        key=lambda d: (abs(d), d < 0))
+        best: list[tuple[Return, Node]] = []
+        for d in shifts:
+            found = pairs(d)
+            if len(found) > len(best):
+                best = found
+        self.carries = best
 
     @property
     def ops(self) -> list[Node]:

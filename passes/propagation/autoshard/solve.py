@@ -121,6 +121,7 @@ class _Solver:
         self.phases: list[Phase] = []
         self.reduced: np.ndarray | None = None  # free LP's reduced costs (scaled)
         self.lp_bound: float | None = None  # free LP optimum (bytes)
+        self.mip_bound: float | None = None  # free MIP's proven bound (when the LP is fractional)
         self.fixed = 0
 
     def fixing(self, limit: float) -> np.ndarray | None:
@@ -154,6 +155,7 @@ class _Solver:
                         time_limit=e.time_limit)
         phase = _phase("free-mip", mip, b, lp, peak=False)
         self.phases.append(phase)
+        self.mip_bound = phase.bound
         if mip.x is None:
             return start, False
         choices = choices_of(self.problem, mip.x)
@@ -237,7 +239,10 @@ def solve(problem, budget: float | None, effort: Effort | None = None,
     free, proven = s.free()
     free = s.tie_break(free, None, "tie-break")
     free_cost, free_peak = evaluate(problem, free)
-    bound = s.lp_bound if s.lp_bound is not None else (free_cost if proven else None)
+    # F, the bound under any budget: the free LP's optimum, or the free MIP's bound when the LP
+    # is fractional (a carried state closes a cycle: tighter than the LP's)
+    free_bounds = [b for b in (s.lp_bound, s.mip_bound) if b is not None]
+    bound = max(free_bounds) if free_bounds else None
     result = SolveResult(
         "optimal" if proven else "work_limit", free, plan_vector(problem, free), s.phases,
         free_cost, bound, free_peak, "free", free_cost, free_peak,
@@ -259,7 +264,7 @@ def solve(problem, budget: float | None, effort: Effort | None = None,
     result.choices, result.x = found, plan_vector(problem, found)
     result.objective, result.peak = cost, peak
     result.source = source
-    bounds = [b for b in (phase.bound, s.lp_bound) if b is not None]
+    bounds = [b for b in (phase.bound, *free_bounds) if b is not None]
     result.bound = max(bounds) if bounds else None
     gap = result.gap
     result.status = "optimal" if gap is not None and gap <= max(effort.gap, 1e-9) else (
