@@ -37,6 +37,7 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(ROOT))  # tests.test_examples: the one loader of examples/*.py
 
 MESHES: dict[str, tuple[tuple[int, ...], tuple[str, ...], tuple[str, ...]]] = {
     # name: (shape, axis names, the batch's axes)
@@ -50,11 +51,11 @@ def _lower(shape: tuple[int, ...], names: tuple[str, ...], batch: tuple[str, ...
            expert: bool):
     import jax
     from jax.sharding import AbstractMesh
-    from jax_programs import load_example
 
     from shardc.ir.mesh import DeviceMesh
     from shardc.jax_api import from_jax
     from shardc.passes.propagation.autoshard.inline import inline_calls
+    from tests.test_examples import load_example
 
     lm = load_example("llama_jax")
     devices = 1

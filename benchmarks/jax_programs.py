@@ -39,20 +39,12 @@ class JaxProgram:
         return [loss, *jax.tree.leaves(params)]
 
 
-def load_example(name: str) -> Any:
-    """examples/NAME.py as a module (registered in sys.modules: its dataclasses need it)."""
-    import sys
-
-    spec = importlib.util.spec_from_file_location(name, ROOT / "examples" / f"{name}.py")
+def _generator() -> Any:
+    spec = importlib.util.spec_from_file_location("gpt_jax", ROOT / "examples" / "gpt_jax.py")
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
-
-
-def _generator() -> Any:
-    return load_example("gpt_jax")
 
 
 def gpt_programs() -> Iterator[JaxProgram]:

@@ -6,7 +6,6 @@ so the solver sees one layer's worth of choices however deep the step is."""
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import pytest
@@ -18,8 +17,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 @pytest.fixture(scope="module")
 def lm():
-    sys.path.insert(0, str(ROOT / "benchmarks"))
-    from jax_programs import load_example
+    from tests.test_examples import load_example
 
     return load_example("llama_jax")
 

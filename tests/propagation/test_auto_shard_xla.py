@@ -22,8 +22,9 @@ def _benchmarks(name: str):
 @pytest.fixture(scope="module")
 def auto_sharded():
     import shardc
+    from tests.test_examples import load_example
 
-    lm = _benchmarks("jax_programs").load_example("llama_jax")
+    lm = load_example("llama_jax")
     cfg = lm.small(layers=1)
     mesh = jax.make_mesh((2, 4), ("data", "model"))
     f = shardc.jit(lm.make_step(cfg), mesh=mesh, backend="numpy",
