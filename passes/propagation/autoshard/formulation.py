@@ -139,6 +139,11 @@ class _Builder:
         def cost(src: NamedMapping, targets: tuple) -> tuple[Reshard, int]:
             return self.cost(v, src, targets, last, alias)
 
+        self._edge(key, gp, gc, srcs, tgts, cost)
+
+    def _edge(self, key, gp: int, gc: int, srcs, tgts, cost) -> None:
+        """The term of an edge from group `gp`'s sources to group `gc`'s targets: linear in one
+        group when the two are one group or one side has a single choice, else a block."""
         sizes = self.space.sizes
         if gp == gc:
             self._linear(key, gp, [cost(srcs[a], tgts[a]) for a in range(len(srcs))])
@@ -193,16 +198,7 @@ class _Builder:
         def cost(src: NamedMapping, targets: tuple) -> tuple[Reshard, int]:
             return self.cost(v, reduced(src), targets, False, False)
 
-        gp, ga = self.group(p), self.group(arg)
-        sizes = self.space.sizes
-        if gp == ga:
-            self._linear(key, gp, [cost(srcs[a], tgts[a]) for a in range(len(srcs))])
-        elif sizes[gp] == 1:
-            self._linear(key, ga, [cost(srcs[0], t) for t in tgts])
-        elif sizes[ga] == 1:
-            self._linear(key, gp, [cost(s, tgts[0]) for s in srcs])
-        else:
-            self._block(key, gp, ga, srcs, tgts, cost)
+        self._edge(key, self.group(p), self.group(arg), srcs, tgts, cost)
         self.return_terms.append(key)
 
     def add_return(self, ret: Return) -> None:
