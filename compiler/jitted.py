@@ -76,6 +76,7 @@ def jit(
     options: CompileOptions | None = None,
     auto_shard: bool = False,
     memory_budget: int | None = None,
+    auto_shard_effort: int | None = None,
 ) -> Any:
     """Compile `fun` with shardc for `mesh`; a callable like `jax.jit(fun)`.
 
@@ -88,7 +89,8 @@ def jit(
     `donate_argnums`/`donate_argnames`: arguments whose buffers the call may reuse for its
     results, as in `jax.jit` (the donated arrays are deleted). `auto_shard`: choose every
     sharding not given with the `auto-shard` pass, each device holding at most
-    `memory_budget` bytes (docs/autoshard.md). Without `fun`, a decorator.
+    `memory_budget` bytes (docs/autoshard.md); `auto_shard_effort`: the solver's work per solve
+    in ticks (deterministic; the pass's default when None). Without `fun`, a decorator.
     """
     if memory_budget is not None:
         if not auto_shard:
@@ -98,9 +100,16 @@ def jit(
                 or memory_budget < 1:
             raise ShardcError(f"memory_budget is a positive number of bytes per device, got "
                               f"{memory_budget!r}")
+    if auto_shard_effort is not None and (
+        not auto_shard or isinstance(auto_shard_effort, bool)
+        or not isinstance(auto_shard_effort, int) or auto_shard_effort < 1
+    ):
+        raise ShardcError(f"auto_shard_effort is a positive number of solver ticks for "
+                          f"auto_shard=True, got {auto_shard_effort!r}")
     if auto_shard:
         base = options or CompileOptions()
-        options = dataclasses.replace(base, auto_shard=auto_shard, memory_budget=memory_budget)
+        options = dataclasses.replace(base, auto_shard=auto_shard, memory_budget=memory_budget,
+                                      auto_shard_effort=auto_shard_effort)
     if fun is None:
         return functools.partial(
             jit, mesh=mesh, in_shardings=in_shardings, out_shardings=out_shardings,

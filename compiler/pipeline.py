@@ -46,9 +46,17 @@ class CompileOptions:
     reshard_algorithm: str = "cheapest"
     strict: bool = False
     verify_each: bool = True
-    # Run `auto-shard` first (docs/autoshard.md); `memory_budget`: bytes per device, None: none.
+    # Run `auto-shard` first (docs/autoshard.md); `memory_budget`: bytes per device, None: none;
+    # `auto_shard_effort`: the solver's work per MIP solve in ticks, None: the pass's default.
     auto_shard: bool = False
     memory_budget: int | None = None
+    auto_shard_effort: int | None = None
+    # The arguments (flattened, by index) whose buffers the step may reuse after their last read,
+    # for auto-shard's memory rows; None: all of them (what the report's peak assumes).
+    donated_args: tuple[int, ...] | None = None
+    # A result that is the state an argument carries to the next step (same position, type,
+    # no declared sharding) comes back in that argument's layout (auto-shard's `carry=auto`).
+    auto_shard_carry: bool = False
     # `shardc.jit`'s persistent compile cache (jit_cache.py, docs/jax.md): a directory, or
     # None for none. Not part of the compile: the cache's key leaves it out.
     cache_dir: str | None = None
@@ -82,8 +90,18 @@ class CompileOptions:
         if self.reshard_algorithm == "shardy":
             pipeline = pipeline.replace("lower-collectives", "lower-collectives{planner=shardy}")
         if self.auto_shard:
-            budget = f"{{memory-budget={self.memory_budget}}}" if self.memory_budget else ""
-            pipeline = f"auto-shard{budget},{pipeline}"
+            opts = []
+            if self.memory_budget:
+                opts.append(f"memory-budget={self.memory_budget}")
+            if self.auto_shard_effort is not None:
+                opts.append(f"effort={self.auto_shard_effort}")
+            if self.donated_args is not None:
+                listed = ",".join(str(i) for i in sorted(set(self.donated_args)))
+                opts.append(f"donate='{listed}'" if listed else "donate=none")
+            if self.auto_shard_carry:
+                opts.append("carry=auto")
+            braces = "{" + ",".join(opts) + "}" if opts else ""
+            pipeline = f"auto-shard{braces},{pipeline}"
         return pipeline
 
 

@@ -155,9 +155,11 @@ def report_text(report: dict[str, Any]) -> str:
     auto = report.get("auto_shard")
     if auto is not None:
         budget = auto["memory_budget"]
+        gap = auto.get("gap")
         lines.append(
-            f"auto-shard: {auto['status']} in {auto['solve_time_s']:.2f} s, "
-            f"budget {_bytes(budget) if budget else 'none'}"
+            f"auto-shard: {auto['status']} in {auto['solve_time_s']:.2f} s CPU, "
+            + ("" if gap is None else f"gap {100 * gap:.1f}%, ")
+            + f"budget {_bytes(budget) if budget else 'none'}"
             + ("" if auto.get("fits_budget", True) else " (NOT met)")
         )
     totals = report.get("reshard_plan_totals", {})

@@ -205,6 +205,8 @@ def test_shardings_hand_back_to_jax_jit(mesh, data):
     ({"mesh": "MESH", "static_argnames": "zz"}, None, "not parameters"),
     ({"mesh": "MESH", "memory_budget": 4096}, None, "pass auto_shard=True"),
     ({"mesh": "MESH", "auto_shard": True, "memory_budget": "4KiB"}, None, "number of bytes"),
+    ({"mesh": "MESH", "auto_shard_effort": 100}, None, "auto_shard=True"),
+    ({"mesh": "MESH", "auto_shard": True, "auto_shard_effort": 0}, None, "solver ticks"),
 ])
 def test_misuse_is_a_shardc_error(mesh, data, kwargs, call, message):
     kwargs = {k: mesh if v == "MESH" else v for k, v in kwargs.items()}
@@ -308,6 +310,9 @@ def test_auto_shard_chooses_what_nobody_gave(mesh, data):
     close(f(*data), jax.jit(mlp)(*data))
     report = f.lower(*data).report
     assert report["auto_shard"]["fits_budget"] and report["total_comm_bytes"] == 2048
+    g = shardc.jit(mlp, mesh=mesh, auto_shard=True, memory_budget=36 * 1024,
+                   auto_shard_effort=50)
+    assert g.lower(*data).report["auto_shard"]["effort"] == 50
 
 
 # ----- training steps whose gradients JAX outlines --------------------------------------------

@@ -83,12 +83,15 @@ def compile_options(args: argparse.Namespace):
     if args.memory_budget is not None and not args.auto_shard:
         raise UsageError("--memory-budget is the budget of --auto-shard; give both")
     combine = getattr(args, "combine_threshold", None)
+    if args.auto_shard_effort is not None and not args.auto_shard:
+        raise UsageError("--auto-shard-effort is the effort of --auto-shard; give both")
     return CompileOptions(
         strategy=args.strategy,
         strict=args.strict,
         reshard_algorithm=args.reshard_algorithm,
         auto_shard=args.auto_shard,
         memory_budget=args.memory_budget,
+        auto_shard_effort=args.auto_shard_effort,
         **({} if combine is None else {"combine_threshold": combine}),
     )
 
@@ -96,6 +99,16 @@ def compile_options(args: argparse.Namespace):
 def parse_threshold(text: str) -> int:
     """`--combine-threshold`: bytes as `parse_bytes` reads them, or 0 (combining off)."""
     return 0 if text.strip() == "0" else parse_bytes(text)
+
+
+def _positive(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive whole number (got {text!r})")
+    return value
 
 
 def parse_bytes(text: str) -> int:
@@ -159,5 +172,13 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
         metavar="BYTES",
         help="combine independent collectives of the per-device program up to this many bytes "
         "(default: XLA's 30 MiB + 7; 0: off; docs/spmd.md)",
+    )
+    p.add_argument(
+        "--auto-shard-effort",
+        type=_positive,
+        default=None,
+        metavar="TICKS",
+        help="with --auto-shard: the solver's work per solve, in ticks (default 4000); the "
+        "same program gives the same plan at any load",
     )
     add_limit_option(p)

@@ -40,12 +40,14 @@ _CONSTRAINTS = frozenset({"sharding_constraint", "reshard"})
 
 
 def global_function(
-    module: Module, function: str = "main", *, mesh: Any = None
+    module: Module, function: str = "main", *, mesh: Any = None, every_value: bool = False
 ) -> Callable[..., tuple[Any, ...]]:
     """`@function` of the global program as `f(*arrays) -> tuple` of JAX arrays (traceable).
 
     `mesh`: a `jax.sharding.Mesh` (e.g. `mesh_to_jax(module.meshes["mesh"])`) to keep the
-    program's `sharding_constraint` / `reshard` ops as `with_sharding_constraint`.
+    program's `sharding_constraint` / `reshard` ops as `with_sharding_constraint`; with
+    `every_value`, every op result with a closed sharding is constrained to it too (XLA then
+    partitions with shardc's layouts everywhere: a check of shardc's cost model).
     """
     jax = import_jax()
     func = module.lookup_function(function)
@@ -53,6 +55,7 @@ def global_function(
         known = ", ".join(f"@{n}" for n in module.functions) or "none"
         raise ExecutionError(f"module has no function @{function} (functions: {known})")
     translator = _Translator(jax, module, mesh)
+    translator.every_value = every_value and mesh is not None
 
     def f(*args: Any) -> tuple[Any, ...]:
         if len(args) != len(func.args):
@@ -66,7 +69,7 @@ def global_function(
 
 
 def jit_global(
-    module: Module, function: str = "main", *, mesh: Any = None
+    module: Module, function: str = "main", *, mesh: Any = None, every_value: bool = False
 ) -> tuple[Any, Any, tuple[Any, ...], tuple[Any, ...]]:
     """`(jitted, mesh, in_shardings, out_shardings)`: `global_function` under `jax.jit` with the
     module's argument and result shardings as `NamedSharding`s on `mesh` (default:
@@ -82,7 +85,7 @@ def jit_global(
         (device_mesh,) = module.meshes.values()
         mesh = mesh_to_jax(device_mesh)
     ins, outs = to_jax_shardings(module, mesh, function)
-    f = global_function(module, function, mesh=mesh)
+    f = global_function(module, function, mesh=mesh, every_value=every_value)
     return jax.jit(f, in_shardings=ins, out_shardings=outs), mesh, ins, outs
 
 
@@ -94,6 +97,7 @@ class _Translator:
         self.module = module
         self.mesh = mesh
         self.manual: tuple[Any, tuple[str, ...]] | None = None  # (mesh, axes) inside a body
+        self.every_value = False  # constrain every op result to its sharding
 
     def call(self, func: Function, args: Sequence[Any]) -> tuple[Any, ...]:
         env: dict[int, Any] = {id(a): x for a, x in zip(func.args, args)}
@@ -110,11 +114,13 @@ class _Translator:
                     f"'{op.name}' op failed in the JAX global translator: "
                     f"{type(e).__name__}: {e}", op.loc
                 ) from e
-            if len(op.results) == 1:
-                env[id(op.results[0])] = out
-            else:
-                for r, v in zip(op.results, out, strict=True):
-                    env[id(r)] = v
+            outs = [out] if len(op.results) == 1 else list(out)
+            for r, v in zip(op.results, outs, strict=True):
+                # partial sums (unreduced) have no XLA layout to pin
+                if self.every_value and r.mapping is not None and r.type.rank \
+                        and not r.mapping.unreduced:
+                    v = self._pinned(r.mapping, v)
+                env[id(r)] = v
         raise ExecutionError(f"function @{func.name} has no return", func.loc)
 
     def _op(self, op: Operation, xs: list[Any]) -> Any:
@@ -201,12 +207,14 @@ class _Translator:
         return named_axes_collective(self.jax, op, xs, tuple(a.name for a in refs))
 
     def _constraint(self, op: Operation, x: Any) -> Any:
-        mapping = op.results[0].mapping
+        return self._pinned(op.results[0].mapping, x, op.name)
+
+    def _pinned(self, mapping: Any, x: Any, what: str = "value") -> Any:
         if self.mesh is None or mapping is None or not mapping.is_fully_resolved:
             return x
         if self.manual is not None:
             return x  # inside a body: the layout over free axes is XLA's choice
         from shardc.jax_api import _named_sharding  # noqa: PLC0415 - needs JAX
 
-        sharding = _named_sharding(mapping, self.mesh, f"'{op.name}' op")
+        sharding = _named_sharding(mapping, self.mesh, f"'{what}' op")
         return self.jax.lax.with_sharding_constraint(x, sharding)

@@ -227,11 +227,14 @@ def _entry_function(module: Module) -> Function | None:
         return next(iter(module.functions.values()))
 
 
-def peak_memory(module: Module, func: Function, _memo: dict[str, int] | None = None) -> int:
+def peak_memory(module: Module, func: Function, _memo: dict[str, int] | None = None,
+                kept: frozenset[int] = frozenset()) -> int:
     """Peak over `func`'s ops of the bytes one device holds for live values.
 
     Arguments are live from entry, a result from its op; a value dies after its last use
-    (returned values live to the end; an unused result dies at once). While an op runs its
+    (returned values live to the end; an unused result dies at once). An argument is donated
+    (its buffer reusable after its last use) unless its index is in `kept`: those live to the
+    end. While an op runs its
     operands and results are both live. A `call` adds the callee's own peak beyond its arguments,
     a `while`/`case` the largest of its region functions'.
     """
@@ -244,6 +247,8 @@ def peak_memory(module: Module, func: Function, _memo: dict[str, int] | None = N
     for i, op in enumerate(ops):
         for v in op.operands:
             last_use[v] = i
+    for i in kept:
+        last_use[func.args[i]] = len(ops)
     live = sum(local_bytes(a) for a in func.args)
     peak = live
     live -= sum(local_bytes(a) for a in func.args if a not in last_use)

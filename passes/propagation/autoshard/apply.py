@@ -63,6 +63,10 @@ def write_choice(
             written[v] = layout
             if node.kind is not NodeKind.FIXED:
                 sources[v] = _chosen_axes(node.user[k], layout)
+    for ret, arg in graph.carries:  # carried state: back in its argument's layout
+        t = func.result_types[ret.index]
+        layout = reduced(chosen[arg.index].results[0])
+        func.result_types[ret.index] = DistributedTensorType(t.shape, t.dtype, layout)
     for ret in graph.returns:  # open declared dims: fixed to what the cost model assumed
         if ret.declared is not None:
             t = func.result_types[ret.index]

@@ -87,12 +87,33 @@ def local_points(sizes: Sequence[int], axes: AxesPerFactor, mesh: DeviceMesh) ->
     )
 
 
+# (outer, inner, fused) axis names: the outer axis goes only where the inner one goes, or
+# nowhere; fused, always where the inner one goes (the two act as one axis)
+Coupling = tuple[tuple[str, str, bool], ...]
+
+
+def coupled_ok(pick: Sequence[int | None], axes: Sequence[AxisRef], coupled: Coupling) -> bool:
+    if not coupled:
+        return True
+    at = {a.name: i for i, a in enumerate(axes)}
+    for outer, inner, fused in coupled:
+        if outer not in at:
+            continue
+        mine = pick[at[outer]]
+        theirs = pick[at[inner]] if inner in at else None
+        if (mine is not None or fused) and mine != theirs:
+            return False
+    return True
+
+
 def _assignments(
-    slots: int, choices: Sequence[int], axes: Sequence[AxisRef]
+    slots: int, choices: Sequence[int], axes: Sequence[AxisRef], coupled: Coupling = ()
 ) -> Iterator[tuple[tuple[AxisRef, ...], ...]]:
     """Every way to give each axis one of `choices` (slot indices) or nothing; axes sharing a
-    slot keep mesh order."""
+    slot keep mesh order; a coupled outer axis only where its inner axis goes."""
     for pick in itertools.product((None, *choices), repeat=len(axes)):
+        if not coupled_ok(pick, axes, coupled):
+            continue
         per: list[list[AxisRef]] = [[] for _ in range(slots)]
         for ax, slot in zip(axes, pick):
             if slot is not None:
@@ -107,11 +128,12 @@ def op_strategies(
     reduce_op: ReduceOp = ReduceOp.SUM,
     *,
     heavy: bool = False,
+    coupled: Coupling = (),
 ) -> tuple[Strategy, ...]:
     """Every strategy of an op with `rule` (the replicated one first). With `heavy`, only those
     that use every mesh axis, when there are any (Alpa's rule: a matmul is never computed
-    redundantly by devices that could split it). Memoised: a deep model asks for few distinct
-    rules."""
+    redundantly by devices that could split it). `coupled`: axis pairs restricting the space
+    (`Coupling`). Memoised: a deep model asks for few distinct rules."""
     axes = mesh_axes(mesh)
     sizes = rule.factor_sizes
     shardable = [
@@ -122,7 +144,7 @@ def op_strategies(
         and not rule.is_blocked(f)
     ]
     out: list[Strategy] = []
-    for per in _assignments(rule.num_factors, shardable, axes):
+    for per in _assignments(rule.num_factors, shardable, axes, coupled):
         if any(sizes[f] % math.prod(a.axis_size(mesh) for a in ax) for f, ax in enumerate(per)):
             continue
         s = strategy_from_axes(rule, per, mesh, reduce_op)
@@ -155,7 +177,8 @@ def strategy_from_axes(
 
 
 def layouts(
-    shape: Sequence[int], mesh: DeviceMesh, user: NamedMapping | None = None
+    shape: Sequence[int], mesh: DeviceMesh, user: NamedMapping | None = None,
+    coupled: Coupling = (),
 ) -> list[NamedMapping]:
     """Every closed layout of a `shape` tensor that `user` allows (replicated first): each axis
     on one dim it divides (with the dim's other axes) or on none."""
@@ -164,7 +187,7 @@ def layouts(
         taken = {a.name for a in (*user.replicated, *user.unreduced, *user.used_axes())}
         axes = tuple(a for a in axes if a.name not in taken)
     out: list[NamedMapping] = []
-    for per in _assignments(len(shape), range(len(shape)), axes):
+    for per in _assignments(len(shape), range(len(shape)), axes, coupled):
         dims = per
         if user is not None:
             dims = tuple(

@@ -11,6 +11,14 @@ ring-model total. `held` is the padded local buffer of the target layout, which 
 until the consumer has run; `peak` the most the plan's collectives hold beyond the source while
 they run (an intermediate layout and the next one). A pair the planner cannot express costs
 `UNPLANNABLE`, so the solver avoids it.
+
+Plans are memoised on a normalised shape: a dim that every device count of the mesh divides
+(a multiple of the mesh's size) is planned as if it were exactly the mesh's size, and the plan's
+bytes are scaled back by the whole number of times it is larger. Every local block of such a
+dim is unpadded and proportional to its size, so each step's bytes are proportional too and the
+planner compares the same candidates in the same order: the costs are the same, exactly (a test
+compares both on random shapes). A training step's tensors share few normalised shapes, so the
+planner runs for a few thousand distinct reshards rather than one per tensor.
 """
 
 from __future__ import annotations
@@ -48,6 +56,28 @@ class Reshard:
 NO_RESHARD = Reshard(0, 0, 0, 0)
 
 
+def normalised(shape: tuple[int, ...], devices: int) -> tuple[tuple[int, ...], int]:
+    """`shape` with every dim that `devices` divides replaced by `devices`, and how many times
+    larger the real tensor is (module docstring)."""
+    if devices <= 1:
+        return shape, 1
+    scale = 1
+    dims = []
+    for n in shape:
+        if n > devices and n % devices == 0:
+            scale *= n // devices
+            dims.append(devices)
+        else:
+            dims.append(n)
+    return tuple(dims), scale
+
+
+def scaled(r: Reshard, scale: int) -> Reshard:
+    if r.comm >= UNPLANNABLE:
+        return Reshard(r.comm, r.ring, r.held * scale, r.peak * scale)
+    return Reshard(r.comm * scale, r.ring * scale, r.held * scale, r.peak * scale)
+
+
 class CostModel:
     """Memoised reshard costs and buffer sizes for one objective (`bytes` or `ring`)."""
 
@@ -56,7 +86,8 @@ class CostModel:
             raise ValueError(f"objective must be one of {', '.join(OBJECTIVES)}")
         self.objective = objective
         self._reshards: dict[tuple, Reshard] = {}
-        self.planned = 0
+        self._normalised: dict[tuple, Reshard] = {}
+        self.planned = 0  # distinct reshards the planner was asked for
 
     def held(self, shape: tuple[int, ...], dtype: str, layout: NamedMapping) -> int:
         return math.prod(shard_shape(shape, layout)) * element_bytes(dtype)
@@ -69,21 +100,30 @@ class CostModel:
         key = (shape, dtype, src, dst)
         found = self._reshards.get(key)
         if found is None:
-            self.planned += 1
-            held = self.held(shape, dtype, dst)
-            try:
-                plan = plan_reshard(shape, dtype, src, dst, cost="ring")
-            except ShardcError:
-                found = Reshard(UNPLANNABLE, UNPLANNABLE, held, held)
-            else:
-                sizes = [self.held(shape, dtype, m) for m in plan.layouts]
-                peak = max(
-                    ((sizes[i] if i else 0) + sizes[i + 1] for i in range(len(plan.steps))),
-                    default=0,
-                )
-                found = Reshard(plan.comm_bytes, plan.ring_bytes, held if plan.steps else 0, peak)
+            canonical, scale = normalised(shape, src.mesh.num_devices)
+            base_key = (canonical, dtype, src, dst)
+            base = self._normalised.get(base_key)
+            if base is None:
+                base = self._plan(canonical, dtype, src, dst)
+                self._normalised[base_key] = base
+            found = base if scale == 1 else scaled(base, scale)
             self._reshards[key] = found
         return found
+
+    def _plan(self, shape: tuple[int, ...], dtype: str, src: NamedMapping,
+              dst: NamedMapping) -> Reshard:
+        self.planned += 1
+        held = self.held(shape, dtype, dst)
+        try:
+            plan = plan_reshard(shape, dtype, src, dst, cost="ring")
+        except ShardcError:
+            return Reshard(UNPLANNABLE, UNPLANNABLE, held, held)
+        sizes = [self.held(shape, dtype, m) for m in plan.layouts]
+        peak = max(
+            ((sizes[i] if i else 0) + sizes[i + 1] for i in range(len(plan.steps))),
+            default=0,
+        )
+        return Reshard(plan.comm_bytes, plan.ring_bytes, held if plan.steps else 0, peak)
 
     def cost(self, r: Reshard) -> int:
         """The objective's figure for one reshard."""

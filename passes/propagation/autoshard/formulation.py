@@ -35,46 +35,18 @@ envelope, exact when one dominates, as when earlier layers' weights die.
 
 from __future__ import annotations
 
-from collections import Counter
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from shardc.ir.mapping import NamedMapping
 from shardc.passes.analysis.collectives.steps import same_layout
+from shardc.passes.propagation.autoshard.candidates import reduced
 from shardc.passes.propagation.autoshard.costs import NO_RESHARD, UNPLANNABLE, CostModel, Reshard
 from shardc.passes.propagation.autoshard.graph import RESHARDING, CostGraph, Node, Return, Use
+from shardc.passes.propagation.autoshard.memory import memory_rows
+from shardc.passes.propagation.autoshard.parts import EdgeBlock, Linear, Row, Term, TermKey
 from shardc.passes.propagation.autoshard.simplify import ChoiceSpace
-
-TermKey = tuple
-
-
-@dataclass
-class EdgeBlock:
-    """The pairwise part of the edges between a producer group and a consumer group."""
-
-    src_group: int
-    dst_group: int
-    rows: list[list[int]]  # producer choices of each row class
-    cols: list[list[int]]  # consumer choices of each column class
-    comm: np.ndarray  # bytes per device of the reshards of one occurrence (R x C)
-    ring: np.ndarray
-    held: np.ndarray  # bytes they add while the consumer runs (targets, less a dead source)
-    peak: np.ndarray  # bytes their collectives add while they run
-    offset: int = 0  # index of e[0, 0]
-    count: int = 0  # occurrences (tied blocks)
-
-    @property
-    def size(self) -> int:
-        return len(self.rows) * len(self.cols)
-
-
-@dataclass
-class Linear:
-    """A vector over one group's choices."""
-
-    group: int
-    values: np.ndarray
 
 
 @dataclass
@@ -90,8 +62,9 @@ class Problem:
     forbidden: np.ndarray  # per variable: True if it may not be taken (unplannable)
     const_comm: int = 0
     const_ring: int = 0
-    # memory rows: (variable indices, coefficients, constant bytes)
-    rows: list[tuple[np.ndarray, np.ndarray, int]] = field(default_factory=list)
+    # memory: each term a linear function of the variables, each row a sum of terms (memory.py)
+    terms: list[Term] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
 
     @property
     def objective(self) -> np.ndarray:
@@ -99,6 +72,13 @@ class Problem:
 
     def var(self, group: int, choice: int) -> int:
         return self.x_offset[group] + choice
+
+    def peak(self, v: np.ndarray) -> float:
+        """The largest memory row at the point `v` (0 without rows)."""
+        if not self.rows:
+            return 0.0
+        values = np.array([t.value(v) for t in self.terms])
+        return max(float(r.counts @ values[r.ids]) for r in self.rows)
 
 
 class _Builder:
@@ -108,7 +88,8 @@ class _Builder:
         self.linear_ring = [np.zeros(n) for n in space.sizes]
         self.blocks: dict[TermKey, EdgeBlock] = {}
         self.edge_terms: dict[int, list[TermKey]] = {}  # consumer node -> its edges
-        self.linear: dict[TermKey, tuple[Linear, Linear, Linear]] = {}  # costs, held, peak
+        # costs, held, freed, peak
+        self.linear: dict[TermKey, tuple[Linear, Linear, Linear, Linear]] = {}
         self.return_terms: list[TermKey] = []  # the reshards before the return
 
     def group(self, node: Node) -> int:
@@ -158,6 +139,11 @@ class _Builder:
         def cost(src: NamedMapping, targets: tuple) -> tuple[Reshard, int]:
             return self.cost(v, src, targets, last, alias)
 
+        self._edge(key, gp, gc, srcs, tgts, cost)
+
+    def _edge(self, key, gp: int, gc: int, srcs, tgts, cost) -> None:
+        """The term of an edge from group `gp`'s sources to group `gc`'s targets: linear in one
+        group when the two are one group or one side has a single choice, else a block."""
         sizes = self.space.sizes
         if gp == gc:
             self._linear(key, gp, [cost(srcs[a], tgts[a]) for a in range(len(srcs))])
@@ -176,11 +162,11 @@ class _Builder:
         for b, t in enumerate(tgts):
             col_of.setdefault(t, []).append(b)
         shape = (len(row_of), len(col_of))
-        cells = np.zeros((4, *shape))  # comm, ring, held, peak
+        cells = np.zeros((5, *shape))  # comm, ring, held, freed, peak
         for r, s in enumerate(row_of):
             for ci, t in enumerate(col_of):
                 plan, freed = cost(s, t)
-                cells[:, r, ci] = (plan.comm, plan.ring, plan.held - freed, plan.peak)
+                cells[:, r, ci] = (plan.comm, plan.ring, plan.held, -freed, plan.peak)
         rows, cells = _merge_equal(list(row_of.values()), cells, axis=1)
         cols, cells = _merge_equal(list(col_of.values()), cells, axis=2)
         self.blocks[key] = EdgeBlock(gp, gc, rows, cols, *cells, count=1)
@@ -188,15 +174,32 @@ class _Builder:
     def _linear(self, key: TermKey, group: int, costs: list[tuple[Reshard, int]]) -> None:
         comm = np.array([c.comm for c, _ in costs], dtype=float)
         ring = np.array([c.ring for c, _ in costs], dtype=float)
-        held = np.array([c.held - freed for c, freed in costs], dtype=float)
+        held = np.array([c.held for c, _ in costs], dtype=float)
+        freed = np.array([-freed for _, freed in costs], dtype=float)
         peak = np.array([c.peak for c, _ in costs], dtype=float)
         self.linear[key] = (
             Linear(group, np.stack([comm, ring])),
             Linear(group, held),
+            Linear(group, freed),
             Linear(group, peak),
         )
         self.linear_comm[group] += comm
         self.linear_ring[group] += ring
+
+    def add_carry(self, ret: Return, arg: Node) -> None:
+        """A returned state must come back in its argument's layout: an edge from the producer
+        to the argument, the reshard before the return."""
+        p, k = ret.producer, ret.result
+        v = p.values[k]
+        key = ("carry", ret.index)
+        srcs = [s.results[k] for s in p.strategies]
+        tgts = [(s.results[0],) for s in arg.strategies]
+
+        def cost(src: NamedMapping, targets: tuple) -> tuple[Reshard, int]:
+            return self.cost(v, reduced(src), targets, False, False)
+
+        self._edge(key, self.group(p), self.group(arg), srcs, tgts, cost)
+        self.return_terms.append(key)
 
     def add_return(self, ret: Return) -> None:
         p, k = ret.producer, ret.result
@@ -210,7 +213,10 @@ class _Builder:
             self.linear_ring[g][a] += r.ring
             peak[a] = r.peak
         key = ("return", ret.index)
-        self.linear[key] = (Linear(g, np.zeros((2, len(peak)))), Linear(g, peak), Linear(g, peak))
+        zeros = np.zeros(len(peak))
+        self.linear[key] = (
+            Linear(g, np.zeros((2, len(peak)))), Linear(g, peak), Linear(g, zeros), Linear(g, peak)
+        )
         self.return_terms.append(key)
 
 
@@ -234,13 +240,21 @@ def _merge_equal(
     return merged, np.take(cells, picked, axis=axis)
 
 
-def formulate(graph: CostGraph, space: ChoiceSpace, model: CostModel) -> Problem:
-    """The variables, objective and memory rows of the choice (see the module docstring)."""
+def formulate(
+    graph: CostGraph, space: ChoiceSpace, model: CostModel, kept: frozenset[int] = frozenset()
+) -> Problem:
+    """The variables, objective and memory rows of the choice (see the module docstring);
+    arguments at the positions in `kept` are not donated: they live to the end."""
+
     b = _Builder(graph, space, model)
     for u in graph.uses:
         b.add_use(u)
+    carried = {ret.index: arg for ret, arg in graph.carries}
     for ret in graph.returns:
-        b.add_return(ret)
+        if ret.index in carried:
+            b.add_carry(ret, carried[ret.index])
+        else:
+            b.add_return(ret)
     x_offset, n = [], 0
     for size in space.sizes:
         x_offset.append(n if size > 1 else -1)
@@ -268,124 +282,7 @@ def formulate(graph: CostGraph, space: ChoiceSpace, model: CostModel) -> Problem
         forbidden[sl] = block.comm.ravel() >= UNPLANNABLE
     comm[forbidden] = 0
     ring[forbidden] = 0
-    problem.rows = _memory_rows(problem, b)
+    problem.terms, problem.rows = memory_rows(
+        graph, space, model, x_offset, b.blocks, b.edge_terms, b.linear, b.return_terms, kept
+    )
     return problem
-
-
-def _memory_rows(problem: Problem, b: _Builder) -> list[tuple[np.ndarray, np.ndarray, int]]:
-    graph, space, model = problem.graph, problem.space, problem.model
-    rep = space.representative
-    vectors: dict[TermKey, Linear] = {}
-
-    def value_key(node: Node, k: int) -> TermKey:
-        key = ("value", rep[node.index], k)
-        if key not in vectors:
-            v = node.values[k]
-            held = [model.held(v.type.shape, v.type.dtype, s.results[k]) for s in node.strategies]
-            vectors[key] = Linear(space.group_of[node.index], np.array(held, dtype=float))
-        return key
-
-    def free_key(node: Node, i: int) -> TermKey:
-        key = ("free", rep[node.index], i)
-        if key not in vectors:
-            assert node.op is not None
-            v = node.op.operand(i)
-            held = [model.held(v.type.shape, v.type.dtype, s.operands[i]) for s in node.strategies]
-            vectors[key] = Linear(space.group_of[node.index], np.array(held, dtype=float))
-        return key
-
-    # Liveness events: a value is live across the ops after its definition up to its last use.
-    end = len(graph.func.body)
-    starts: dict[int, list[TermKey]] = {}
-    stops: dict[int, list[TermKey]] = {}
-    for node in graph.nodes:
-        for k in range(len(node.values)):
-            last = graph.last_use.get((node.index, k), node.position)
-            if last > node.position:
-                starts.setdefault(node.position + 1, []).append(value_key(node, k))
-                stops.setdefault(min(last, end) + 1, []).append(value_key(node, k))
-    live: Counter[TermKey] = Counter()
-    points = sorted(set(starts) | set(stops) | {n.position for n in graph.ops} | {-1})
-    ops_at = {n.position: n for n in graph.ops}
-    envelopes: dict[tuple, Counter[TermKey]] = {}
-    args_row: Counter[TermKey] = Counter()
-    for node in graph.nodes:
-        if node.position < 0:
-            for k in range(len(node.values)):
-                args_row[value_key(node, k)] += 1
-    _merge(envelopes, args_row)
-    for t in points:
-        for key in stops.get(t, []):
-            live[key] -= 1
-        for key in starts.get(t, []):
-            live[key] += 1
-        node = ops_at.get(t)
-        if node is None:
-            continue
-        before = +live
-        for i in graph.free_operands.get(node.index, []):
-            before[free_key(node, i)] += 1
-        edges = b.edge_terms.get(node.index, [])
-        at = Counter(before)
-        for key in edges:
-            before[("peak", key)] += 1
-            at[("held", key)] += 1
-        for k in range(len(node.values)):
-            at[value_key(node, k)] += 1
-        if edges:
-            _merge(envelopes, before)
-        _merge(envelopes, at)
-    # The reshards before the return: the returned values are live, and what the plans hold.
-    if b.return_terms:
-        final: Counter[TermKey] = Counter()
-        for value in {(r.producer.index, r.result): r for r in graph.returns}.values():
-            final[value_key(value.producer, value.result)] += 1
-        for key in b.return_terms:
-            final[("peak", key)] += 1
-        _merge(envelopes, final)
-    return [_materialise(problem, b, vectors, row) for row in envelopes.values()]
-
-
-def _merge(envelopes: dict[tuple, Counter[TermKey]], row: Counter[TermKey]) -> None:
-    signature = tuple(sorted(row, key=repr))
-    old = envelopes.get(signature)
-    if old is None:
-        envelopes[signature] = Counter(row)
-    else:
-        for key, count in row.items():
-            old[key] = max(old[key], count)
-
-
-def _materialise(
-    problem: Problem, b: _Builder, vectors: dict[TermKey, Linear], row: Counter[TermKey]
-) -> tuple[np.ndarray, np.ndarray, int]:
-    coef: dict[int, float] = {}
-    const = 0.0
-    sizes = problem.space.sizes
-
-    def add_linear(vec: Linear, count: int) -> None:
-        nonlocal const
-        if sizes[vec.group] == 1:
-            const += count * float(vec.values[0])
-            return
-        base = problem.x_offset[vec.group]
-        for a, value in enumerate(vec.values):
-            if value:
-                coef[base + a] = coef.get(base + a, 0.0) + count * float(value)
-
-    for key, count in row.items():
-        if key[0] in ("value", "free"):
-            add_linear(vectors[key], count)
-            continue
-        which, edge = key
-        if edge in b.blocks:
-            block = b.blocks[edge]
-            values = (block.held if which == "held" else block.peak).ravel()
-            for i, value in enumerate(values):
-                if value:
-                    coef[block.offset + i] = coef.get(block.offset + i, 0.0) + count * value
-        else:
-            _, held, peak = b.linear[edge]
-            add_linear(held if which == "held" else peak, count)
-    index = np.array(sorted(coef), dtype=np.int64)
-    return index, np.array([coef[i] for i in index]), int(const)

@@ -38,6 +38,7 @@ from shardc.ir.types import DistributedTensorType
 from shardc.passes.ingest.split_constants import _is_constant_expression, _is_scalar_expansion
 from shardc.passes.propagation.autoshard.candidates import (
     HEAVY_OPS,
+    Coupling,
     Strategy,
     allows,
     layouts,
@@ -124,6 +125,33 @@ class CostGraph:
     free_operands: dict[int, list[int]] = field(default_factory=dict)
     # (node index, result index) -> position of its last use (returned: len(body))
     last_use: dict[tuple[int, int], int] = field(default_factory=dict)
+    coupled: Coupling = ()  # the axis pairs every strategy keeps (candidates.Coupling)
+    # state carried to the next step: (return, argument node) whose layouts must match
+    carries: list[tuple[Return, Node]] = field(default_factory=list)
+
+    def carry_pairs(self) -> None:
+        """Pair results with the arguments whose state they carry to the next step: result i
+        with argument i + d when both have one shape and dtype and the result has no declared
+        sharding, d the shift that pairs the most results (ties: the smallest |d|, then d >= 0).
+        `step(params, opt) -> (params', opt', loss)` pairs at d = 0, the zoo's
+        `step(x, target, params...) -> (loss, params'...)` at d = 1."""
+        args = {n.values[0].index: n for n in self.nodes if n.kind is NodeKind.ARG}
+        kinds = [(a.type.shape, a.type.dtype) for a in self.func.args]
+        free = [r for r in self.returns if r.declared is None]
+        keys = [(v.type.shape, v.type.dtype) for v in (r.producer.values[r.result] for r in free)]
+
+        def pairs(d: int) -> list[tuple[Return, Node]]:
+            return [(r, args[r.index + d]) for r, k in zip(free, keys)
+                    if r.index + d in args and kinds[r.index + d] == k]
+
+        shifts = sorted(range(-len(self.func.result_types), len(kinds)),
+                        key=lambda d: (abs(d), d < 0))
+        best: list[tuple[Return, Node]] = []
+        for d in shifts:
+            found = pairs(d)
+            if len(found) > len(best):
+                best = found
+        self.carries = best
 
     @property
     def ops(self) -> list[Node]:
@@ -175,11 +203,12 @@ def _fixed_strategy(op: Operation, mesh: DeviceMesh) -> Strategy:
     )
 
 
-def _op_node(index: int, op: Operation, position: int, mesh: DeviceMesh) -> Node:
+def _op_node(index: int, op: Operation, position: int, mesh: DeviceMesh,
+             coupled: Coupling = ()) -> Node:
     users = tuple(r.mapping for r in op.results)
     if op.name in _IDENTITY:
         user = users[0] if op.name in RESHARDING else None
-        options = layouts(op.result.type.shape, mesh, user)
+        options = layouts(op.result.type.shape, mesh, user, coupled)
         strategies = [Strategy((m,), (m,)) for m in options]
         return Node(index, NodeKind.OP, op, tuple(op.results), position, strategies, users)
     op_def = get_op_def(op.name)
@@ -199,7 +228,8 @@ def _op_node(index: int, op: Operation, position: int, mesh: DeviceMesh) -> Node
     if rule is None or op.name in ("call", "while", "case", "manual_computation"):
         strategy = _fixed_strategy(op, mesh)
         return Node(index, NodeKind.FIXED, op, tuple(op.results), position, [strategy], users)
-    strategies = op_strategies(rule, mesh, reduce_op_of(op), heavy=op.name in HEAVY_OPS)
+    strategies = op_strategies(rule, mesh, reduce_op_of(op), heavy=op.name in HEAVY_OPS,
+                               coupled=coupled)
     strategies = [s for s in strategies if _locally_kept(op, rule, s)]
     kept = [
         s
@@ -241,15 +271,18 @@ def _needed(body: list[Operation]) -> set[int]:
     return needed
 
 
-def build_graph(module: Module, func: Function, mesh: DeviceMesh) -> CostGraph:
+def build_graph(module: Module, func: Function, mesh: DeviceMesh,
+                coupled: Coupling = ()) -> CostGraph:
     """The nodes, uses, returns and liveness of `func` (its constants already split). Dead ops
-    are left out: nothing of them is left after `canonicalize`."""
+    are left out: nothing of them is left after `canonicalize`. `coupled` restricts every
+    strategy (`candidates.Coupling`)."""
     nodes: list[Node] = []
     of_value: dict[Value, tuple[Node, int]] = {}
     for i, a in enumerate(func.args):
         node = Node(
             len(nodes), NodeKind.ARG, None, (a,), -1,
-            [Strategy((), (m,)) for m in layouts(a.type.shape, mesh, a.mapping)], (a.mapping,),
+            [Strategy((), (m,)) for m in layouts(a.type.shape, mesh, a.mapping, coupled)],
+            (a.mapping,),
         )
         if not node.strategies:
             raise PassError(f"argument {i} has no layout its sharding allows", func.loc)
@@ -281,7 +314,7 @@ def build_graph(module: Module, func: Function, mesh: DeviceMesh) -> CostGraph:
                 last_use[(producer.index, k)] = max(last_use.get((producer.index, k), -1), position)
         if free:
             continue
-        node = _op_node(len(nodes), op, position, mesh)
+        node = _op_node(len(nodes), op, position, mesh, coupled)
         nodes.append(node)
         readers: dict[Value, list[int]] = {}
         for i, v in enumerate(op.operands):
@@ -295,4 +328,4 @@ def build_graph(module: Module, func: Function, mesh: DeviceMesh) -> CostGraph:
         node.depth = 1 + max((of_value[v][0].depth for v in readers), default=0)
         for k, r in enumerate(op.results):
             of_value[r] = (node, k)
-    return CostGraph(func, mesh, nodes, uses, returns, free_operands, last_use)
+    return CostGraph(func, mesh, nodes, uses, returns, free_operands, last_use, coupled)

@@ -8,15 +8,19 @@
 Every node starts as its own group, one choice per strategy. Then:
 
 - **Repeated layers** (`repeats.find_repeats`): the nodes at one offset of every block of a
-  stacked model share the representative's group and strategy list.
+  stacked model share the representative's group and strategy list; with `tie_rounds`, so do
+  the nodes colour refinement finds alike (`tying.colour_classes`: a training step's layers).
 - **Follow ops**: an element-wise op whose rule maps every tensor alike follows its deepest
   operand (the one on the longest path from the arguments, as Alpa's element-wise ops do): for
   each choice of that operand's group it takes the operand's layout, reduced. With
-  `follow="chains"` (the default) only an element-wise producer is followed, so a chain of
-  element-wise ops becomes one group with the op that starts it, and the first op after a
-  matmul or a reduction keeps its own choices (it may, say, take the matmul's partial sums
-  reduce-scattered rather than all-reduced). `follow="all"` is Alpa's rule (smaller, and it
-  loses such plans); `"none"` keeps every op's choices. If following would close a cycle
+  `follow="chains"` only an element-wise producer is followed, so a chain of element-wise ops
+  becomes one group with the op that starts it, and the first op after a matmul or a reduction
+  keeps its own choices (it may, say, take the matmul's partial sums reduce-scattered rather
+  than all-reduced). `follow="updates"` does so only for the element-wise ops whose results
+  reach nothing but element-wise ops and returns (a training step's per-parameter updates:
+  gradient, moments, new parameter), so the forward and backward passes keep every choice.
+  `follow="all"` is Alpa's rule (smaller, and it loses such plans); `"none"` (the default)
+  keeps every op's choices. If following would close a cycle
   through tied blocks (a block's first op following the previous block's last), the op keeps
   its own choices.
 
@@ -32,6 +36,7 @@ from shardc.ir.mapping import NamedMapping
 from shardc.passes.propagation.autoshard.candidates import Strategy, local_points, reduced
 from shardc.passes.propagation.autoshard.graph import CostGraph, Node, NodeKind, Use
 from shardc.passes.propagation.autoshard.repeats import Repeat, find_repeats
+from shardc.passes.propagation.autoshard.tying import colour_classes
 from shardc.passes.propagation.rules.registry import rule_for
 
 
@@ -78,10 +83,43 @@ def _deepest_operand(node: Node, reads: dict[int, list]) -> Use | None:
     return best
 
 
-FOLLOW = ("none", "chains", "all")
+FOLLOW = ("none", "chains", "updates", "all")
 
 
-def simplify(graph: CostGraph, *, follow: str = "none", repeats: bool = True) -> ChoiceSpace:
+def _tails(graph: CostGraph) -> set[int]:
+    """Element-wise nodes whose results reach only element-wise nodes and returns: a training
+    step's per-parameter updates (gradient, moments, new parameter)."""
+    consumers: dict[int, list[int]] = {}
+    for u in graph.uses:
+        consumers.setdefault(u.producer.index, []).append(u.consumer.index)
+    tails: set[int] = set()
+    for node in reversed(graph.nodes):
+        if node.pointwise and all(c in tails for c in consumers.get(node.index, ())):
+            tails.add(node.index)
+    return tails
+
+
+def _union(a: list[int], b: list[int]) -> list[int]:
+    """The classes of two tie relations joined; each node's representative is the first node of
+    its class."""
+    parent = list(range(len(a)))
+
+    def find(i: int) -> int:
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+
+    for rel in (a, b):
+        for i, r in enumerate(rel):
+            x, y = find(i), find(r)
+            if x != y:
+                parent[max(x, y)] = min(x, y)
+    return [find(i) for i in range(len(a))]
+
+
+def simplify(graph: CostGraph, *, follow: str = "none", repeats: bool = True,
+             tie_rounds: int = 0) -> ChoiceSpace:
     """Group the nodes' choices (see the module docstring); rewrites followers' strategy lists
     and gives tied nodes their representative's."""
     n = len(graph.nodes)
@@ -90,13 +128,18 @@ def simplify(graph: CostGraph, *, follow: str = "none", repeats: bool = True) ->
     if repeat is not None:
         for node, r in repeat.representative.items():
             rep[node] = r
+    if tie_rounds > 0:
+        rep = _union(rep, colour_classes(graph, tie_rounds))
     reads: dict[int, list] = {}
     for u in graph.uses:
         reads.setdefault(u.consumer.index, []).append(u)
     followed: dict[int, tuple[int, int]] = {}
+    tails = _tails(graph) if follow == "updates" else set()
     if follow != "none":
         for node in graph.nodes:
             if rep[node.index] == node.index and node.pointwise:
+                if follow == "updates" and node.index not in tails:
+                    continue
                 u = _deepest_operand(node, reads)
                 if u is not None and (follow == "all" or u.producer.pointwise):
                     followed[node.index] = (rep[u.producer.index], u.result)

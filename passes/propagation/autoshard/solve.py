@@ -1,35 +1,66 @@
-"""Solving the integer program with scipy's `milp` (HiGHS), within a time limit.
+"""Solving the integer program: never worse than a plan at hand, deterministic, limited by work.
 
-    result = solve(problem, budget=1 << 20, time_limit=30.0)
-    result.choices[g]        # the choice of group g
-    result.status            # "optimal", "time_limit" (best plan so far), "infeasible", ...
+    result = solve(problem, budget=1 << 20, effort=Effort(ticks=2000))
+    result.choices[g]     # the choice of group g
+    result.status         # optimal | work_limit (best plan so far) | infeasible | ...
+    result.objective, result.bound, result.gap
 
-Two phases, lexicographic:
+The order of the solves:
 
-1. **communication**: minimise the objective (bytes or ring bytes) under the memory budget;
-2. **memory** (`tie_break`): among plans that move no more than phase 1's, minimise the peak of
-   the memory rows, so that of two plans with the same traffic the one holding less wins (with
-   no budget this is what makes "shard it" beat "replicate it").
+1. **free LP**: the communication LP without memory rows. When its optimum is integral (it was
+   on every program tried: the edge cells make it a transportation polytope on trees) it is the
+   proven free optimum `F`; else a free MIP from the greedy plans finds one within the effort.
+   `F` bounds the objective from below under any budget. Its reduced costs fix to 0 every
+   variable whose reduced cost exceeds the slack a later solve allows (`objective <= L` leaves
+   room for `L - F`): exact, and it shrinks the later solves to what could still be chosen.
+2. **memory tie-break** (`tie_break`): of the plans moving no more than the free plan, the one
+   with the lowest peak, starting from the free plan.
+3. With no budget, or a budget the free plan meets: that plan, proven optimal. A budget the free
+   optimum meets therefore always returns it (more budget never gives a worse plan).
+4. Otherwise the **budgeted MIP**, starting from the best plan at hand that fits (the greedy
+   plans of plans.py, the plans the caller knows); then the memory tie-break among plans
+   moving no more. The plan kept is the best found, never worse than the start. Its bound is
+   the larger of HiGHS's bound and `F`.
 
-Phase 2 gets the time phase 1 left; if it runs out it keeps its best plan so far, which never
-moves more than phase 1's. A budget no plan fits is reported with the smallest peak the model
-allows (a third solve: minimise the peak alone).
+Every solve is limited by work (`Effort`): MIPs by ticks, LPs by simplex iterations, with one
+thread and a fixed seed, so the same program gives the same plan in every process and under any
+load. `Effort.time_limit` is only a safety net: a solve it stops makes the result `time_limit`
+(not reproducible).
 """
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy.optimize import Bounds, LinearConstraint, milp
-from scipy.sparse import coo_matrix
 
-from shardc.passes.propagation.autoshard.formulation import Problem
+from shardc.passes.propagation.autoshard.highs import Outcome, solve_lp, solve_mip
+from shardc.passes.propagation.autoshard.plans import (
+    allowed,
+    choices_of,
+    evaluate,
+    greedy_plans,
+    plan_vector,
+)
+from shardc.passes.propagation.autoshard.program import ProgramBuilder
 
-# Phase 2 stops within 1% of the lowest peak: it only breaks ties between equally cheap plans.
+# The memory tie-break stops within 1% of the lowest peak: it only orders equally cheap plans.
 TIE_BREAK_GAP = 0.01
-_STATUS = {0: "optimal", 1: "time_limit", 2: "infeasible", 3: "unbounded", 4: "error"}
+# Integrality tolerance of the LP relaxation's binaries.
+_INTEGRAL = 1e-6
+# Bytes of slack in "moves no more than": objectives are whole bytes.
+_SLACK = 0.5
+
+
+@dataclass(frozen=True)
+class Effort:
+    """How much work the solver may do (deterministic units, not seconds)."""
+
+    ticks: int = 4000  # per MIP solve: HiGHS interrupt checks (highs.py)
+    lp_iterations: int = 2_000_000  # per LP solve: simplex iterations
+    gap: float = 1e-6  # a MIP stops at this relative gap
+    tie_break: bool = True
+    time_limit: float | None = None  # seconds per solve: a safety net only (not reproducible)
 
 
 @dataclass
@@ -39,200 +70,210 @@ class Phase:
     objective: float | None
     bound: float | None
     gap: float | None
-    seconds: float
+    cpu_s: float
+    work: dict[str, int] = field(default_factory=dict)
+    variables: int = 0
+    rows: int = 0
 
 
 @dataclass
 class SolveResult:
-    status: str  # the status of the plan kept: optimal | time_limit | infeasible | ...
+    status: str  # of the plan kept: optimal | work_limit | time_limit | infeasible | ...
     choices: list[int]
     x: np.ndarray | None
     phases: list[Phase] = field(default_factory=list)
+    objective: float | None = None  # the kept plan's objective
+    bound: float | None = None  # a proven lower bound on any plan's objective in the budget
+    peak: float | None = None  # the kept plan's peak (the cost model's)
+    source: str = ""  # where the kept plan comes from: free | budgeted | greedy | known
+    free_objective: float | None = None  # the free optimum (or best free plan) objective
+    free_peak: float | None = None
     min_peak: float | None = None  # when infeasible: the smallest peak the model allows
+    fixed: int = 0  # variables fixed by reduced costs in the last solve
 
     @property
-    def seconds(self) -> float:
-        return sum(p.seconds for p in self.phases)
+    def cpu_s(self) -> float:
+        return sum(p.cpu_s for p in self.phases)
+
+    @property
+    def gap(self) -> float | None:
+        if self.objective is None or self.bound is None:
+            return None
+        if self.objective <= 0:
+            return 0.0
+        return max(0.0, (self.objective - self.bound) / self.objective)
 
 
-class _Rows:
-    """Sparse constraint rows collected as triplets."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.r: list[np.ndarray] = []
-        self.c: list[np.ndarray] = []
-        self.v: list[np.ndarray] = []
-        self.lb: list[float] = []
-        self.ub: list[float] = []
-
-    def add(self, cols, vals, lb: float, ub: float) -> None:
-        i = len(self.lb)
-        cols = np.asarray(cols, dtype=np.int64)
-        self.r.append(np.full(len(cols), i, dtype=np.int64))
-        self.c.append(cols)
-        self.v.append(np.asarray(vals, dtype=float))
-        self.lb.append(lb)
-        self.ub.append(ub)
-
-    def constraint(self, n: int) -> LinearConstraint:
-        if not self.lb:
-            return LinearConstraint(np.zeros((0, n)), [], [])
-        rows = np.concatenate(self.r)
-        cols = np.concatenate(self.c)
-        vals = np.concatenate(self.v)
-        a = coo_matrix((vals, (rows, cols)), shape=(len(self.lb), n)).tocsr()
-        return LinearConstraint(a, np.array(self.lb), np.array(self.ub))
-
-
-def _structure(problem: Problem) -> _Rows:
-    """One choice per group; each edge block's marginals equal its groups' choices."""
-    rows = _Rows(problem.num_vars)
-    for g, size in enumerate(problem.space.sizes):
-        if size > 1:
-            base = problem.x_offset[g]
-            rows.add(range(base, base + size), np.ones(size), 1.0, 1.0)
-    for block in problem.blocks:
-        width = len(block.cols)
-        for r, choices in enumerate(block.rows):
-            cells = [block.offset + r * width + c for c in range(width)]
-            xs = [problem.var(block.src_group, a) for a in choices]
-            rows.add(cells + xs, [1.0] * width + [-1.0] * len(xs), 0.0, 0.0)
-        for c, choices in enumerate(block.cols):
-            cells = [block.offset + r * width + c for r in range(len(block.rows))]
-            xs = [problem.var(block.dst_group, b) for b in choices]
-            rows.add(cells + xs, [1.0] * len(cells) + [-1.0] * len(xs), 0.0, 0.0)
-    return rows
-
-
-def _run(
-    name: str, c: np.ndarray, integrality, bounds, rows: _Rows, n: int, time_limit: float,
-    gap: float, *, presolve: bool = True,
-) -> tuple[Phase, np.ndarray | None]:
-    start = time.perf_counter()
-    options = {
-        "time_limit": max(time_limit, 0.5),
-        "mip_rel_gap": gap,
-        "disp": False,
-        "presolve": presolve,
-    }
-    res = milp(c, integrality=integrality, bounds=bounds, constraints=rows.constraint(n),
-               options=options)
-    seconds = time.perf_counter() - start
-    status = _STATUS.get(res.status, "error")
-    x = res.x if res.x is not None else None
-    if status == "time_limit" and x is None:
-        status = "time_limit_no_plan"
-    phase = Phase(
-        name,
-        status,
-        float(res.fun) if x is not None and res.fun is not None else None,
-        float(res.mip_dual_bound) if getattr(res, "mip_dual_bound", None) is not None else None,
-        float(res.mip_gap) if getattr(res, "mip_gap", None) is not None else None,
-        seconds,
+def _phase(name: str, out: Outcome, builder: ProgramBuilder, lp, *, peak: bool) -> Phase:
+    unscale = builder.unscale_peak if peak else builder.unscale_objective
+    return Phase(
+        name, out.status,
+        None if out.objective is None else unscale(out.objective),
+        None if out.bound is None else unscale(out.bound),
+        out.gap, out.cpu_s, out.work, lp.shape[1], lp.shape[0],
     )
-    return phase, x
 
 
-def _choices(problem: Problem, x: np.ndarray) -> list[int]:
-    out = []
-    for g, size in enumerate(problem.space.sizes):
-        if size == 1:
-            out.append(0)
-        else:
-            base = problem.x_offset[g]
-            out.append(int(np.argmax(x[base : base + size])))
-    return out
+class _Solver:
+    def __init__(self, problem, effort: Effort) -> None:
+        self.problem, self.effort = problem, effort
+        self.builder = ProgramBuilder(problem)
+        self.phases: list[Phase] = []
+        self.reduced: np.ndarray | None = None  # free LP's reduced costs (scaled)
+        self.lp_bound: float | None = None  # free LP optimum (bytes)
+        self.mip_bound: float | None = None  # free MIP's proven bound (when the LP is fractional)
+        self.fixed = 0
+
+    def fixing(self, limit: float) -> np.ndarray | None:
+        """Variables no plan with objective <= `limit` can take (reduced-cost fixing)."""
+        if self.reduced is None or self.lp_bound is None:
+            return None
+        b = self.builder
+        room = (limit - self.lp_bound) * b.obj_scale
+        margin = 1e-6 * max(1.0, abs(self.lp_bound) * b.obj_scale)
+        fixed = self.reduced[: b.n] > room + margin
+        self.fixed = int(fixed.sum())
+        return fixed
+
+    def free(self) -> tuple[list[int], bool]:
+        """The free plan and whether it is proven optimal."""
+        b, e = self.builder, self.effort
+        lp = b.build()
+        out = solve_lp(lp, iterations=e.lp_iterations, time_limit=e.time_limit)
+        self.phases.append(_phase("free-lp", out, b, lp, peak=False))
+        if out.x is not None:
+            self.lp_bound = b.unscale_objective(out.objective)
+            self.reduced = out.reduced_costs
+            ints = lp.integer
+            frac = np.minimum(out.x[ints], 1 - out.x[ints])
+            if not len(frac) or float(frac.max()) <= _INTEGRAL:
+                choices = choices_of(self.problem, out.x)
+                if allowed(self.problem, plan_vector(self.problem, choices)):
+                    return choices, True
+        start = min(greedy_plans(self.problem), key=lambda c: evaluate(self.problem, c)[0])
+        mip = solve_mip(lp, ticks=e.ticks, gap=e.gap, start=plan_vector(self.problem, start),
+                        time_limit=e.time_limit)
+        phase = _phase("free-mip", mip, b, lp, peak=False)
+        self.phases.append(phase)
+        self.mip_bound = phase.bound
+        if mip.x is None:
+            return start, False
+        choices = choices_of(self.problem, mip.x)
+        if evaluate(self.problem, choices)[0] > evaluate(self.problem, start)[0]:
+            return start, False
+        return choices, mip.status == "optimal"
+
+    def tie_break(self, choices: list[int], budget: float | None, name: str) -> list[int]:
+        """Of the plans moving no more than `choices` (within `budget`), the lowest peak."""
+        p, b, e = self.problem, self.builder, self.effort
+        if not e.tie_break or not p.rows:
+            return choices
+        cost, peak = evaluate(p, choices)
+        limit = cost + _SLACK
+        lp = b.build(budget=budget, peak=True, limit=limit, fixed=self.fixing(limit))
+        start = b.start(plan_vector(p, choices), memory=True, peak=True)
+        out = solve_mip(lp, ticks=e.ticks, gap=TIE_BREAK_GAP, start=start,
+                        time_limit=e.time_limit)
+        self.phases.append(_phase(name, out, b, lp, peak=True))
+        if out.x is None:
+            return choices
+        found = choices_of(p, out.x[: b.n])
+        new_cost, new_peak = evaluate(p, found)
+        fits = budget is None or new_peak <= budget
+        if fits and new_cost <= limit and new_peak < peak:
+            return found
+        return choices
+
+    def budgeted(self, budget: float, known: list[tuple[str, list[int]]]
+                 ) -> tuple[list[int] | None, str, Phase]:
+        """The budgeted MIP from the best fitting plan of `known` (named plans); the plan kept,
+        where it comes from, and the MIP's phase."""
+        p, b, e = self.problem, self.builder, self.effort
+        fitting = [(evaluate(p, c), name, c) for name, c in known]
+        fitting = [(cost, name, c) for (cost, peak), name, c in fitting
+                   if peak <= budget and np.isfinite(cost)]
+        best = min(fitting, key=lambda t: t[0]) if fitting else None  # first of equals
+        incumbent = None if best is None else best[2]
+        source = "" if best is None else best[1]
+        limit = evaluate(p, incumbent)[0] if incumbent is not None else None
+        fixed = self.fixing(limit) if limit is not None else None
+        lp = b.build(budget=budget, fixed=fixed)
+        start = None if incumbent is None else b.start(plan_vector(p, incumbent), memory=True,
+                                                       peak=False)
+        out = solve_mip(lp, ticks=e.ticks, gap=e.gap, start=start, time_limit=e.time_limit)
+        phase = _phase("budgeted", out, b, lp, peak=False)
+        self.phases.append(phase)
+        if out.x is not None:
+            found = choices_of(p, out.x[: b.n])
+            cost, peak = evaluate(p, found)
+            if peak <= budget and np.isfinite(cost) and (limit is None or cost < limit):
+                return found, "budgeted", phase
+        return incumbent, source, phase
+
+    def min_peak(self) -> float | None:
+        """The smallest peak the cost model allows (for the message when nothing fits)."""
+        p, b, e = self.problem, self.builder, self.effort
+        lp = b.build(peak=True)
+        start = min(greedy_plans(p), key=lambda c: evaluate(p, c)[1])
+        out = solve_mip(lp, ticks=e.ticks, gap=1e-3,
+                        start=b.start(plan_vector(p, start), memory=True, peak=True),
+                        time_limit=e.time_limit)
+        self.phases.append(_phase("min-peak", out, b, lp, peak=True))
+        if out.bound is not None and out.status == "optimal":
+            return b.unscale_peak(out.objective)
+        return evaluate(p, start)[1] if out.x is None else b.unscale_peak(out.objective)
 
 
-def _bounds_and_integrality(problem: Problem, extra: int) -> tuple[Bounds, np.ndarray]:
-    n = problem.num_vars + extra
-    upper = np.ones(n)
-    upper[: problem.num_vars][problem.forbidden] = 0.0
-    if extra:
-        upper[problem.num_vars :] = np.inf
-    integrality = np.zeros(n)
-    for g, size in enumerate(problem.space.sizes):
-        if size > 1:
-            integrality[problem.x_offset[g] : problem.x_offset[g] + size] = 1
-    return Bounds(np.zeros(n), upper), integrality
-
-
-def solve(
-    problem: Problem,
-    budget: int | None,
-    time_limit: float = 60.0,
-    *,
-    tie_break: bool = True,
-    gap: float = 1e-6,
-) -> SolveResult:
-    """Phase 1 then (with `tie_break`) phase 2; see the module docstring."""
-    n = problem.num_vars
-    if n == 0:  # every group has one choice: nothing to decide, but the budget still holds
-        peak = max((const for _, _, const in problem.rows), default=0.0)
+def solve(problem, budget: float | None, effort: Effort | None = None,
+          known: list[list[int]] | None = None) -> SolveResult:
+    """The plan (module docstring). `known`: plans to start from (one choice per group)."""
+    effort = effort or Effort()
+    if problem.num_vars == 0:  # nothing to decide, but the budget still holds
+        choices = [0] * len(problem.space.sizes)
+        cost, peak = evaluate(problem, choices)
         if budget is not None and peak > budget:
-            infeasible = Phase("communication", "infeasible", None, None, None, 0.0)
-            return SolveResult("infeasible", [], None, [infeasible], min_peak=peak)
-        trivial = Phase("communication", "optimal", float(problem.const_comm), None, 0.0, 0.0)
-        return SolveResult("optimal", [0] * len(problem.space.sizes), np.zeros(0), [trivial])
-    started = time.perf_counter()
-    base = _structure(problem)
-    bounds, integrality = _bounds_and_integrality(problem, 0)
-    rows = _with_memory(problem, base, budget, n)
-    phase, x = _run("communication", problem.objective, integrality, bounds, rows, n,
-                    time_limit, gap)
-    result = SolveResult(phase.status, [], x, [phase])
-    if x is None:
-        if phase.status == "infeasible" and budget is not None:
-            result.min_peak = _min_peak(problem, base, time_limit)
+            return SolveResult("infeasible", [], None, [], min_peak=peak)
+        return SolveResult("optimal", choices, np.zeros(0), [], cost, cost, peak, "free", cost,
+                           peak)
+    s = _Solver(problem, effort)
+    free, proven = s.free()
+    free = s.tie_break(free, None, "tie-break")
+    free_cost, free_peak = evaluate(problem, free)
+    # F, the bound under any budget: the free LP's optimum, or the free MIP's bound when the LP
+    # is fractional (a carried state closes a cycle: tighter than the LP's)
+    free_bounds = [b for b in (s.lp_bound, s.mip_bound) if b is not None]
+    bound = max(free_bounds) if free_bounds else None
+    result = SolveResult(
+        "optimal" if proven else "work_limit", free, plan_vector(problem, free), s.phases,
+        free_cost, bound, free_peak, "free", free_cost, free_peak,
+    )
+    if budget is None or free_peak <= budget:
+        result.fixed = s.fixed
+        return _final(result, effort)
+    candidates = [("greedy", c) for c in greedy_plans(problem)]
+    candidates += [("known", c) for c in known or []]
+    found, source, phase = s.budgeted(budget, candidates)
+    if found is None:
+        result.status = "infeasible" if phase.status == "infeasible" else "no_plan"
+        result.choices, result.x = [], None
+        if phase.status == "infeasible":
+            result.min_peak = s.min_peak()
         return result
-    result.choices = _choices(problem, x)
-    left = time_limit - (time.perf_counter() - started)
-    if not tie_break or left <= 0.5 or not problem.rows:
-        return result
-    # Phase 2: the peak M is one more variable; objective . v <= phase 1's best (+ half a byte).
-    # Every cost is >= 0 and every variable is 0 or 1 at an integer point, so a variable costing
-    # more than the limit is fixed to 0 (HiGHS's presolve was seen to call the problem
-    # infeasible with only the row, when the limit is 0).
-    rows2 = _with_memory(problem, _structure(problem), budget, n + 1, peak=True)
-    limit = float(problem.objective @ x) + 0.5
-    bounds2, integrality2 = _bounds_and_integrality(problem, 1)
-    bounds2.ub[:n][problem.objective > limit] = 0.0
-    nz = np.nonzero((problem.objective > 0) & (problem.objective <= limit))[0]
-    if len(nz):
-        rows2.add(nz, problem.objective[nz], -np.inf, limit)
-    c = np.zeros(n + 1)
-    c[n] = 1.0
-    phase2, x2 = _run("memory", c, integrality2, bounds2, rows2, n + 1, left, TIE_BREAK_GAP)
-    if phase2.status == "infeasible":  # phase 1's plan is feasible: presolve got it wrong
-        left = time_limit - (time.perf_counter() - started)
-        phase2, x2 = _run("memory", c, integrality2, bounds2, rows2, n + 1, left,
-                          TIE_BREAK_GAP, presolve=False)
-    result.phases.append(phase2)
-    if x2 is not None:
-        result.x = x2[:n]
-        result.choices = _choices(problem, x2)
+    found = s.tie_break(found, budget, "budgeted-tie-break")
+    cost, peak = evaluate(problem, found)
+    result.choices, result.x = found, plan_vector(problem, found)
+    result.objective, result.peak = cost, peak
+    result.source = source
+    bounds = [b for b in (phase.bound, *free_bounds) if b is not None]
+    result.bound = max(bounds) if bounds else None
+    gap = result.gap
+    result.status = "optimal" if gap is not None and gap <= max(effort.gap, 1e-9) else (
+        "time_limit" if phase.status == "time_limit" else "work_limit")
+    result.fixed = s.fixed
+    return _final(result, effort)
+
+
+def _final(result: SolveResult, effort: Effort) -> SolveResult:
+    if any(p.status == "time_limit" for p in result.phases):
+        result.status = "time_limit"
     return result
-
-
-def _with_memory(problem: Problem, rows: _Rows, budget: int | None, n: int,
-                 peak: bool = False) -> _Rows:
-    """Adds the memory rows: `row <= budget - const`, and with `peak` also `row - M <= -const`
-    for the extra last variable M."""
-    rows.n = n
-    for index, coef, const in problem.rows:
-        if budget is not None:
-            rows.add(index, coef, -np.inf, budget - const)
-        if peak:
-            rows.add(np.append(index, n - 1), np.append(coef, -1.0), -np.inf, -const)
-    return rows
-
-
-def _min_peak(problem: Problem, base: _Rows, time_limit: float) -> float | None:
-    n = problem.num_vars + 1
-    rows = _with_memory(problem, _structure(problem), None, n, peak=True)
-    c = np.zeros(n)
-    c[-1] = 1.0
-    bounds, integrality = _bounds_and_integrality(problem, 1)
-    phase, x = _run("min-peak", c, integrality, bounds, rows, n, time_limit, 1e-3)
-    return phase.objective if x is not None else None
