@@ -375,7 +375,16 @@ class Jitted:
         # The arguments are named as the user's pytree paths (JAX's names are the flat ones,
         # `flat[3]`): explanations then say `params['w1']`.
         source = JaxSource(text, self.name, dict(self.mesh.shape), tuple(self._paths(call)))
-        result, timings = compile_text(source, self.options)
+        options = self.options
+        if options.auto_shard and any(donated):
+            # A donated argument is the state a loop carries: XLA reuses its buffer only for a
+            # result in the same layout, and the next call passes that result back. So
+            # auto-shard returns carried state as it takes it and counts donated buffers once.
+            options = dataclasses.replace(
+                options, auto_shard_carry=True,
+                donated_args=options.donated_args if options.donated_args is not None
+                else tuple(i for i, d in enumerate(donated) if d))
+        result, timings = compile_text(source, options)
         timings["jax_lower_import"] = lowered + timings.pop("import")
         for line in result.warnings:  # e.g. an op without a rule computing replicated
             warnings.warn(f"shardc.jit({self.name}): {line}", ShardcWarning, stacklevel=4)
@@ -384,7 +393,7 @@ class Jitted:
                               out_keys=out_keys[0], arg_names=names, donated=donated)
         return Lowered(self.name, result, signature, self.mesh, self.backend, timings,
                        source=source,
-                       options=self.options)
+                       options=options)
 
     def _leaf_specs(self, call: _Call) -> tuple[Any, ...]:
         """A PartitionSpec (or None) per argument leaf: `in_shardings` broadcast over the

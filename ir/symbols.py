@@ -3,6 +3,7 @@
     table = SymbolTable(module)
     table.insert(func)        # "f" if free, else "f_0", "f_1", ... (one counter per table)
     referenced_functions(module)  # names some op names (calls, regions, bodies, decompositions)
+    unshare_regions(module)   # every region function named by one op only
 """
 
 from __future__ import annotations
@@ -106,6 +107,26 @@ def clone_with_regions(
                 continue
             op.attributes[key] = _renamed(value, module, regions)
     return copy
+
+
+def unshare_regions(module: Module) -> int:
+    """Give each op that names a region function another op names too its own copy (recursively,
+    through `clone_with_regions`), as MLIR's inline regions always are; returns how many ops got
+    copies. Copying an op (inlining a function called twice) shares its region functions."""
+    regions = SymbolTable(module)
+    seen: set[str] = set()
+    copied = 0
+    for func in list(module.functions.values()):
+        for op in func.body:
+            for key, value in list(op.attributes.items()):
+                names = symbols_in(value) if key not in CALL_ATTRS else []
+                if not any(n in module.functions for n in names):
+                    continue
+                if any(n in seen for n in names):
+                    value = op.attributes[key] = _renamed(value, module, regions)
+                    copied += 1
+                seen.update(symbols_in(value))
+    return copied
 
 
 def _renamed(value: Any, module: Module, regions: SymbolTable) -> Any:

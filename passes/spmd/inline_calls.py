@@ -22,8 +22,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from shardc.ir.core import Function, Module, Operation, Value
-from shardc.ir.symbols import referenced_functions
+from shardc.ir.core import Function, Module, Operation
+from shardc.ir.inlining import inline_call
+from shardc.ir.symbols import referenced_functions, unshare_regions
 from shardc.passes.manager import Pass, PassContext, register_pass
 
 
@@ -36,26 +37,6 @@ def _inlinable(module: Module, caller: Function, op: Operation) -> Function | No
     if callee.attributes.get("mesh") != caller.attributes.get("mesh"):
         return None
     return callee
-
-
-def inline_call(op: Operation, callee: Function) -> None:
-    """Put a copy of `callee`'s body where `op` (a call of it) is; its results take the
-    returned values' place."""
-    block = op.parent
-    assert block is not None
-    values: dict[int, Value] = {id(a): v for a, v in zip(callee.args, op.operands)}
-    returned: list[Value] = []
-    for inner in callee.body:
-        operands = [values[id(v)] for v in inner.operands]
-        if inner.name == "return":
-            returned = operands
-            break
-        copy = block.insert_before(op, inner.clone(operands))
-        for old, fresh in zip(inner.results, copy.results):
-            values[id(old)] = fresh
-    for result, value in zip(op.results, returned, strict=True):
-        result.replace_all_uses_with(value)
-    op.erase()
 
 
 @register_pass("inline-calls")
@@ -85,5 +66,7 @@ class InlineCalls(Pass):
         for name in sorted(inlined - live):
             if module.functions[name].is_private:
                 del module.functions[name]
+        if inlined:
+            unshare_regions(module)  # a function inlined twice: each copy its own regions
         stats = ctx.data.setdefault("inline_calls", {"functions": 0})
         stats["functions"] += len(inlined)

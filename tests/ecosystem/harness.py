@@ -90,9 +90,10 @@ def _named(jax: Any, mesh: Any, specs: Any) -> Any:
 
 
 def side_by_side(step: Callable[..., Any], state: Any, batch: Any, mesh: Any, *,
-                 state_specs: Any = None, batch_spec: Any = None) -> Run:
+                 state_specs: Any = None, batch_spec: Any = None, **shardc_jit: Any) -> Run:
     """Run `STEPS` steps of `step` under both jits; state placed by `state_specs` (None:
-    unannotated numpy arrays on both sides)."""
+    unannotated numpy arrays on both sides). `shardc_jit`: more arguments of shardc.jit's
+    (`auto_shard=True`)."""
     import jax
 
     annotated = state_specs is not None or batch_spec is not None
@@ -100,7 +101,7 @@ def side_by_side(step: Callable[..., Any], state: Any, batch: Any, mesh: Any, *,
     theirs = jax.jit(step, donate_argnums=0,
                      **({"in_shardings": _named(jax, mesh, in_specs)} if annotated else {}))
     ours = shardc.jit(step, mesh=mesh, donate_argnums=0,
-                      **({"in_shardings": in_specs} if annotated else {}))
+                      **({"in_shardings": in_specs} if annotated else {}), **shardc_jit)
 
     def fresh() -> Any:  # each side donates its own copy
         copy = jax.tree_util.tree_map(_copy, state)

@@ -12,32 +12,13 @@ refers to any more are removed. (XLA inlines calls before SPMD partitioning too.
 
 from __future__ import annotations
 
-from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.core import Function, Module
+from shardc.ir.inlining import inline_call
 from shardc.ir.ops import attr
 from shardc.ir.ops.control import region_functions
+from shardc.ir.symbols import unshare_regions
 
 _MAX_ROUNDS = 64  # nesting depth of calls inlined
-
-
-def _inline(call: Operation, callee: Function) -> None:
-    mapping: dict[int, Value] = {id(a): v for a, v in zip(callee.args, call.operands)}
-    block = call.parent
-    assert block is not None
-    returned: list[Value] = []
-    for op in callee.body:
-        operands = [mapping.get(id(v), v) for v in op.operands]
-        if op.name == "return":
-            returned = operands
-            break
-        copy = op.clone(operands)
-        block.insert_before(call, copy)
-        for old, new in zip(op.results, copy.results):
-            mapping[id(old)] = new
-    for r, v in zip(call.results, returned):
-        if v.name_hint is None and r.name_hint is not None:
-            v.name_hint = r.name_hint
-        r.replace_all_uses_with(v)
-    call.erase()
 
 
 def _referenced(module: Module) -> set[str]:
@@ -62,7 +43,7 @@ def inline_calls(module: Module, func: Function) -> int:
             callee = module.lookup_function(op.attr("callee").name)
             if callee is None or callee is func or _calls(callee, callee.name):
                 continue
-            _inline(op, callee)
+            inline_call(op, callee)
             done += 1
         count += done
         if not done:
@@ -72,6 +53,7 @@ def inline_calls(module: Module, func: Function) -> int:
         for name, f in list(module.functions.items()):
             if f is not func and f.is_private and name not in used:
                 del module.functions[name]
+        unshare_regions(module)  # a function inlined twice: each copy its own regions
     return count
 
 
