@@ -141,7 +141,7 @@ def test_every_run_option_reaches_each_process() -> None:
     argv = ["run", "prog.mlir", "--backend", "jax", "--processes", "2", "--mesh", "dp=2",
             "--model", "mlp", "--preset", "dp", "--layers", "3", "--strategy", "basic",
             "--reshard-algorithm", "shardy", "--strict", "--input-format", "sdy", "--auto-shard",
-            "--memory-budget", "36KiB",
+            "--memory-budget", "36KiB", "--auto-shard-effort", "5",
             "--inputs", "in.npz", "--seed", "7", "--check", "--rtol", "0.5", "--atol", "0.25",
             "-o", "out.npz", "--timeout", "9", "--limit", "devices=9", "--limit", "depth=7",
             "--train", "adam", "--scale", "0.25", "--combine-threshold", "1MiB"]
