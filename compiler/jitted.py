@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from shardc.gc_pause import paused_gc
 from shardc.ir.diagnostics import ShardcError
 from shardc.jax_api import _jax
 from shardc.jit_arguments import Donation, check_argnums, ints, strs
@@ -205,7 +206,8 @@ class Jitted:
         given = tuple(spec_key(self.jax, s) for s in specs)
         compiled = self._find(base, given)
         if compiled is None:
-            compiled = self._lower(call, specs, donated).compile()
+            with paused_gc():  # (gc_pause.py: full collections were ~10% of a first call)
+                compiled = self._lower(call, specs, donated).compile()
             self._programs.setdefault(base, []).append(
                 (given, self._decided(compiled), compiled))
         self._cache[call.key] = hit = (compiled, compiled.needs_placing(call.leaves))
