@@ -35,7 +35,7 @@ from typing import Any
 
 import numpy as np
 
-from shardc.gc_pause import paused_gc
+from shardc.ir.collector import long_lived
 from shardc.ir.diagnostics import ShardcError
 from shardc.jax_api import _jax
 from shardc.jit_arguments import Donation, check_argnums, ints, strs
@@ -206,7 +206,9 @@ class Jitted:
         given = tuple(spec_key(self.jax, s) for s in specs)
         compiled = self._find(base, given)
         if compiled is None:
-            with paused_gc():  # (gc_pause.py: full collections were ~10% of a first call)
+            # The collector paused while the compile builds its long-lived IR (ir/collector.py):
+            # its collections were ~10% of the 8-layer Llama step's first call.
+            with long_lived():
                 compiled = self._lower(call, specs, donated).compile()
             self._programs.setdefault(base, []).append(
                 (given, self._decided(compiled), compiled))

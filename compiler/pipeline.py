@@ -19,7 +19,7 @@ from typing import Any
 
 import numpy as np
 
-from shardc.gc_pause import paused_gc
+from shardc.ir.collector import long_lived
 from shardc.ir.core import Module
 from shardc.ir.diagnostics import ShardcError
 from shardc.ir.limits import DEFAULT_LIMITS, Limits
@@ -153,7 +153,7 @@ def clone(module: Module) -> Module:
 
 def compile(module: Module, options: CompileOptions | None = None) -> CompileResult:  # noqa: A001
     """Run the default pipeline on a copy of `module`, then lower that to SPMD."""
-    with paused_gc():
+    with long_lived():  # (ir/collector.py; nested phases inside leave it to this one)
         return _compile(module, options or CompileOptions())
 
 
