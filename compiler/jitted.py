@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from shardc.ir.collector import long_lived
 from shardc.ir.diagnostics import ShardcError
 from shardc.jax_api import _jax
 from shardc.jit_arguments import Donation, check_argnums, ints, strs
@@ -205,7 +206,10 @@ class Jitted:
         given = tuple(spec_key(self.jax, s) for s in specs)
         compiled = self._find(base, given)
         if compiled is None:
-            compiled = self._lower(call, specs, donated).compile()
+            # The collector paused while the compile builds its long-lived IR (ir/collector.py):
+            # its collections were ~10% of the 8-layer Llama step's first call.
+            with long_lived():
+                compiled = self._lower(call, specs, donated).compile()
             self._programs.setdefault(base, []).append(
                 (given, self._decided(compiled), compiled))
         self._cache[call.key] = hit = (compiled, compiled.needs_placing(call.leaves))

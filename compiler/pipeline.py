@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from shardc.ir.collector import long_lived
 from shardc.ir.core import Module
 from shardc.ir.diagnostics import ShardcError
 from shardc.ir.limits import DEFAULT_LIMITS, Limits
@@ -65,15 +66,17 @@ class CompileOptions:
     combine_threshold: int = DEFAULT_THRESHOLD
 
     def spmd_pipeline(self) -> str:
-        """The pipeline `compile` runs on the global program's copy: spmd, then (unless the
-        threshold is 0) calls inlined and collectives combined."""
+        """The pipeline `compile` runs on the global program's copy: repeated ops merged
+        (`cse`), spmd, then (unless the threshold is 0) calls inlined, what that makes repeat
+        merged, and collectives combined."""
         if self.combine_threshold < 0:
             raise ShardcError(
                 f"combine_threshold must be 0 (off) or more bytes, not {self.combine_threshold}"
             )
         if self.combine_threshold == 0:
-            return "spmd"
-        return f"spmd,inline-calls,combine-collectives{{threshold={self.combine_threshold}}}"
+            return "cse,spmd,cse"
+        return (f"cse,spmd,inline-calls,cse,"
+                f"combine-collectives{{threshold={self.combine_threshold}}}")
 
     def full_pipeline(self) -> str:
         """The pipeline text `compile` runs: `auto-shard{...}` first when asked for."""
@@ -150,7 +153,11 @@ def clone(module: Module) -> Module:
 
 def compile(module: Module, options: CompileOptions | None = None) -> CompileResult:  # noqa: A001
     """Run the default pipeline on a copy of `module`, then lower that to SPMD."""
-    options = options or CompileOptions()
+    with long_lived():  # (ir/collector.py; nested phases inside leave it to this one)
+        return _compile(module, options or CompileOptions())
+
+
+def _compile(module: Module, options: CompileOptions) -> CompileResult:
     load_all_passes()
     ctx = PassContext(strict=options.strict, verify_each=options.verify_each)
     start = time.perf_counter()
