@@ -254,7 +254,7 @@ class JaxSource:
     def module(self) -> Module:
         """The text imported, on the jit's mesh when JAX printed none."""
         from shardc.ir.mesh import DeviceMesh
-        from shardc.passes.ingest.legalize_chlo import legalize_chlo
+        from shardc.passes.propagation.legalize_chlo import legalize_chlo
         from shardc.stablehlo import import_stablehlo
 
         module = import_stablehlo(self.text, f"<jax:{self.name}>")

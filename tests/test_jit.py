@@ -375,7 +375,7 @@ def test_chlo_ops_take_the_sharding_xla_gives_them(fn):
     """JAX prints these as chlo ops, which jaxlib's Shardy pass has no rule for; XLA legalizes
     them first (square and erf_inv become element-wise ops, erf stays without a rule), so
     jax.jit shards square's and erf_inv's result like its operand and replicates erf's.
-    shardc.jit must decide the same (passes/ingest/legalize_chlo.py)."""
+    shardc.jit must decide the same (passes/propagation/legalize_chlo.py)."""
     auto = jax.make_mesh((8,), ("x",), axis_types=(jax.sharding.AxisType.Auto,))
     x = np.linspace(-0.9, 0.9, 64 * 4, dtype=np.float32).reshape(64, 4)
     sharding = NamedSharding(auto, P("x"))

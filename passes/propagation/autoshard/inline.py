@@ -14,23 +14,9 @@ from __future__ import annotations
 
 from shardc.ir.core import Function, Module
 from shardc.ir.inlining import inline_call
-from shardc.ir.ops import attr
-from shardc.ir.ops.control import region_functions
-from shardc.ir.symbols import unshare_regions
+from shardc.ir.symbols import referenced_functions, unshare_regions
 
 _MAX_ROUNDS = 64  # nesting depth of calls inlined
-
-
-def _referenced(module: Module) -> set[str]:
-    names: set[str] = set()
-    for func in module.functions.values():
-        for op in func.body:
-            if op.name == "call":
-                names.add(op.attr("callee").name)
-            elif op.name == "manual_computation":
-                names.add(attr(op, "body").name)
-            names.update(region_functions(op))
-    return names
 
 
 def inline_calls(module: Module, func: Function) -> int:
@@ -49,7 +35,7 @@ def inline_calls(module: Module, func: Function) -> int:
         if not done:
             break
     if count:
-        used = _referenced(module)
+        used = referenced_functions(module)
         for name, f in list(module.functions.items()):
             if f is not func and f.is_private and name not in used:
                 del module.functions[name]

@@ -108,7 +108,7 @@ _DOT_ATTRS = (
 # Element-wise ops JAX writes as `chlo.*` (jnp.square, lax.erf, lax.erf_inv): jaxlib's Shardy
 # registers no rule for them, so propagation does not go through them (a value they produce gets
 # its sharding from its users only). They are still computed element-wise where they stand
-# (`LOWERING_RULES`). shardc.jit first legalizes them as XLA does (ingest/legalize_chlo.py).
+# (`LOWERING_RULES`). shardc.jit first legalizes them as XLA does (legalize_chlo.py).
 CHLO_POINTWISE = ("square", "erf", "erf_inv")
 
 RULES: dict[str, RuleEntry] = {

@@ -25,19 +25,8 @@ from dataclasses import dataclass
 from shardc.ir.attributes import OpaqueAttr
 from shardc.ir.core import Module, Operation
 from shardc.passes.manager import Pass, PassContext, register_pass
-
-# Shardy's attribute for a rule written on the op (the propagation registry reads it first).
-_RULE_ATTR = "sdy.sharding_rule"
-_FACTORS = "ijklmnopqrstuvwxyz"
-
-
-def pointwise_rule_text(shape: tuple[int, ...]) -> str:
-    """The `#sdy.op_sharding_rule` of a unary element-wise op on `shape`, as Shardy prints it."""
-    names = [_FACTORS[d] if d < len(_FACTORS) else f"z_{d - len(_FACTORS) + 1}"
-             for d in range(len(shape))]
-    dims = "[" + ", ".join(names) + "]"
-    sizes = ", ".join(f"{n}={s}" for n, s in zip(names, shape, strict=True))
-    return f"#sdy.op_sharding_rule<({dims})->({dims})" + (f" {{{sizes}}}>" if sizes else ">")
+from shardc.passes.propagation.rules.builder import pointwise_rule
+from shardc.passes.propagation.rules.registry import SHARDING_RULE_ATTR
 
 
 def legalize_chlo(module: Module) -> int:
@@ -51,8 +40,11 @@ def legalize_chlo(module: Module) -> int:
                 op.replace_with(Operation.at(op, "multiply", [x, x], [op.result.type],
                                              dict(op.attributes)))
                 changed += 1
-            elif op.name == "erf_inv" and _RULE_ATTR not in op.attributes:
-                op.attributes[_RULE_ATTR] = OpaqueAttr(pointwise_rule_text(op.result.type.shape))
+            elif op.name == "erf_inv" and SHARDING_RULE_ATTR not in op.attributes:
+                shape = op.result.type.shape
+                op.attributes[SHARDING_RULE_ATTR] = OpaqueAttr(
+                    pointwise_rule([shape], [shape]).text()
+                )
                 changed += 1
     return changed
 
