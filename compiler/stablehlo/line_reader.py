@@ -263,8 +263,9 @@ class LineReader(HeaderReader):
                 continue
             begin = starts[first]
             rec = None
-            if one_line:  # a return
-                rec = read_record(lines[first], 0, begin, first + 1)
+            if one_line:  # a return (read from its first character: the records' columns
+                line = lines[first]  # count from the line's start)
+                rec = read_record(line, len(line) - len(self.stripped[first]), begin, first + 1)
             if rec is None:
                 end = starts[last] + len(lines[last])
                 rec = read_item("op", self.text, begin, end, first + 1, begin)
