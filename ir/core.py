@@ -159,8 +159,9 @@ class Operation:
         self.prev: Operation | None = None
         self.next: Operation | None = None
         self.scratch: object = None
-        for v in operands:
-            self._add_operand(v)
+        for i, v in enumerate(operands):  # (_add_operand, inlined: every op is built here)
+            v.uses.append(Use(self, i))
+            self._operands.append(v)
 
     @classmethod
     def at(

@@ -28,6 +28,12 @@ def _check_token_mapping(mapping, dtype: str, loc, what: str) -> None:
                           "with rank 0 and no replicated or unreduced axes", loc)
 
 
+def check_result_meshes(module: Module, op: Operation) -> None:
+    """Raise `VerifyError` at `op` if a result's sharding names an undeclared mesh."""
+    for r in op.results:
+        _check_mapping_mesh(module, r.mapping, op.loc, f"result of '{op.name}'")
+
+
 def verify_function(func: Function, verified: Container[Operation] = ()) -> None:
     """Raise `VerifyError` (located) on the first problem. `verified`: ops known to pass
     every check here (their operands defined before them, their own checks, their results'
@@ -46,9 +52,11 @@ def verify_function(func: Function, verified: Container[Operation] = ()) -> None
                 module, getattr(t, "mapping", None), func.loc, f"result {i} of @{func.name}"
             )
     last: Operation | None = None
+    define = defined.add
     for op in func.body:
         if op in verified:
-            defined.update(id(r) for r in op.results)
+            for r in op.results:
+                define(id(r))
             last = op
             continue
         for i, v in enumerate(op.operands):
@@ -60,8 +68,7 @@ def verify_function(func: Function, verified: Container[Operation] = ()) -> None
                 )
         verify_operation(op)
         if module is not None:
-            for r in op.results:
-                _check_mapping_mesh(module, r.mapping, op.loc, f"result of '{op.name}'")
+            check_result_meshes(module, op)
         defined.update(id(r) for r in op.results)
         last = op
     if last is None or last.name != "return":

@@ -27,6 +27,7 @@ this path only has to build, for what it accepts, exactly the module the grammar
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 from typing import Any
 
 from lark import Token
@@ -35,6 +36,7 @@ from shardc.ir.core import Module, Operation, Value
 from shardc.ir.diagnostics import Location
 from shardc.ir.line_values import Unsupported
 from shardc.ir.ops import OPS, verify_operation
+from shardc.ir.verifier import check_result_meshes
 from shardc.stablehlo.builder import FunctionBuilder, ModuleBuilder
 from shardc.stablehlo.line_headers import (
     HeaderReader,
@@ -55,8 +57,13 @@ _VALUE = r"%[\w$.\-]+"
 _RESULT = re.compile(rf"({_VALUE})(?::(\d+))?")
 _HEAD = re.compile(rf"[ \t]*((?:{_VALUE}(?::\d+)?[ \t]*,[ \t]*)*{_VALUE}(?::\d+)?)[ \t]*=[ \t]*")
 _USE_SPLIT = re.compile(rf"({_VALUE}(?:#\d+)?)")
-_ONE = (1,)  # the result counts of an op with one result
 _USE_OR_STRING = re.compile(rf"{_STRING}|({_VALUE}(?:#\d+)?)")
+
+
+
+def _name_to_mark(m: re.Match) -> str:
+    return m.group(0) if m.group(1) is None else "%"
+
 
 # A line that goes on with the op of the line before it (a region's keywords, or its start).
 _CONTINUES = ("cond", "do", "reducer", "(", "{", "^")
@@ -132,13 +139,13 @@ class LineReader(HeaderReader):
         self.limit = builder.limits.depth
         self.lines = text.split("\n")
         self.stripped = [line.lstrip() for line in self.lines]
-        self.starts: list[int] = []
-        pos = 0
-        for line in self.lines:
-            self.starts.append(pos)
-            pos += len(line) + 1
+        # Where each line starts in the text (and, last, the end of the text plus one).
+        self.starts: list[int] = list(accumulate([len(line) + 1 for line in self.lines],
+                                                 initial=0))
         self.dicts: dict[str, DictRec] = {}
         self.templates: dict[tuple, _Template | None] = {}
+        # The result counts of each shape's results (its first names), as `%a, %b:2 = ...`.
+        self.heads: dict[str, tuple[int, ...]] = {}
         # One object per distinct type, so that keys (which hold the operands' types by
         # identity) repeat whenever the types do.
         self.types: dict[Any, Any] = {}
@@ -256,9 +263,9 @@ class LineReader(HeaderReader):
         self._intern(fb.func.args)
         for a, value in zip(f.args, fb.func.args):
             fb.define(str(a.tok)[1:], value, a.tok)
-        lines, starts = self.lines, self.starts
+        lines, starts, stripped = self.lines, self.starts, self.stripped
         for first, last, one_line in f.ops:
-            if one_line and not lines[first].lstrip().startswith("return"):
+            if one_line and not stripped[first].startswith("return"):
                 self._line_op(first, fb)
                 continue
             begin = starts[first]
@@ -274,48 +281,39 @@ class LineReader(HeaderReader):
             raise error
 
     def _line_op(self, i: int, fb: FunctionBuilder) -> None:
+        """The op on line `i`. Its shape (the line without value names and `loc(...)`) says
+        how many of its names are results; with its operands' types, which template it
+        repeats. A shape or key seen for the first time is read in full (`_new_key`)."""
         line = self.lines[i]
-        head = _HEAD.match(line)
-        results: list[tuple[str, int]] = []
-        body_at = 0
-        if head is not None:
-            names_text = head.group(1)
-            if "," in names_text or ":" in names_text:
-                results = [(name[1:], int(count) if count else 1)
-                           for name, count in _RESULT.findall(names_text)]
-            else:
-                results = [(names_text[1:], 1)]
-            body_at = head.end()
-        body = line[body_at:]
-        loc_text, loc_at = None, len(line)
-        if body.endswith(")") and "loc(" in body:
-            m = self.p.loc_tail.search(body)
+        text, loc_text = line, None
+        if line.endswith(")") and "loc(" in line:
+            m = self.p.loc_tail.search(line)
             if m is not None:
                 loc_text = m.group(1)
-                body = body[: m.start()]
-                loc_at = body_at + m.start(1)
-        if '"' in body:
-            names = [u for u in _USE_OR_STRING.findall(body) if u]
-            shape = _USE_OR_STRING.sub(lambda m: m.group(0) if m.group(1) is None else "%",
-                                       body)
+                text = line[: m.start()]
+        if '"' in text:
+            names = [u for u in _USE_OR_STRING.findall(text) if u]
+            shape = _USE_OR_STRING.sub(_name_to_mark, text)
         else:
-            parts = _USE_SPLIT.split(body)  # text, name, text, name, ..., text
+            parts = _USE_SPLIT.split(text)  # text, name, text, name, ..., text
             names = parts[1::2]
             shape = "%".join(parts[0::2])
+        counts = self.heads.get(shape)
+        if counts is None:
+            self._new_key(i, fb, shape)
+            return
         scope = fb.scope
         operands: list[Value] = []
-        for use in names:
+        for use in names[len(counts):] if counts else names:
             found = scope.get(use[1:]) if "#" not in use else self._indexed(scope, use)
             if found is None or found.__class__ is tuple:
                 found = self._indexed(scope, use)
             operands.append(found)
         if self.b.unsupported and any(v in self.b.unsupported for v in operands):
             raise Unsupported("an operand of an unsupported type")
-        key = (shape, _ONE if len(results) == 1 and results[0][1] == 1 else
-               tuple(c for _, c in results), *[id(v.type) for v in operands])
-        template = self.templates.get(key, False)
+        template = self.templates.get((shape, *[id(v.type) for v in operands]), False)
         if template is False:
-            self.templates[key] = self._first(i, fb, names, results, head, body_at, loc_at)
+            self._new_key(i, fb, shape)
             return
         if template is None:  # a key whose ops are read one by one
             start = self.starts[i]
@@ -334,9 +332,10 @@ class LineReader(HeaderReader):
         if template.verified:
             self.repeats.add(op)
         at = 0
-        for name, count in results:
-            if name in scope:
-                raise Unsupported(f"%{name} defined twice")
+        for use, count in zip(names, counts):
+            name = use[1:]
+            if name in scope or "#" in name:  # (`%a#1 = ...` has the shape of `%a = ...`)
+                raise Unsupported(f"result {use}")
             if count == 1:
                 r = op.results[at]
                 r.name_hint = name
@@ -344,6 +343,35 @@ class LineReader(HeaderReader):
             else:
                 scope[name] = tuple(op.results[at : at + count])
             at += count
+
+    def _new_key(self, i: int, fb: FunctionBuilder, shape: str) -> None:
+        """Read the op on line `i` (`_first`) as the template of its key (`shape` and its
+        operands' types), and note how many results the shape's names begin with."""
+        line = self.lines[i]
+        head = _HEAD.match(line)
+        results: list[tuple[str, int]] = []
+        body_at = 0
+        if head is not None:
+            results = [(name[1:], int(count) if count else 1)
+                       for name, count in _RESULT.findall(head.group(1))]
+            body_at = head.end()
+        body = line[body_at:]
+        loc_at = len(line)
+        if body.endswith(")") and "loc(" in body:
+            m = self.p.loc_tail.search(body)
+            if m is not None:
+                body = body[: m.start()]
+                loc_at = body_at + m.start(1)
+        names = ([u for u in _USE_OR_STRING.findall(body) if u] if '"' in body
+                 else _USE_SPLIT.split(body)[1::2])
+        operands = [fb.scope.get(use[1:]) if "#" not in use else None for use in names]
+        operands = [v if v.__class__ is Value else self._indexed(fb.scope, use)
+                    for v, use in zip(operands, names)]
+        if self.b.unsupported and any(v in self.b.unsupported for v in operands):
+            raise Unsupported("an operand of an unsupported type")
+        self.heads[shape] = tuple(c for _, c in results)
+        key = (shape, *[id(v.type) for v in operands])
+        self.templates[key] = self._first(i, fb, names, results, head, body_at, loc_at)
 
     @staticmethod
     def _indexed(scope: dict[str, Any], use: str) -> Value:
@@ -384,4 +412,8 @@ class LineReader(HeaderReader):
                 or rec.name in ("sdy.data_flow_edge", "sdy.func_data_flow_edge")):
             return None
         verify_operation(op)  # coerces its attributes, as the module's verification would
-        return _Template(op, verified=not _reads_context(op.name))
+        verified = not _reads_context(op.name)
+        if verified:  # checked as verify_function would check it, the first of its key too
+            check_result_meshes(self.b.module, op)
+            self.repeats.add(op)
+        return _Template(op, verified)
