@@ -5,18 +5,20 @@ JAX prints one op per line, and a model's layers repeat the same few hundred op 
 other value names (a 2-layer and a 128-layer Llama step both have 217 distinct op lines once
 the `%names` are taken out). So:
 
-- an op on one line is keyed by its text without value names and `loc(...)`, and by its
-  operands' types: the first op of a key is read by the grammar (`reader.read_item`, the same
-  rules and converters as the whole-text path, its tokens located in the whole text), and
-  every later op of that key is the same native op (name, attributes, result types) on other
+- an op on one line is keyed by its shape (its text without value names and `loc(...)`,
+  which also says how many of its names are results) and by its operands' types: the first
+  op of a key is read by line_records.py or the grammar (`reader.read_item`, the same rules
+  and converters as the whole-text path, its tokens located in the whole text), and every
+  later op of that key is the same native op (name, attributes, result types) on other
   values, located at its own line;
-- an op over several lines (with regions), `return`, a mesh and the attribute dictionaries of
-  a function's signature are read by the grammar too, item by item (a dictionary once per
+- an op over several lines (with regions), a mesh and the attribute dictionaries of a
+  function's signature are read by the grammar too, item by item (a dictionary once per
   distinct text); function headers are split here;
-- an op built from a key seen before is not verified again when its verifier reads nothing
-  but the op itself (its name, operand and result types and attributes): the first op of the
-  key was verified with the same inputs. Ops whose verifier reads the function, the module or
-  the uses of values (calls, returns, bodies, data-flow edges) are verified every time.
+- an op is verified once per key, when its first op is read, if its verifier reads nothing
+  but the op itself (its name, operand and result types and attributes) and the functions it
+  names by symbol: every later op of the key has the same inputs. Ops whose verifier reads
+  their function, region or the uses of values (returns, data-flow edges, manual
+  computations) are verified again with the module.
 
 On anything else, and on any error, it raises `Unsupported` and the whole text is read by
 the grammar (reader.py + builder.py), which reports the error located as it always has: so
@@ -67,15 +69,19 @@ def _name_to_mark(m: re.Match) -> str:
 
 # A line that goes on with the op of the line before it (a region's keywords, or its start).
 _CONTINUES = ("cond", "do", "reducer", "(", "{", "^")
-# Verifiers (and result-type inference) that read more than the op: its function, the module
-# or the uses of values. An op of these is verified every time (module docstring).
+# Verifiers (and result-type inference) that read more than the op: its function, its region
+# or the uses of values. An op of these is verified every time (module docstring). A verifier
+# that reads only the functions the op names by symbol (a call's callee, a reduce's or sort's
+# body in ir/ops/func.py and scalar_bodies.py) gives every op of a key the same answer: the
+# key's text names the same function, and every signature is declared before a body is read.
 _CONTEXT_MODULES = frozenset(f"shardc.ir.ops.{m}" for m in (
-    "control", "data_flow", "func", "manual", "scalar_bodies", "spmd"))
+    "control", "data_flow", "manual", "spmd"))
+_READS_FUNCTION = frozenset({"return"})  # (its function's result types)
 
 
 def _reads_context(name: str) -> bool:
     d = OPS.get(name)
-    return d is None or any(
+    return d is None or name in _READS_FUNCTION or any(
         fn is not None and fn.__module__ in _CONTEXT_MODULES for fn in (d.verify, d.infer))
 
 
