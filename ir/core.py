@@ -148,10 +148,14 @@ class Operation:
         loc_written: bool = False,
         cause: Cause | None = None,
     ):
+        # (Every op of every pass is built here: no comprehension frames, `_add_operand` inlined.)
         self.name = name
-        self._operands: list[Value] = []
-        self.results = [Value(t, self, i) for i, t in enumerate(result_types)]
-        self.attributes: dict[str, Any] = dict(attributes or {})
+        self._operands: list[Value] = list(operands)
+        if result_types.__class__ is list and len(result_types) == 1:
+            self.results = [Value(result_types[0], self, 0)]
+        else:
+            self.results = [Value(t, self, i) for i, t in enumerate(result_types)]
+        self.attributes: dict[str, Any] = dict(attributes) if attributes else {}
         self.loc = loc
         self.loc_written = loc_written
         self.cause = cause
@@ -159,9 +163,8 @@ class Operation:
         self.prev: Operation | None = None
         self.next: Operation | None = None
         self.scratch: object = None
-        for i, v in enumerate(operands):  # (_add_operand, inlined: every op is built here)
+        for i, v in enumerate(self._operands):
             v.uses.append(Use(self, i))
-            self._operands.append(v)
 
     @classmethod
     def at(

@@ -60,7 +60,9 @@ _RESULT = re.compile(rf"({_VALUE})(?::(\d+))?")
 _HEAD = re.compile(rf"[ \t]*((?:{_VALUE}(?::\d+)?[ \t]*,[ \t]*)*{_VALUE}(?::\d+)?)[ \t]*=[ \t]*")
 _USE_SPLIT = re.compile(rf"({_VALUE}(?:#\d+)?)")
 _USE_OR_STRING = re.compile(rf"{_STRING}|({_VALUE}(?:#\d+)?)")
-
+_NAME_SPLIT = re.compile(r"%([\w$.\-]+(?:#\d+)?)")  # (as _USE_SPLIT, without the `%`)
+_NAME_OR_STRING = re.compile(rf"{_STRING}|%([\w$.\-]+(?:#\d+)?)")
+_ONE = (1,)  # the result counts of a shape with one result
 
 
 def _name_to_mark(m: re.Match) -> str:
@@ -298,11 +300,11 @@ class LineReader(HeaderReader):
                 loc_text = m.group(1)
                 text = line[: m.start()]
         if '"' in text:
-            names = [u for u in _USE_OR_STRING.findall(text) if u]
-            shape = _USE_OR_STRING.sub(_name_to_mark, text)
+            names = [u for u in _NAME_OR_STRING.findall(text) if u]
+            shape = _NAME_OR_STRING.sub(_name_to_mark, text)
         else:
-            parts = _USE_SPLIT.split(text)  # text, name, text, name, ..., text
-            names = parts[1::2]
+            parts = _NAME_SPLIT.split(text)  # text, name, text, name, ..., text
+            names = parts[1::2]  # (without their `%`)
             shape = "%".join(parts[0::2])
         counts = self.heads.get(shape)
         if counts is None:
@@ -310,14 +312,16 @@ class LineReader(HeaderReader):
             return
         scope = fb.scope
         operands: list[Value] = []
-        for use in names[len(counts):] if counts else names:
-            found = scope.get(use[1:]) if "#" not in use else self._indexed(scope, use)
-            if found is None or found.__class__ is tuple:
-                found = self._indexed(scope, use)
+        key: list[Any] = [shape]  # and the operands' types (interned: by identity)
+        for name in names[len(counts):] if counts else names:
+            found = scope.get(name)
+            if found is None or found.__class__ is tuple or "#" in name:
+                found = self._indexed(scope, "%" + name)
             operands.append(found)
+            key.append(id(found.type))
         if self.b.unsupported and any(v in self.b.unsupported for v in operands):
             raise Unsupported("an operand of an unsupported type")
-        template = self.templates.get((shape, *[id(v.type) for v in operands]), False)
+        template = self.templates.get(tuple(key), False)
         if template is False:
             self._new_key(i, fb, shape)
             return
@@ -337,11 +341,18 @@ class LineReader(HeaderReader):
         fb.func.body.append(op)
         if template.verified:
             self.repeats.add(op)
-        at = 0
-        for use, count in zip(names, counts):
-            name = use[1:]
+        if counts is _ONE:
+            name = names[0]
             if name in scope or "#" in name:  # (`%a#1 = ...` has the shape of `%a = ...`)
-                raise Unsupported(f"result {use}")
+                raise Unsupported(f"result %{name}")
+            r = op.results[0]
+            r.name_hint = name
+            scope[name] = r
+            return
+        at = 0
+        for name, count in zip(names, counts):
+            if name in scope or "#" in name:
+                raise Unsupported(f"result %{name}")
             if count == 1:
                 r = op.results[at]
                 r.name_hint = name
@@ -375,7 +386,8 @@ class LineReader(HeaderReader):
                     for v, use in zip(operands, names)]
         if self.b.unsupported and any(v in self.b.unsupported for v in operands):
             raise Unsupported("an operand of an unsupported type")
-        self.heads[shape] = tuple(c for _, c in results)
+        counts = tuple(c for _, c in results)
+        self.heads[shape] = _ONE if counts == _ONE else counts
         key = (shape, *[id(v.type) for v in operands])
         self.templates[key] = self._first(i, fb, names, results, head, body_at, loc_at)
 
