@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Container
 
-from shardc.ir.core import Function, Module, Operation
+from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.diagnostics import VerifyError
 from shardc.ir.ops import verify_operation
 
@@ -39,7 +39,7 @@ def verify_function(func: Function, verified: Container[Operation] = ()) -> None
     every check here (their operands defined before them, their own checks, their results'
     meshes declared): the StableHLO line reader's repeats of an op it verified."""
     module = func.module
-    defined: set[int] = {id(a) for a in func.args}
+    defined: set[Value] = set(func.args)  # (values hash by identity)
     for i, a in enumerate(func.args):
         _check_token_mapping(a.mapping, a.type.dtype, func.loc, f"arg {i}")
     for i, t in enumerate(func.result_types):
@@ -53,14 +53,16 @@ def verify_function(func: Function, verified: Container[Operation] = ()) -> None
             )
     last: Operation | None = None
     define = defined.add
-    for op in func.body:
+    op = func.body.first  # (the linked list walked directly: this runs once per op imported)
+    while op is not None:
+        last = op
         if op in verified:
             for r in op.results:
-                define(id(r))
-            last = op
+                define(r)
+            op = op.next
             continue
         for i, v in enumerate(op.operands):
-            if id(v) not in defined:
+            if v not in defined:
                 raise VerifyError(
                     f"'{op.name}' op operand {i} is used before it is defined (or comes from "
                     "another function)",
@@ -69,8 +71,8 @@ def verify_function(func: Function, verified: Container[Operation] = ()) -> None
         verify_operation(op)
         if module is not None:
             check_result_meshes(module, op)
-        defined.update(id(r) for r in op.results)
-        last = op
+        defined.update(op.results)
+        op = op.next
     if last is None or last.name != "return":
         raise VerifyError(f"function @{func.name} must end with a 'return' op", func.loc)
 
