@@ -32,8 +32,6 @@ import re
 from itertools import accumulate
 from typing import Any
 
-from lark import Token
-
 from shardc.ir.core import Module, Operation, Value
 from shardc.ir.diagnostics import Location
 from shardc.ir.line_values import Unsupported
@@ -45,7 +43,7 @@ from shardc.stablehlo.line_headers import (
     patterns,
 )
 from shardc.stablehlo.line_records import read_record
-from shardc.stablehlo.reader import read_item
+from shardc.stablehlo.reader import new_token, read_item
 from shardc.stablehlo.records import (
     DictRec,
     FuncRec,
@@ -228,7 +226,7 @@ class LineReader(HeaderReader):
                 f.loc = None
                 if m.group(1):
                     at = m.start(1)
-                    f.loc = Token("LOC", m.group(1), self.starts[i] + at, i + 1, at + 1)
+                    f.loc = new_token("LOC", m.group(1), self.starts[i] + at, i + 1, at + 1)
                 return i + 1
             first = i
             if "{" in line or "}" in line or '"' in line:
@@ -417,11 +415,11 @@ class LineReader(HeaderReader):
         else:
             if head is not None:
                 rec.results = [
-                    (Token("VALUE", m.group(1), start + head.start(1) + m.start(1), lineno,
+                    (new_token("VALUE", m.group(1), start + head.start(1) + m.start(1), lineno,
                            head.start(1) + m.start(1) + 1), int(m.group(2) or 1))
                     for m in _RESULT.finditer(head.group(1))]
             if loc_at < len(line):
-                rec.loc = Token("LOC", line[loc_at:].rstrip(), start + loc_at, lineno,
+                rec.loc = new_token("LOC", line[loc_at:].rstrip(), start + loc_at, lineno,
                                 loc_at + 1)
         op = fb.add(rec)
         self._intern(op.results)
