@@ -150,8 +150,9 @@ class LineReader(HeaderReader):
                                                  initial=0))
         self.dicts: dict[str, DictRec] = {}
         self.templates: dict[tuple, _Template | None] = {}
-        # The result counts of each shape's results (its first names), as `%a, %b:2 = ...`.
-        self.heads: dict[str, tuple[int, ...]] = {}
+        # The result counts of each shape's results (its first names, as in `%a, %b:2 = ...`)
+        # and the column its op starts at.
+        self.heads: dict[str, tuple[tuple[int, ...], int]] = {}
         # One object per distinct type, so that keys (which hold the operands' types by
         # identity) repeat whenever the types do.
         self.types: dict[Any, Any] = {}
@@ -304,10 +305,11 @@ class LineReader(HeaderReader):
             parts = _NAME_SPLIT.split(text)  # text, name, text, name, ..., text
             names = parts[1::2]  # (without their `%`)
             shape = "%".join(parts[0::2])
-        counts = self.heads.get(shape)
-        if counts is None:
+        head = self.heads.get(shape)
+        if head is None:
             self._new_key(i, fb, shape)
             return
+        counts, col = head
         scope = fb.scope
         operands: list[Value] = []
         key: list[Any] = [shape]  # and the operands' types (interned: by identity)
@@ -333,7 +335,7 @@ class LineReader(HeaderReader):
             loc = self.b.locs.resolve(loc_text)
             written = loc is not None
         if loc is None:
-            loc = Location(self.filename, i + 1, len(line) - len(self.stripped[i]) + 1)
+            loc = Location(self.filename, i + 1, col)
         op = Operation(template.name, operands, template.types, template.attrs, loc,
                        loc_written=written)
         fb.func.body.append(op)
@@ -385,7 +387,9 @@ class LineReader(HeaderReader):
         if self.b.unsupported and any(v in self.b.unsupported for v in operands):
             raise Unsupported("an operand of an unsupported type")
         counts = tuple(c for _, c in results)
-        self.heads[shape] = _ONE if counts == _ONE else counts
+        # (The shape keeps the line's indentation, so it says the op's column too.)
+        col = len(line) - len(self.stripped[i]) + 1
+        self.heads[shape] = (_ONE if counts == _ONE else counts, col)
         key = (shape, *[id(v.type) for v in operands])
         self.templates[key] = self._first(i, fb, names, results, head, body_at, loc_at)
 
