@@ -212,8 +212,9 @@ class LineReader(HeaderReader):
         return self.b.module
 
     def _body_lines(self, i: int, f: FuncRec) -> int:
-        """Find the ops of the body starting at line `i`: `f.ops` gets `(first, last,
-        one_line)` line triples; returns the line after the closing brace."""
+        """Find the ops of the body starting at line `i`: `f.ops` gets the line of each
+        one-line op but a return, and a `(first, last, one_line)` triple of lines for the
+        others; returns the line after the closing brace."""
         lines, stripped, n, limit = self.lines, self.stripped, len(self.lines), self.limit
         while i < n:
             line, text = lines[i], stripped[i]
@@ -246,7 +247,10 @@ class LineReader(HeaderReader):
                     self._bound(2 + nesting, lines[i])
                     nesting += _nesting(lines[i])
                     i += 1
-            f.ops.append((first, i - 1, one_line))
+            if one_line and not text.startswith("return"):
+                f.ops.append(first)
+            else:
+                f.ops.append((first, i - 1, one_line))
         raise Unsupported("unclosed function")
 
     def _bound(self, outer: int, line: str) -> None:
@@ -270,11 +274,13 @@ class LineReader(HeaderReader):
         self._intern(fb.func.args)
         for a, value in zip(f.args, fb.func.args):
             fb.define(str(a.tok)[1:], value, a.tok)
-        lines, starts, stripped = self.lines, self.starts, self.stripped
-        for first, last, one_line in f.ops:
-            if one_line and not stripped[first].startswith("return"):
-                self._line_op(first, fb)
+        lines, starts = self.lines, self.starts
+        line_op = self._line_op
+        for item in f.ops:
+            if item.__class__ is int:
+                line_op(item, fb)
                 continue
+            first, last, one_line = item
             begin = starts[first]
             rec = None
             if one_line:  # a return (read from its first character: the records' columns
