@@ -271,101 +271,103 @@ class LineReader(HeaderReader):
             v.type = types.setdefault(v.type, v.type)
 
     def _body(self, f: FuncRec, fb: FunctionBuilder) -> None:
+        """Build the ops of `f`'s body. A one-line op is built here from its shape (the line
+        without value names and `loc(...)`, which says how many of its names are results and
+        the op's column) and its operands' types: the key of the template it repeats. A shape
+        or key seen for the first time is read in full (`_new_key`); other ops, by `_op`.
+        (One loop, its lookups in locals: it runs once per line of the text.)"""
         self._intern(fb.func.args)
         for a, value in zip(f.args, fb.func.args):
             fb.define(str(a.tok)[1:], value, a.tok)
-        lines, starts = self.lines, self.starts
-        line_op = self._line_op
-        for item in f.ops:
-            if item.__class__ is int:
-                line_op(item, fb)
+        lines, heads, templates, repeats = self.lines, self.heads, self.templates, self.repeats
+        scope, unsupported, body = fb.scope, self.b.unsupported, fb.func.body
+        filename, loc_tail = self.filename, self.p.loc_tail
+        for i in f.ops:
+            if i.__class__ is not int:
+                self._op(i, fb)
                 continue
-            first, last, one_line = item
-            begin = starts[first]
-            rec = None
-            if one_line:  # a return (read from its first character: the records' columns
-                line = lines[first]  # count from the line's start)
-                rec = read_record(line, len(line) - len(self.stripped[first]), begin, first + 1)
-            if rec is None:
-                end = starts[last] + len(lines[last])
-                rec = read_item("op", self.text, begin, end, first + 1, begin)
-            self._intern(fb.add(rec).results)
+            line = lines[i]
+            text, loc_text = line, None
+            if line.endswith(")") and "loc(" in line:
+                m = loc_tail.search(line)
+                if m is not None:
+                    loc_text = m.group(1)
+                    text = line[: m.start()]
+            if '"' in text:
+                names = [u for u in _NAME_OR_STRING.findall(text) if u]
+                shape = _NAME_OR_STRING.sub(_name_to_mark, text)
+            else:
+                parts = _NAME_SPLIT.split(text)  # text, name, text, name, ..., text
+                names = parts[1::2]  # (without their `%`)
+                shape = "%".join(parts[0::2])
+            head = heads.get(shape)
+            if head is None:
+                self._new_key(i, fb, shape)
+                continue
+            counts, col = head
+            operands: list[Value] = []
+            key: list[Any] = [shape]  # and the operands' types (interned: by identity)
+            for name in names[len(counts):] if counts else names:
+                found = scope.get(name)
+                if found is None or found.__class__ is tuple or "#" in name:
+                    found = self._indexed(scope, "%" + name)
+                operands.append(found)
+                key.append(id(found.type))
+            if unsupported and any(v in unsupported for v in operands):
+                raise Unsupported("an operand of an unsupported type")
+            template = templates.get(tuple(key), False)
+            if template is False:
+                self._new_key(i, fb, shape)
+                continue
+            if template is None:  # a key whose ops are read one by one
+                self._op((i, i, True), fb)
+                continue
+            loc, written = None, False
+            if loc_text is not None:
+                loc = self.b.locs.resolve(loc_text)
+                written = loc is not None
+            if loc is None:
+                loc = Location(filename, i + 1, col)
+            op = Operation(template.name, operands, template.types, template.attrs, loc,
+                           loc_written=written)
+            body.append(op)
+            if template.verified:
+                repeats.add(op)
+            if counts is _ONE:
+                name = names[0]
+                if name in scope or "#" in name:  # (`%a#1 = ...` has the shape of `%a = ...`)
+                    raise Unsupported(f"result %{name}")
+                r = op.results[0]
+                r.name_hint = name
+                scope[name] = r
+                continue
+            at = 0
+            for name, count in zip(names, counts):
+                if name in scope or "#" in name:
+                    raise Unsupported(f"result %{name}")
+                if count == 1:
+                    r = op.results[at]
+                    r.name_hint = name
+                    scope[name] = r
+                else:
+                    scope[name] = tuple(op.results[at : at + count])
+                at += count
         for error in self.b.deferred_types.pop(fb.func.name, []):
             raise error
 
-    def _line_op(self, i: int, fb: FunctionBuilder) -> None:
-        """The op on line `i`. Its shape (the line without value names and `loc(...)`) says
-        how many of its names are results; with its operands' types, which template it
-        repeats. A shape or key seen for the first time is read in full (`_new_key`)."""
-        line = self.lines[i]
-        text, loc_text = line, None
-        if line.endswith(")") and "loc(" in line:
-            m = self.p.loc_tail.search(line)
-            if m is not None:
-                loc_text = m.group(1)
-                text = line[: m.start()]
-        if '"' in text:
-            names = [u for u in _NAME_OR_STRING.findall(text) if u]
-            shape = _NAME_OR_STRING.sub(_name_to_mark, text)
-        else:
-            parts = _NAME_SPLIT.split(text)  # text, name, text, name, ..., text
-            names = parts[1::2]  # (without their `%`)
-            shape = "%".join(parts[0::2])
-        head = self.heads.get(shape)
-        if head is None:
-            self._new_key(i, fb, shape)
-            return
-        counts, col = head
-        scope = fb.scope
-        operands: list[Value] = []
-        key: list[Any] = [shape]  # and the operands' types (interned: by identity)
-        for name in names[len(counts):] if counts else names:
-            found = scope.get(name)
-            if found is None or found.__class__ is tuple or "#" in name:
-                found = self._indexed(scope, "%" + name)
-            operands.append(found)
-            key.append(id(found.type))
-        if self.b.unsupported and any(v in self.b.unsupported for v in operands):
-            raise Unsupported("an operand of an unsupported type")
-        template = self.templates.get(tuple(key), False)
-        if template is False:
-            self._new_key(i, fb, shape)
-            return
-        if template is None:  # a key whose ops are read one by one
-            start = self.starts[i]
-            op = fb.add(read_item("op", self.text, start, start + len(line), i + 1, start))
-            self._intern(op.results)
-            return
-        loc, written = None, False
-        if loc_text is not None:
-            loc = self.b.locs.resolve(loc_text)
-            written = loc is not None
-        if loc is None:
-            loc = Location(self.filename, i + 1, col)
-        op = Operation(template.name, operands, template.types, template.attrs, loc,
-                       loc_written=written)
-        fb.func.body.append(op)
-        if template.verified:
-            self.repeats.add(op)
-        if counts is _ONE:
-            name = names[0]
-            if name in scope or "#" in name:  # (`%a#1 = ...` has the shape of `%a = ...`)
-                raise Unsupported(f"result %{name}")
-            r = op.results[0]
-            r.name_hint = name
-            scope[name] = r
-            return
-        at = 0
-        for name, count in zip(names, counts):
-            if name in scope or "#" in name:
-                raise Unsupported(f"result %{name}")
-            if count == 1:
-                r = op.results[at]
-                r.name_hint = name
-                scope[name] = r
-            else:
-                scope[name] = tuple(op.results[at : at + count])
-            at += count
+    def _op(self, lines: tuple[int, int, bool], fb: FunctionBuilder) -> None:
+        """The op on lines `first..last` read as a record: a return by line_records.py when it
+        can, else (an op over several lines, or one of a key read one by one) by the grammar."""
+        first, last, one_line = lines
+        begin = self.starts[first]
+        rec = None
+        line = self.lines[first]
+        if one_line and self.stripped[first].startswith("return"):  # (columns count from the
+            rec = read_record(line, len(line) - len(self.stripped[first]), begin, first + 1)
+        if rec is None:  # line's start)
+            end = self.starts[last] + len(self.lines[last])
+            rec = read_item("op", self.text, begin, end, first + 1, begin)
+        self._intern(fb.add(rec).results)
 
     def _new_key(self, i: int, fb: FunctionBuilder, shape: str) -> None:
         """Read the op on line `i` (`_first`) as the template of its key (`shape` and its
