@@ -148,19 +148,19 @@ class Operation:
         loc_written: bool = False,
         cause: Cause | None = None,
     ):
-        self.name = name
-        self._operands: list[Value] = []
-        self.results = [Value(t, self, i) for i, t in enumerate(result_types)]
-        self.attributes: dict[str, Any] = dict(attributes or {})
-        self.loc = loc
-        self.loc_written = loc_written
-        self.cause = cause
+        self.name, self._operands = name, list(operands)
+        if result_types.__class__ is list and len(result_types) == 1:  # (no comprehension frame)
+            self.results = [Value(result_types[0], self, 0)]
+        else:
+            self.results = [Value(t, self, i) for i, t in enumerate(result_types)]
+        self.attributes: dict[str, Any] = dict(attributes) if attributes else {}
+        self.loc, self.loc_written, self.cause = loc, loc_written, cause
         self.parent: Block | None = None
         self.prev: Operation | None = None
         self.next: Operation | None = None
         self.scratch: object = None
-        for v in operands:
-            self._add_operand(v)
+        for i, v in enumerate(self._operands):  # (_add_operand inlined: every op is built here)
+            v.uses.append(Use(self, i))
 
     @classmethod
     def at(

@@ -115,9 +115,15 @@ def check_module(module: Module, limits: Limits = DEFAULT_LIMITS) -> None:
     for func in module.functions.values():
         for a in func.args:
             _check_elements(a.type.shape, f"argument {a.label}", func.loc)
-        for op in func.body:
+        fits: set[tuple[int, ...]] = set()  # shapes checked (a model repeats a few hundred)
+        op = func.body.first
+        while op is not None:
             for r in op.results:
-                _check_elements(r.type.shape, f"result of '{op.name}'", op.loc)
+                shape = r.type.shape
+                if shape not in fits:
+                    _check_elements(shape, f"result of '{op.name}'", op.loc)
+                    fits.add(shape)
+            op = op.next
 
 
 def check_mesh(mesh: DeviceMesh, loc: Location | None, limits: Limits = DEFAULT_LIMITS) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Container
 
-from shardc.ir.core import Function, Module, Operation
+from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.diagnostics import VerifyError
 from shardc.ir.ops import verify_operation
 
@@ -28,12 +28,18 @@ def _check_token_mapping(mapping, dtype: str, loc, what: str) -> None:
                           "with rank 0 and no replicated or unreduced axes", loc)
 
 
+def check_result_meshes(module: Module, op: Operation) -> None:
+    """Raise `VerifyError` at `op` if a result's sharding names an undeclared mesh."""
+    for r in op.results:
+        _check_mapping_mesh(module, r.mapping, op.loc, f"result of '{op.name}'")
+
+
 def verify_function(func: Function, verified: Container[Operation] = ()) -> None:
     """Raise `VerifyError` (located) on the first problem. `verified`: ops known to pass
     every check here (their operands defined before them, their own checks, their results'
     meshes declared): the StableHLO line reader's repeats of an op it verified."""
     module = func.module
-    defined: set[int] = {id(a) for a in func.args}
+    defined: set[Value] = set(func.args)  # (values hash by identity)
     for i, a in enumerate(func.args):
         _check_token_mapping(a.mapping, a.type.dtype, func.loc, f"arg {i}")
     for i, t in enumerate(func.result_types):
@@ -46,13 +52,17 @@ def verify_function(func: Function, verified: Container[Operation] = ()) -> None
                 module, getattr(t, "mapping", None), func.loc, f"result {i} of @{func.name}"
             )
     last: Operation | None = None
-    for op in func.body:
+    define = defined.add
+    op = func.body.first  # (the linked list walked directly: this runs once per op imported)
+    while op is not None:
+        last = op
         if op in verified:
-            defined.update(id(r) for r in op.results)
-            last = op
+            for r in op.results:
+                define(r)
+            op = op.next
             continue
         for i, v in enumerate(op.operands):
-            if id(v) not in defined:
+            if v not in defined:
                 raise VerifyError(
                     f"'{op.name}' op operand {i} is used before it is defined (or comes from "
                     "another function)",
@@ -60,10 +70,9 @@ def verify_function(func: Function, verified: Container[Operation] = ()) -> None
                 )
         verify_operation(op)
         if module is not None:
-            for r in op.results:
-                _check_mapping_mesh(module, r.mapping, op.loc, f"result of '{op.name}'")
-        defined.update(id(r) for r in op.results)
-        last = op
+            check_result_meshes(module, op)
+        defined.update(op.results)
+        op = op.next
     if last is None or last.name != "return":
         raise VerifyError(f"function @{func.name} must end with a 'return' op", func.loc)
 

@@ -81,7 +81,9 @@ def test_reads_what_jax_prints():
 
 
 def test_repeated_lines_are_built_once():
-    """Ops that repeat a line (other value names) share the first one's verified template."""
+    """Ops that repeat a line (other value names) share the first one's verified template;
+    the module's verification skips the ops verified so (the first of each key included),
+    not the others (a return, whose check reads the function)."""
     text = (ROOT / "tests/data/stablehlo/transformer_block.mlir").read_text()
     from shardc.stablehlo.builder import ModuleBuilder
     from shardc.stablehlo.line_reader import LineReader
@@ -89,8 +91,30 @@ def test_repeated_lines_are_built_once():
     reader = LineReader(text, "t.mlir", ModuleBuilder(text, "t.mlir", {}))
     module = reader.read()
     ops = sum(len(f.body) for f in module.functions.values())
-    assert 0 < len(reader.repeats) < ops
-    assert len(reader.templates) + len(reader.repeats) <= ops
+    templates = reader.templates.values()
+    verified = sum(t is not None and t.verified for t in templates)
+    assert 0 < len(templates) < ops
+    assert verified < len(reader.repeats) < ops
+    assert len(reader.repeats) - verified + len(templates) <= ops
+    assert not any(op.name == "return" for op in reader.repeats)
+    # A call's and a reduce's verifiers read only the functions the op names: once per key.
+    names = {op.name for op in reader.repeats}
+    assert {"call", "reduce"} <= names
+
+
+def test_a_result_name_with_an_index_reads_as_the_grammar_reads_it():
+    """`%m#0 = ...` has the shape of `%m = ...` once names are taken out (which the line
+    reader keys repeats by); whichever comes first, the module is the grammar's."""
+    text = (ROOT / "tests/data/stablehlo/transformer_block.mlir").read_text()
+    lines = text.split("\n")
+    at = next(i for i, line in enumerate(lines) if "%20 = stablehlo.multiply" in line)
+    for line in (lines[at].replace("%20 =", "%17#1 ="), lines[at].replace("%20 =", "%m#0 =")):
+        for broken in ("\n".join([*lines[: at + 1], line, *lines[at + 1 :]]),
+                       "\n".join([*lines[:at], line, *lines[at:]])):
+            fast, slow = _both(broken, "t.mlir")
+            assert not isinstance(slow, str)
+            assert fast is None or fingerprint(fast) == slow
+            assert fingerprint(import_stablehlo(broken, "t.mlir")) == slow
 
 
 def _mutations(text: str, seed: int, count: int) -> str:

@@ -19,7 +19,7 @@ from lark import Token
 from shardc.ir.line_values import Unsupported, dict_end
 from shardc.stablehlo.attributes import unescape
 from shardc.stablehlo.builder import ModuleBuilder
-from shardc.stablehlo.reader import read_item, terminal
+from shardc.stablehlo.reader import new_token, read_item, terminal
 from shardc.stablehlo.records import ArgRec, AttrRec, DictRec, FuncRec, ModuleRec, ResultsRec
 
 _VALUE = r"%[\w$.\-]+"
@@ -91,7 +91,8 @@ class HeaderReader:
             raise Unsupported("module")
         name = None
         if m.group(1):
-            name = Token("SYMBOL", m.group(1), self.starts[i] + m.start(1), i + 1, m.start(1) + 1)
+            name = new_token("SYMBOL", m.group(1), self.starts[i] + m.start(1), i + 1,
+                             m.start(1) + 1)
         return ModuleRec(name, attrs, [])
 
     def _dict(self, i: int, begin: int, end: int) -> DictRec:
@@ -120,7 +121,7 @@ class HeaderReader:
                 return None
             key = m.group("key")
             at = m.start("key")
-            tokens[key] = Token("ATTR_KEY", key, start + at, i + 1, at + 1)
+            tokens[key] = new_token("ATTR_KEY", key, start + at, i + 1, at + 1)
             if m.group("str") is not None:
                 entries[key] = AttrRec("str", unescape(m.group("str")), start + m.start("str"),
                                        start + m.end("str"))
@@ -141,11 +142,12 @@ class HeaderReader:
             raise Unsupported("function header")
 
         def tok(kind: str, group: int) -> Token:
-            return Token(kind, m.group(group), start + m.start(group), lineno, m.start(group) + 1)
+            at = m.start(group)
+            return new_token(kind, m.group(group), start + at, lineno, at + 1)
 
         f = FuncRec()
         at = m.start(0) + len(m.group(1))
-        f.tok = Token("FUNC_FUNC", "func.func", start + at, lineno, at + 1)
+        f.tok = new_token("FUNC_FUNC", "func.func", start + at, lineno, at + 1)
         f.visibility = tok("VISIBILITY", 2) if m.group(2) else None
         f.name = tok("SYMBOL", 3)
         f.args, pos = [], m.end()
@@ -154,8 +156,9 @@ class HeaderReader:
                 a = self.p.arg.match(line, pos)
                 if a is None:
                     raise Unsupported("argument")
-                value = Token("VALUE", a.group(1), start + a.start(1), lineno, a.start(1) + 1)
-                ty = Token("TENSOR_TYPE", a.group(2), start + a.start(2), lineno, a.start(2) + 1)
+                at, at2 = a.start(1), a.start(2)
+                value = new_token("VALUE", a.group(1), start + at, lineno, at + 1)
+                ty = new_token("TENSOR_TYPE", a.group(2), start + at2, lineno, at2 + 1)
                 attrs, pos, loc = self._attrs_loc(i, a.end())
                 f.args.append(ArgRec(value, ty, attrs, loc))
                 sep = _SEP.match(line, pos)
@@ -193,7 +196,7 @@ class HeaderReader:
         return f, self._body_lines(i + 1, f)
 
     def _type_token(self, i: int, m: re.Match) -> Token:
-        return Token("TENSOR_TYPE", m.group(1), self.starts[i] + m.start(1), i + 1,
+        return new_token("TENSOR_TYPE", m.group(1), self.starts[i] + m.start(1), i + 1,
                      m.start(1) + 1)
 
     def _attrs_loc(self, i: int, pos: int) -> tuple[DictRec | None, int, str | None]:

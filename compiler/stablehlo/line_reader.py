@@ -5,18 +5,20 @@ JAX prints one op per line, and a model's layers repeat the same few hundred op 
 other value names (a 2-layer and a 128-layer Llama step both have 217 distinct op lines once
 the `%names` are taken out). So:
 
-- an op on one line is keyed by its text without value names and `loc(...)`, and by its
-  operands' types: the first op of a key is read by the grammar (`reader.read_item`, the same
-  rules and converters as the whole-text path, its tokens located in the whole text), and
-  every later op of that key is the same native op (name, attributes, result types) on other
+- an op on one line is keyed by its shape (its text without value names and `loc(...)`,
+  which also says how many of its names are results) and by its operands' types: the first
+  op of a key is read by line_records.py or the grammar (`reader.read_item`, the same rules
+  and converters as the whole-text path, its tokens located in the whole text), and every
+  later op of that key is the same native op (name, attributes, result types) on other
   values, located at its own line;
-- an op over several lines (with regions), `return`, a mesh and the attribute dictionaries of
-  a function's signature are read by the grammar too, item by item (a dictionary once per
+- an op over several lines (with regions), a mesh and the attribute dictionaries of a
+  function's signature are read by the grammar too, item by item (a dictionary once per
   distinct text); function headers are split here;
-- an op built from a key seen before is not verified again when its verifier reads nothing
-  but the op itself (its name, operand and result types and attributes): the first op of the
-  key was verified with the same inputs. Ops whose verifier reads the function, the module or
-  the uses of values (calls, returns, bodies, data-flow edges) are verified every time.
+- an op is verified once per key, when its first op is read, if its verifier reads nothing
+  but the op itself (its name, operand and result types and attributes) and the functions it
+  names by symbol: every later op of the key has the same inputs. Ops whose verifier reads
+  their function, region or the uses of values (returns, data-flow edges, manual
+  computations) are verified again with the module.
 
 On anything else, and on any error, it raises `Unsupported` and the whole text is read by
 the grammar (reader.py + builder.py), which reports the error located as it always has: so
@@ -27,21 +29,21 @@ this path only has to build, for what it accepts, exactly the module the grammar
 from __future__ import annotations
 
 import re
+from itertools import accumulate
 from typing import Any
-
-from lark import Token
 
 from shardc.ir.core import Module, Operation, Value
 from shardc.ir.diagnostics import Location
 from shardc.ir.line_values import Unsupported
 from shardc.ir.ops import OPS, verify_operation
+from shardc.ir.verifier import check_result_meshes
 from shardc.stablehlo.builder import FunctionBuilder, ModuleBuilder
 from shardc.stablehlo.line_headers import (
     HeaderReader,
     patterns,
 )
 from shardc.stablehlo.line_records import read_record
-from shardc.stablehlo.reader import read_item
+from shardc.stablehlo.reader import new_token, read_item
 from shardc.stablehlo.records import (
     DictRec,
     FuncRec,
@@ -55,20 +57,31 @@ _VALUE = r"%[\w$.\-]+"
 _RESULT = re.compile(rf"({_VALUE})(?::(\d+))?")
 _HEAD = re.compile(rf"[ \t]*((?:{_VALUE}(?::\d+)?[ \t]*,[ \t]*)*{_VALUE}(?::\d+)?)[ \t]*=[ \t]*")
 _USE_SPLIT = re.compile(rf"({_VALUE}(?:#\d+)?)")
-_ONE = (1,)  # the result counts of an op with one result
 _USE_OR_STRING = re.compile(rf"{_STRING}|({_VALUE}(?:#\d+)?)")
+_NAME_SPLIT = re.compile(r"%([\w$.\-]+(?:#\d+)?)")  # (as _USE_SPLIT, without the `%`)
+_NAME_OR_STRING = re.compile(rf"{_STRING}|%([\w$.\-]+(?:#\d+)?)")
+_ONE = (1,)  # the result counts of a shape with one result
+
+
+def _name_to_mark(m: re.Match) -> str:
+    return m.group(0) if m.group(1) is None else "%"
+
 
 # A line that goes on with the op of the line before it (a region's keywords, or its start).
 _CONTINUES = ("cond", "do", "reducer", "(", "{", "^")
-# Verifiers (and result-type inference) that read more than the op: its function, the module
-# or the uses of values. An op of these is verified every time (module docstring).
+# Verifiers (and result-type inference) that read more than the op: its function, its region
+# or the uses of values. An op of these is verified every time (module docstring). A verifier
+# that reads only the functions the op names by symbol (a call's callee, a reduce's or sort's
+# body in ir/ops/func.py and scalar_bodies.py) gives every op of a key the same answer: the
+# key's text names the same function, and every signature is declared before a body is read.
 _CONTEXT_MODULES = frozenset(f"shardc.ir.ops.{m}" for m in (
-    "control", "data_flow", "func", "manual", "scalar_bodies", "spmd"))
+    "control", "data_flow", "manual", "spmd"))
+_READS_FUNCTION = frozenset({"return"})  # (its function's result types)
 
 
 def _reads_context(name: str) -> bool:
     d = OPS.get(name)
-    return d is None or any(
+    return d is None or name in _READS_FUNCTION or any(
         fn is not None and fn.__module__ in _CONTEXT_MODULES for fn in (d.verify, d.infer))
 
 
@@ -132,13 +145,14 @@ class LineReader(HeaderReader):
         self.limit = builder.limits.depth
         self.lines = text.split("\n")
         self.stripped = [line.lstrip() for line in self.lines]
-        self.starts: list[int] = []
-        pos = 0
-        for line in self.lines:
-            self.starts.append(pos)
-            pos += len(line) + 1
+        # Where each line starts in the text (and, last, the end of the text plus one).
+        self.starts: list[int] = list(accumulate([len(line) + 1 for line in self.lines],
+                                                 initial=0))
         self.dicts: dict[str, DictRec] = {}
         self.templates: dict[tuple, _Template | None] = {}
+        # The result counts of each shape's results (its first names, as in `%a, %b:2 = ...`)
+        # and the column its op starts at.
+        self.heads: dict[str, tuple[tuple[int, ...], int]] = {}
         # One object per distinct type, so that keys (which hold the operands' types by
         # identity) repeat whenever the types do.
         self.types: dict[Any, Any] = {}
@@ -198,8 +212,9 @@ class LineReader(HeaderReader):
         return self.b.module
 
     def _body_lines(self, i: int, f: FuncRec) -> int:
-        """Find the ops of the body starting at line `i`: `f.ops` gets `(first, last,
-        one_line)` line triples; returns the line after the closing brace."""
+        """Find the ops of the body starting at line `i`: `f.ops` gets the line of each
+        one-line op but a return, and a `(first, last, one_line)` triple of lines for the
+        others; returns the line after the closing brace."""
         lines, stripped, n, limit = self.lines, self.stripped, len(self.lines), self.limit
         while i < n:
             line, text = lines[i], stripped[i]
@@ -213,7 +228,7 @@ class LineReader(HeaderReader):
                 f.loc = None
                 if m.group(1):
                     at = m.start(1)
-                    f.loc = Token("LOC", m.group(1), self.starts[i] + at, i + 1, at + 1)
+                    f.loc = new_token("LOC", m.group(1), self.starts[i] + at, i + 1, at + 1)
                 return i + 1
             first = i
             if "{" in line or "}" in line or '"' in line:
@@ -232,7 +247,10 @@ class LineReader(HeaderReader):
                     self._bound(2 + nesting, lines[i])
                     nesting += _nesting(lines[i])
                     i += 1
-            f.ops.append((first, i - 1, one_line))
+            if one_line and not text.startswith("return"):
+                f.ops.append(first)
+            else:
+                f.ops.append((first, i - 1, one_line))
         raise Unsupported("unclosed function")
 
     def _bound(self, outer: int, line: str) -> None:
@@ -253,96 +271,135 @@ class LineReader(HeaderReader):
             v.type = types.setdefault(v.type, v.type)
 
     def _body(self, f: FuncRec, fb: FunctionBuilder) -> None:
+        """Build the ops of `f`'s body. A one-line op is built here from its shape (the line
+        without value names and `loc(...)`, which says how many of its names are results and
+        the op's column) and its operands' types: the key of the template it repeats. A shape
+        or key seen for the first time is read in full (`_new_key`); other ops, by `_op`.
+        (One loop, its lookups in locals: it runs once per line of the text.)"""
         self._intern(fb.func.args)
         for a, value in zip(f.args, fb.func.args):
             fb.define(str(a.tok)[1:], value, a.tok)
-        lines, starts = self.lines, self.starts
-        for first, last, one_line in f.ops:
-            if one_line and not lines[first].lstrip().startswith("return"):
-                self._line_op(first, fb)
+        lines, heads, templates, repeats = self.lines, self.heads, self.templates, self.repeats
+        scope, unsupported, body = fb.scope, self.b.unsupported, fb.func.body
+        filename, loc_tail = self.filename, self.p.loc_tail
+        for i in f.ops:
+            if i.__class__ is not int:
+                self._op(i, fb)
                 continue
-            begin = starts[first]
-            rec = None
-            if one_line:  # a return
-                rec = read_record(lines[first], 0, begin, first + 1)
-            if rec is None:
-                end = starts[last] + len(lines[last])
-                rec = read_item("op", self.text, begin, end, first + 1, begin)
-            self._intern(fb.add(rec).results)
+            line = lines[i]
+            text, loc_text = line, None
+            if line.endswith(")") and "loc(" in line:
+                m = loc_tail.search(line)
+                if m is not None:
+                    loc_text = m.group(1)
+                    text = line[: m.start()]
+            if '"' in text:
+                names = [u for u in _NAME_OR_STRING.findall(text) if u]
+                shape = _NAME_OR_STRING.sub(_name_to_mark, text)
+            else:
+                parts = _NAME_SPLIT.split(text)  # text, name, text, name, ..., text
+                names = parts[1::2]  # (without their `%`)
+                shape = "%".join(parts[0::2])
+            head = heads.get(shape)
+            if head is None:
+                self._new_key(i, fb, shape)
+                continue
+            counts, col = head
+            operands: list[Value] = []
+            key: list[Any] = [shape]  # and the operands' types (interned: by identity)
+            for name in names[len(counts):] if counts else names:
+                found = scope.get(name)
+                if found is None or found.__class__ is tuple or "#" in name:
+                    found = self._indexed(scope, "%" + name)
+                operands.append(found)
+                key.append(id(found.type))
+            if unsupported and any(v in unsupported for v in operands):
+                raise Unsupported("an operand of an unsupported type")
+            template = templates.get(tuple(key), False)
+            if template is False:
+                self._new_key(i, fb, shape)
+                continue
+            if template is None:  # a key whose ops are read one by one
+                self._op((i, i, True), fb)
+                continue
+            loc, written = None, False
+            if loc_text is not None:
+                loc = self.b.locs.resolve(loc_text)
+                written = loc is not None
+            if loc is None:
+                loc = Location(filename, i + 1, col)
+            op = Operation(template.name, operands, template.types, template.attrs, loc,
+                           loc_written=written)
+            body.append(op)
+            if template.verified:
+                repeats.add(op)
+            if counts is _ONE:
+                name = names[0]
+                if name in scope or "#" in name:  # (`%a#1 = ...` has the shape of `%a = ...`)
+                    raise Unsupported(f"result %{name}")
+                r = op.results[0]
+                r.name_hint = name
+                scope[name] = r
+                continue
+            at = 0
+            for name, count in zip(names, counts):
+                if name in scope or "#" in name:
+                    raise Unsupported(f"result %{name}")
+                if count == 1:
+                    r = op.results[at]
+                    r.name_hint = name
+                    scope[name] = r
+                else:
+                    scope[name] = tuple(op.results[at : at + count])
+                at += count
         for error in self.b.deferred_types.pop(fb.func.name, []):
             raise error
 
-    def _line_op(self, i: int, fb: FunctionBuilder) -> None:
+    def _op(self, lines: tuple[int, int, bool], fb: FunctionBuilder) -> None:
+        """The op on lines `first..last` read as a record: a return by line_records.py when it
+        can, else (an op over several lines, or one of a key read one by one) by the grammar."""
+        first, last, one_line = lines
+        begin = self.starts[first]
+        rec = None
+        line = self.lines[first]
+        if one_line and self.stripped[first].startswith("return"):  # (columns count from the
+            rec = read_record(line, len(line) - len(self.stripped[first]), begin, first + 1)
+        if rec is None:  # line's start)
+            end = self.starts[last] + len(self.lines[last])
+            rec = read_item("op", self.text, begin, end, first + 1, begin)
+        self._intern(fb.add(rec).results)
+
+    def _new_key(self, i: int, fb: FunctionBuilder, shape: str) -> None:
+        """Read the op on line `i` (`_first`) as the template of its key (`shape` and its
+        operands' types), and note how many results the shape's names begin with."""
         line = self.lines[i]
         head = _HEAD.match(line)
         results: list[tuple[str, int]] = []
         body_at = 0
         if head is not None:
-            names_text = head.group(1)
-            if "," in names_text or ":" in names_text:
-                results = [(name[1:], int(count) if count else 1)
-                           for name, count in _RESULT.findall(names_text)]
-            else:
-                results = [(names_text[1:], 1)]
+            results = [(name[1:], int(count) if count else 1)
+                       for name, count in _RESULT.findall(head.group(1))]
             body_at = head.end()
         body = line[body_at:]
-        loc_text, loc_at = None, len(line)
+        loc_at = len(line)
         if body.endswith(")") and "loc(" in body:
             m = self.p.loc_tail.search(body)
             if m is not None:
-                loc_text = m.group(1)
                 body = body[: m.start()]
                 loc_at = body_at + m.start(1)
-        if '"' in body:
-            names = [u for u in _USE_OR_STRING.findall(body) if u]
-            shape = _USE_OR_STRING.sub(lambda m: m.group(0) if m.group(1) is None else "%",
-                                       body)
-        else:
-            parts = _USE_SPLIT.split(body)  # text, name, text, name, ..., text
-            names = parts[1::2]
-            shape = "%".join(parts[0::2])
-        scope = fb.scope
-        operands: list[Value] = []
-        for use in names:
-            found = scope.get(use[1:]) if "#" not in use else self._indexed(scope, use)
-            if found is None or found.__class__ is tuple:
-                found = self._indexed(scope, use)
-            operands.append(found)
+        names = ([u for u in _USE_OR_STRING.findall(body) if u] if '"' in body
+                 else _USE_SPLIT.split(body)[1::2])
+        operands = [fb.scope.get(use[1:]) if "#" not in use else None for use in names]
+        operands = [v if v.__class__ is Value else self._indexed(fb.scope, use)
+                    for v, use in zip(operands, names)]
         if self.b.unsupported and any(v in self.b.unsupported for v in operands):
             raise Unsupported("an operand of an unsupported type")
-        key = (shape, _ONE if len(results) == 1 and results[0][1] == 1 else
-               tuple(c for _, c in results), *[id(v.type) for v in operands])
-        template = self.templates.get(key, False)
-        if template is False:
-            self.templates[key] = self._first(i, fb, names, results, head, body_at, loc_at)
-            return
-        if template is None:  # a key whose ops are read one by one
-            start = self.starts[i]
-            op = fb.add(read_item("op", self.text, start, start + len(line), i + 1, start))
-            self._intern(op.results)
-            return
-        loc, written = None, False
-        if loc_text is not None:
-            loc = self.b.locs.resolve(loc_text)
-            written = loc is not None
-        if loc is None:
-            loc = Location(self.filename, i + 1, len(line) - len(self.stripped[i]) + 1)
-        op = Operation(template.name, operands, template.types, template.attrs, loc,
-                       loc_written=written)
-        fb.func.body.append(op)
-        if template.verified:
-            self.repeats.add(op)
-        at = 0
-        for name, count in results:
-            if name in scope:
-                raise Unsupported(f"%{name} defined twice")
-            if count == 1:
-                r = op.results[at]
-                r.name_hint = name
-                scope[name] = r
-            else:
-                scope[name] = tuple(op.results[at : at + count])
-            at += count
+        counts = tuple(c for _, c in results)
+        # (The shape keeps the line's indentation, so it says the op's column too.)
+        col = len(line) - len(self.stripped[i]) + 1
+        self.heads[shape] = (_ONE if counts == _ONE else counts, col)
+        key = (shape, *[id(v.type) for v in operands])
+        self.templates[key] = self._first(i, fb, names, results, head, body_at, loc_at)
 
     @staticmethod
     def _indexed(scope: dict[str, Any], use: str) -> Value:
@@ -370,11 +427,11 @@ class LineReader(HeaderReader):
         else:
             if head is not None:
                 rec.results = [
-                    (Token("VALUE", m.group(1), start + head.start(1) + m.start(1), lineno,
+                    (new_token("VALUE", m.group(1), start + head.start(1) + m.start(1), lineno,
                            head.start(1) + m.start(1) + 1), int(m.group(2) or 1))
                     for m in _RESULT.finditer(head.group(1))]
             if loc_at < len(line):
-                rec.loc = Token("LOC", line[loc_at:].rstrip(), start + loc_at, lineno,
+                rec.loc = new_token("LOC", line[loc_at:].rstrip(), start + loc_at, lineno,
                                 loc_at + 1)
         op = fb.add(rec)
         self._intern(op.results)
@@ -383,4 +440,8 @@ class LineReader(HeaderReader):
                 or rec.name in ("sdy.data_flow_edge", "sdy.func_data_flow_edge")):
             return None
         verify_operation(op)  # coerces its attributes, as the module's verification would
-        return _Template(op, verified=not _reads_context(op.name))
+        verified = not _reads_context(op.name)
+        if verified:  # checked as verify_function would check it, the first of its key too
+            check_result_meshes(self.b.module, op)
+            self.repeats.add(op)
+        return _Template(op, verified)

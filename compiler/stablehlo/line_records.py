@@ -20,7 +20,7 @@ import re
 from lark import Token
 
 from shardc.stablehlo.import_table import READ_RULES
-from shardc.stablehlo.reader import terminal
+from shardc.stablehlo.reader import new_token, terminal
 from shardc.stablehlo.records import OpRec
 
 _W = r"[ \t]*"
@@ -100,10 +100,10 @@ class _Place:
 
     def tok(self, kind: str, m: re.Match, group: str | int) -> Token:
         at = m.start(group)
-        return Token(kind, m.group(group), self.start + at, self.line, at + 1)
+        return new_token(kind, m.group(group), self.start + at, self.line, at + 1)
 
     def all(self, kind: str, pattern: re.Pattern, text: str, offset: int) -> list[Token]:
-        return [Token(kind, m.group(0), self.start + offset + m.start(), self.line,
+        return [new_token(kind, m.group(0), self.start + offset + m.start(), self.line,
                       offset + m.start() + 1) for m in pattern.finditer(text)]
 
 
@@ -119,7 +119,7 @@ def _sig(f: _Forms, p: _Place, m: re.Match) -> tuple | None:
         args = p.all("TENSOR_TYPE", f.type, s.group("args"), at + s.start("args"))
         res, res_at = s.group("res"), at + s.start("res")
     else:
-        args = [Token("TENSOR_TYPE", s.group("arg"), p.start + at + s.start("arg"), p.line,
+        args = [new_token("TENSOR_TYPE", s.group("arg"), p.start + at + s.start("arg"), p.line,
                       at + s.start("arg") + 1)]
         res, res_at = s.group("res1"), at + s.start("res1")
     r = f.results.match(res)

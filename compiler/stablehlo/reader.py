@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import re
 import threading
+from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
@@ -248,6 +249,11 @@ class _Reader(lark.Transformer):
 
 _LOCK = threading.Lock()
 
+
+# A token located in the text, as the lexer makes it. (`Token(...)` goes through a wrapper that
+# checks for a deprecated keyword, four times the cost of the constructor behind it; the line
+# reader makes one per name and type of each first op line and of each signature.)
+new_token: Callable[[str, str, int, int, int], Token] = getattr(Token, "_future_new", Token)
 
 def _reader() -> lark.Transformer:
     """`_Reader` with every op family's rules (`import_table.READ_RULES`) as its callbacks."""
