@@ -14,7 +14,7 @@ devices (`JaxArrayProgram`); later calls with the same signature reuse it, as `j
 What differs from `jax.jit`: an argument without a sharding (None, a numpy array) is left to
 shardc's propagation, which may shard it (the argument is then placed so); a committed
 `jax.Array` in a sharding other than the decided one is moved (`jax.device_put`) rather than
-rejected. Options for shardc's compiler travel in `options` (a `CompileOptions`);
+rejected (with `auto_shard`, a committed array's own sharding is no annotation either). Options for shardc's compiler travel in `options` (a `CompileOptions`);
 `auto_shard=True` (with `memory_budget`) has shardc choose the shardings nobody gave.
 
 Typed PRNG keys cross the boundary as their key data (jit_keys.py); `donate_argnums` /
@@ -401,8 +401,8 @@ class Jitted:
 
     def _leaf_specs(self, call: _Call) -> tuple[Any, ...]:
         """A PartitionSpec (or None) per argument leaf: `in_shardings` broadcast over the
-        positional arguments, else a committed array's own sharding on the mesh. Checked
-        against the leaf's own shape (a key's, not its key data's)."""
+        positional arguments, else (without auto_shard) a committed array's own sharding on the
+        mesh. Checked against the leaf's own shape (a key's, not its key data's)."""
         jax = self.jax
         given = self.in_specs
         num_args = len(call.dyn)
@@ -423,9 +423,13 @@ class Jitted:
             specs.extend(broadcast(jax, spec, arg, name, self.names.positional(at), self.name))
         specs.extend([(None, None)] * (len(call.leaves) - len(specs)))  # kwargs: shardc's
         out = []
+        # With auto_shard a committed array's sharding is where it happens to be (an array
+        # made under a mesh is replicated on it), not a decision: auto-shard chooses every
+        # sharding `in_shardings` leaves open, and the call moves the array to its choice.
+        committed = not self.options.auto_shard
         for i, (x, (spec, given_at)) in enumerate(zip(call.leaves, specs)):
             shape = call.key[2][i][0]
-            if spec is None:
+            if spec is None and committed:
                 spec = committed_spec(jax, x, self.mesh, len(shape))
                 given_at = "its committed sharding"
             if spec is not None and len(spec):

@@ -315,6 +315,24 @@ def test_auto_shard_chooses_what_nobody_gave(mesh, data):
     assert g.lower(*data).report["auto_shard"]["effort"] == 50
 
 
+def test_auto_shard_chooses_for_committed_arrays(mesh, data):
+    # Arrays made under a mesh are committed, replicated on it: with auto_shard that is where
+    # they are, not an annotation (it once pinned them, and 36 KiB had no plan). The plan is
+    # the one numpy arguments get, the call moves them, and both are served by one program.
+    placed = [jax.device_put(a, NamedSharding(mesh, P())) for a in data]
+    f = shardc.jit(mlp, mesh=mesh, auto_shard=True, memory_budget=36 * 1024)
+    lowered = f.lower(*placed)
+    assert lowered.in_shardings[1].spec == P(None, "tp")
+    assert lowered.in_shardings[2].spec == P("tp", None)
+    assert lowered.report["auto_shard"]["fits_budget"]
+    close(f(*placed), jax.jit(mlp)(*data))
+    close(f(*data), jax.jit(mlp)(*data))
+    assert f.cache_size() == 1
+    # in_shardings still pin: w1 given replicated stays so
+    g = shardc.jit(mlp, mesh=mesh, in_shardings=(None, P(), None), auto_shard=True)
+    assert g.lower(*placed).in_shardings[1].spec == P(None, None)
+
+
 # ----- training steps whose gradients JAX outlines --------------------------------------------
 
 

@@ -210,6 +210,28 @@ def test_arguments_not_donated_live_to_the_end() -> None:
     assert info["fits_budget"] and info["measured"]["peak_memory_bytes_per_device"] <= peaks[None]
 
 
+@pytest.mark.parametrize("model", ["mlp", "transformer"])
+def test_arguments_pinned_to_a_plan_count_as_they_did_free(model: str) -> None:
+    # An argument written in the layout a plan chose holds the same bytes in the memory rows
+    # and pays the same reshards as when auto-shard chose it, and the pinned space still holds
+    # that plan: the pinned solve moves as many bytes, at no higher a peak. (shardc.jit once
+    # pinned a whole NNX state by its committed placement: the budget then had no plan.)
+    module = MODELS[model].unannotated({"dp": 2, "tp": 4}, train="adam")
+    options = CompileOptions(auto_shard=True, auto_shard_carry=True)
+    free = compile(module, options)
+    pinned = module.clone()
+    chosen = free.module.main.args
+    assert any(a.mapping.used_axes() for a in chosen)  # something to pin
+    for arg, plan in zip(pinned.main.args, chosen):
+        arg.set_mapping(plan.mapping)
+    again = compile(pinned, options)
+    assert [a.mapping.text() for a in again.module.main.args] == [
+        a.mapping.text() for a in chosen]
+    want, got = free.report["auto_shard"]["predicted"], again.report["auto_shard"]["predicted"]
+    assert got["comm_bytes"] == want["comm_bytes"]
+    assert got["peak_memory_bytes_per_device"] <= want["peak_memory_bytes_per_device"]
+
+
 def test_donate_names_arguments_that_exist() -> None:
     module = MODELS["mlp"].unannotated({"dp": 2, "tp": 4})
     with pytest.raises(ShardcError, match="argument indices below 3"):
