@@ -29,9 +29,6 @@ from shardc.ir.printer import print_module
 from shardc.ir.types import shard_shape
 from shardc.ir.verifier import verify_module
 from shardc.passes.manager import PassContext, PassManager, parse_pipeline
-
-# (registers the verifier of written sharding rules, which the pipeline's passes may not import)
-from shardc.passes.propagation.rules import registry as _rules  # noqa: F401
 from shardc.passes.spmd.combine_collectives import DEFAULT_THRESHOLD
 from shardc.report import build_report
 
@@ -172,6 +169,10 @@ def compile(module: Module, options: CompileOptions | None = None) -> CompileRes
 
 
 def _compile(module: Module, options: CompileOptions) -> CompileResult:
+    # (registers the verifier of written sharding rules, which a pipeline's passes need not
+    # import: make_pass imports only the modules of the passes it names)
+    from shardc.passes.propagation.rules import registry  # noqa: F401
+
     each = options.verifies_each
     ctx = PassContext(strict=options.strict, verify_each=each)
     start = time.perf_counter()
