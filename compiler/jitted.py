@@ -380,6 +380,8 @@ class Jitted:
         # `flat[3]`): explanations then say `params['w1']`.
         source = JaxSource(text, self.name, dict(self.mesh.shape), tuple(self._paths(call)))
         options = self.options
+        if options.verify_each is None:  # (the IR verified once, after the pipeline: pipeline.py)
+            options = dataclasses.replace(options, verify_each=False)
         if options.auto_shard and any(donated):
             # A donated argument is the state a loop carries: XLA reuses its buffer only for a
             # result in the same layout, and the next call passes that result back. So

@@ -182,6 +182,8 @@ class Lowered:
             from shardc.jit_cache import compile_program
 
             executable = compile_program(self.program(), self.result)
+        if self.result.cache is not None:
+            self.result.cache.wait()  # (the entry written on a miss: jit_cache.py)
         timings = dict(self.timings, xla_compile=time.perf_counter() - start)
         return Compiled(self.name, self.result, self.signature, self.mesh, self.backend,
                         timings, self._program, self.source, self.options, executable)

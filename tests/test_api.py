@@ -55,9 +55,13 @@ def test_passes_register_on_first_lookup() -> None:
         "m = shardc.parse(open('examples/mlp.mlir').read())\n"
         "ctx = shardc.opt(m, 'sdy-aggressive-propagate,close-shardings,insert-reshards')\n"
         "print(sorted(ctx.timings))\n"
+        "import sys\n"
+        "print('unnamed imported:', 'shardc.passes.spmd.pad_for_divisibility' in sys.modules)\n"
     )
     assert proc.returncode == 0, proc.stderr
     assert "'insert-reshards'" in proc.stdout and "'sdy-aggressive-propagate'" in proc.stdout
+    # Only the modules of the passes named (and those they run) are imported.
+    assert "unnamed imported: False" in proc.stdout
 
 
 def test_parse_detects_the_format() -> None:

@@ -161,6 +161,20 @@ def test_every_pass_module_registers_a_pass_at_its_stage_s_top():
     assert all(len(home) == 2 and home[0] in STAGES for home in homes), sorted(homes)
 
 
+def test_every_pass_name_is_found_where_it_is_registered():
+    """`make_pass` imports only the module a name's `register_pass`/`register_alias` line is
+    in (manager._pass_modules reads them): every name the registry holds after importing all
+    must be found so, in the module that registered it."""
+    from shardc.passes.manager import ALIASES, PASSES, _pass_modules, load_all_passes
+
+    load_all_passes()
+    index = _pass_modules()
+    homes = {name: cls.__module__ for name, cls in PASSES.items()}
+    assert {n: index.get(n) for n in homes} == homes
+    assert sorted(n for n in ALIASES if n not in index) == []
+    assert sorted(n for n in index if n not in PASSES and n not in ALIASES) == []
+
+
 def test_architecture_page_names_what_is_there():
     text = ARCHITECTURE.read_text()
     named = set(re.findall(r"`((?:passes|ir|compiler|tests)/[\w/.]*)`", text))

@@ -149,6 +149,34 @@ def test_compile_options_pass_through(mesh, data):
     close(f(*data), jax.jit(mlp)(*data))
 
 
+@pytest.mark.parametrize("verify_each, per_pass, at_end", [(None, 0, 2), (True, 1, 0)])
+def test_jit_verifies_the_ir_once_unless_asked_after_every_pass(mesh, data, monkeypatch,
+                                                                verify_each, per_pass, at_end):
+    """`shardc.jit` verifies the pipeline's two results (global and per-device) once;
+    `verify_each=True` verifies after every pass instead (compile's and the command's default)."""
+    import shardc.passes.manager as manager
+    import shardc.pipeline as pipeline
+
+    counts = {"pass": 0, "end": 0}
+
+    def counting(key, verify):
+        def wrapped(module):
+            counts[key] += 1
+            return verify(module)
+        return wrapped
+
+    monkeypatch.setattr(manager, "verify_module", counting("pass", manager.verify_module))
+    monkeypatch.setattr(pipeline, "verify_module", counting("end", pipeline.verify_module))
+    options = shardc.CompileOptions(verify_each=verify_each)
+    f = shardc.jit(mlp, mesh=mesh, in_shardings=MLP_SHARDINGS, options=options)
+    close(f(*data), jax.jit(mlp)(*data))
+    passes = len(shardc.CompileOptions().full_pipeline().split(","))
+    assert counts["end"] == at_end
+    assert counts["pass"] >= per_pass * passes
+    assert (counts["pass"] == 0) == (per_pass == 0)
+    assert shardc.pipeline.CompileOptions().verifies_each  # compile's default: every pass
+
+
 def test_decorator_form(mesh, data):
     @shardc.jit(mesh=mesh, in_shardings=MLP_SHARDINGS)
     def g(x, w1, w2):

@@ -44,6 +44,16 @@ def axes_size(axes: Sequence[AxisRef], mesh: DeviceMesh) -> int:
     return math.prod(a.axis_size(mesh) for a in axes)
 
 
+# A memo of `mapping_from_factors`, which insert-reshards calls per operand and result: a
+# model's layers repeat the same ops on the same layouts, so most calls were made before. Keyed
+# by the rule's identity (rules are shared: rules/registry.py builds each distinct one once),
+# the entry keeping the rule alive; cleared when full. (`choose_factor_axes` memoized so too
+# returned the same axes but changed an auto-shard plan of the zoo's GPT: not understood in
+# the time this had, so it is not memoized.)
+_MEMO_SIZE = 1 << 14
+_mapping_memo: dict[tuple, tuple[OpShardingRule, NamedMapping]] = {}
+
+
 def mapping_from_factors(
     tensor_mapping: tuple[tuple[int, ...], ...],
     axes: AxesPerFactor,
@@ -53,6 +63,25 @@ def mapping_from_factors(
     unreduced_op: ReduceOp = ReduceOp.SUM,
 ) -> NamedMapping:
     """The closed sharding a tensor gets when each of its factors f is sharded by `axes[f]`."""
+    key = (id(rule), tensor_mapping, tuple(axes), mesh, tuple(unreduced), unreduced_op)
+    hit = _mapping_memo.get(key)
+    if hit is not None and hit[0] is rule:
+        return hit[1]
+    out = _mapping_from_factors(tensor_mapping, axes, rule, mesh, unreduced, unreduced_op)
+    if len(_mapping_memo) >= _MEMO_SIZE:
+        _mapping_memo.clear()
+    _mapping_memo[key] = (rule, out)
+    return out
+
+
+def _mapping_from_factors(
+    tensor_mapping: tuple[tuple[int, ...], ...],
+    axes: AxesPerFactor,
+    rule: OpShardingRule,
+    mesh: DeviceMesh,
+    unreduced: Sequence[AxisRef],
+    unreduced_op: ReduceOp,
+) -> NamedMapping:
     tensor = TensorFactorShardings(
         {f: FactorSharding(axes[f], True) for dim in tensor_mapping for f in dim}
     )

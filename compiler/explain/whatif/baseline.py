@@ -105,13 +105,13 @@ def compile_baseline(module: Module, options: CompileOptions | None = None) -> B
     copy of it right after propagation (see the module docstring)."""
     options = options or CompileOptions()
     load_all_passes()
-    ctx = PassContext(strict=options.strict, verify_each=options.verify_each)
+    ctx = PassContext(strict=options.strict, verify_each=options.verifies_each)
     ctx.data["propagation_audit"] = ChoiceAudit()
     work = module.clone()
     to_input = {id(w): v for v, w in pair_values(module, work)}
     passes = parse_pipeline(options.full_pipeline())
     cut = next((i + 1 for i, p in enumerate(passes) if p.name in PROPAGATION_PASSES), 0)
-    manager = PassManager(passes[:cut], verify_each=options.verify_each)
+    manager = PassManager(passes[:cut], verify_each=options.verifies_each)
     manager.run(work, ctx)
     base = Baseline(module, options, work, ctx, passes[cut:], _to_input=to_input)
     if cut:
@@ -123,7 +123,7 @@ def compile_baseline(module: Module, options: CompileOptions | None = None) -> B
         for w, c in pair_ops(work, copy):
             base._ops_to_work[id(c)] = w
             base._ops_to_copy[id(w)] = c
-    PassManager(passes[cut:], verify_each=options.verify_each).run(work, ctx)
+    PassManager(passes[cut:], verify_each=options.verifies_each).run(work, ctx)
     base.totals = Totals.of(work)
     return base
 
@@ -131,9 +131,9 @@ def compile_baseline(module: Module, options: CompileOptions | None = None) -> B
 def compile_global(module: Module, options: CompileOptions) -> Module:
     """The global program `compile` makes of `module` (no per-device program)."""
     load_all_passes()
-    ctx = PassContext(strict=options.strict, verify_each=options.verify_each)
+    ctx = PassContext(strict=options.strict, verify_each=options.verifies_each)
     work = module.clone()
-    PassManager(parse_pipeline(options.full_pipeline()), verify_each=options.verify_each).run(
+    PassManager(parse_pipeline(options.full_pipeline()), verify_each=options.verifies_each).run(
         work, ctx
     )
     return work
