@@ -18,7 +18,8 @@ bytes are scaled back by the whole number of times it is larger. Every local blo
 dim is unpadded and proportional to its size, so each step's bytes are proportional too and the
 planner compares the same candidates in the same order: the costs are the same, exactly (a test
 compares both on random shapes). A training step's tensors share few normalised shapes, so the
-planner runs for a few thousand distinct reshards rather than one per tensor.
+planner runs for a few thousand distinct reshards rather than one per tensor, and the reshards
+from one source share one search (`collectives.fan_out.FanOut`: the planner's plans exactly).
 """
 
 from __future__ import annotations
