@@ -13,10 +13,10 @@ from shardc.ir.diagnostics import ShardcError
 from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.passes.analysis.collectives import plan_reshard
-from shardc.passes.analysis.collectives.axes import merge_refs
 from shardc.passes.analysis.collectives.fan_out import FanOut
 from shardc.passes.analysis.collectives.shards import local_elements
 from shardc.passes.analysis.collectives.steps import same_layout
+from tests.analysis.test_planner import random_layout, random_refs
 
 
 @st.composite
@@ -32,27 +32,10 @@ def fan_cases(draw):
     rank = draw(st.integers(1, 3))
     shape = tuple(draw(st.lists(st.sampled_from([1, 2, 3, 5, 8, 12, 48]), min_size=rank,
                                 max_size=rank)))
-    refs = []
-    for name, size in zip(names, sizes, strict=True):
-        if size == 4 and draw(st.booleans()):
-            refs += [AxisRef(name, 1, 2), AxisRef(name, 2, 2)]
-        else:
-            refs.append(AxisRef(name))
-
-    def one_layout(unreduced_allowed: list[AxisRef]) -> NamedMapping:
-        dims: list[list[AxisRef]] = [[] for _ in range(rank)]
-        unreduced = []
-        for r in draw(st.permutations(refs)):
-            slot = draw(st.integers(0, rank + 1))
-            if slot < rank:
-                dims[slot].append(r)
-            elif slot == rank and r in unreduced_allowed:
-                unreduced.append(r)
-        merged = [merge_refs(d, mesh) for d in dims]
-        return NamedMapping(mesh, tuple(DimSharding(d) for d in merged), (), tuple(unreduced))
-
-    src = one_layout(refs)
-    targets = [one_layout(list(src.unreduced)) for _ in range(draw(st.integers(1, 6)))]
+    refs = random_refs(draw, names, sizes)
+    src = random_layout(draw, mesh, refs, rank, refs)
+    targets = [random_layout(draw, mesh, refs, rank, list(src.unreduced))
+               for _ in range(draw(st.integers(1, 6)))]
     return shape, draw(st.sampled_from(["f32", "bf16", "i1"])), src, targets
 
 
