@@ -474,29 +474,37 @@ def reshard_cases(draw):
     m = mesh(dict(zip(names, sizes, strict=True)), ids)
     rank = draw(st.integers(1, 3))
     shape = tuple(draw(st.lists(st.integers(1, 12), min_size=rank, max_size=rank)))
-    # Split a size-4 axis into sub-axes sometimes, so plans cross sub-axis boundaries.
+    refs = random_refs(draw, names, sizes)
+    src = random_layout(draw, m, refs, rank, refs)
+    dst = random_layout(draw, m, refs, rank, list(src.unreduced))
+    return m, shape, src, dst
+
+
+def random_refs(draw, names: list[str], sizes: list[int]) -> list[AxisRef]:
+    """The mesh's axes, a size-4 one split into sub-axes sometimes (so plans cross sub-axis
+    boundaries)."""
     refs = []
     for name, size in zip(names, sizes, strict=True):
         if size == 4 and draw(st.booleans()):
             refs += [AxisRef(name, 1, 2), AxisRef(name, 2, 2)]
         else:
             refs.append(AxisRef(name))
+    return refs
 
-    def one_layout(unreduced_allowed: list[AxisRef]) -> NamedMapping:
-        dims: list[list[AxisRef]] = [[] for _ in range(rank)]
-        unreduced = []
-        for r in draw(st.permutations(refs)):
-            slot = draw(st.integers(0, rank + 1))
-            if slot < rank:
-                dims[slot].append(r)
-            elif slot == rank and r in unreduced_allowed:
-                unreduced.append(r)
-        merged = [merge_refs(d, m) for d in dims]
-        return NamedMapping(m, tuple(DimSharding(d) for d in merged), (), tuple(unreduced))
 
-    src = one_layout(refs)
-    dst = one_layout(list(src.unreduced))
-    return m, shape, src, dst
+def random_layout(draw, m: DeviceMesh, refs: list[AxisRef], rank: int,
+                  unreduced_allowed: list[AxisRef]) -> NamedMapping:
+    """Each of `refs`, in a random order, on a random dim, unreduced (if allowed) or unused."""
+    dims: list[list[AxisRef]] = [[] for _ in range(rank)]
+    unreduced = []
+    for r in draw(st.permutations(refs)):
+        slot = draw(st.integers(0, rank + 1))
+        if slot < rank:
+            dims[slot].append(r)
+        elif slot == rank and r in unreduced_allowed:
+            unreduced.append(r)
+    merged = [merge_refs(d, m) for d in dims]
+    return NamedMapping(m, tuple(DimSharding(d) for d in merged), (), tuple(unreduced))
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])

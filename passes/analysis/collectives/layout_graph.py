@@ -95,6 +95,19 @@ class LayoutGraph:
         if reducible:
             yield from self._reductions(dims, unreduced, reducible)
 
+    def edge_group(self, edge: Edge) -> tuple[int, int]:
+        """The group size and all_to_all target dim (-1 for the others) `edges` gives `edge`:
+        what its ring cost is computed with."""
+        kind, params = edge
+        if kind == "all_to_all":
+            return self.group(params[0]), params[2]
+        if kind == "collective_permute":
+            return 2, -1
+        if kind == "all_slice":
+            return 1, -1
+        atoms = params if kind == "all_reduce" else [a for d in params for a in d]
+        return self.group(atoms), -1
+
     @staticmethod
     def make_edge(kind: str, params: tuple, nxt: State, group: int, tgt: int = -1) -> GraphEdge:
         return ((_RANK[kind], params), (kind, params), nxt, group, tgt)

@@ -191,16 +191,7 @@ class ReshardProblem:
         for kind, params in edges:
             nxt = edge_target(state, (kind, params))
             k0, k1 = counts(state[0]), counts(nxt[0])
-            if kind == "all_to_all":
-                group, tgt = self.graph.group(params[0]), params[2]
-            elif kind == "collective_permute":
-                group, tgt = 2, -1
-            elif kind == "all_slice":
-                group, tgt = 1, -1
-            else:
-                atoms = params if kind == "all_reduce" else [a for d in params for a in d]
-                group, tgt = self.graph.group(atoms), -1
-            cost += self.weight(kind, k0, k1, group, tgt)
+            cost += self.weight(kind, k0, k1, *self.graph.edge_group((kind, params)))
             keys.append((KIND_ORDER.index(kind), params))
             state = nxt
         return cost, len(keys), tuple(keys)

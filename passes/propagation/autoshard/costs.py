@@ -18,7 +18,8 @@ bytes are scaled back by the whole number of times it is larger. Every local blo
 dim is unpadded and proportional to its size, so each step's bytes are proportional too and the
 planner compares the same candidates in the same order: the costs are the same, exactly (a test
 compares both on random shapes). A training step's tensors share few normalised shapes, so the
-planner runs for a few thousand distinct reshards rather than one per tensor.
+planner runs for a few thousand distinct reshards rather than one per tensor, and the reshards
+from one source share one search (`collectives.fan_out.FanOut`: the planner's plans exactly).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from dataclasses import dataclass
 from shardc.ir.diagnostics import ShardcError
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.types import element_bytes, shard_shape
-from shardc.passes.analysis.collectives.planner import plan_reshard
+from shardc.passes.analysis.collectives.fan_out import FanOut
 from shardc.passes.analysis.collectives.steps import same_layout
 
 OBJECTIVES = ("bytes", "ring")
@@ -88,6 +89,8 @@ class CostModel:
         self._reshards: dict[tuple, Reshard] = {}
         self._normalised: dict[tuple, Reshard] = {}
         self.planned = 0  # distinct reshards the planner was asked for
+        # plan_reshard's plans, one search per source layout for all its targets
+        self._plans = FanOut()
 
     def held(self, shape: tuple[int, ...], dtype: str, layout: NamedMapping) -> int:
         return math.prod(shard_shape(shape, layout)) * element_bytes(dtype)
@@ -115,15 +118,13 @@ class CostModel:
         self.planned += 1
         held = self.held(shape, dtype, dst)
         try:
-            plan = plan_reshard(shape, dtype, src, dst, cost="ring")
+            plan = self._plans.summary(shape, dtype, src, dst, cost="ring")
         except ShardcError:
             return Reshard(UNPLANNABLE, UNPLANNABLE, held, held)
-        sizes = [self.held(shape, dtype, m) for m in plan.layouts]
-        peak = max(
-            ((sizes[i] if i else 0) + sizes[i + 1] for i in range(len(plan.steps))),
-            default=0,
-        )
-        return Reshard(plan.comm_bytes, plan.ring_bytes, held if plan.steps else 0, peak)
+        sizes = plan.held
+        steps = len(sizes) - 1
+        peak = max(((sizes[i] if i else 0) + sizes[i + 1] for i in range(steps)), default=0)
+        return Reshard(plan.comm, plan.ring, held if steps else 0, peak)
 
     def cost(self, r: Reshard) -> int:
         """The objective's figure for one reshard."""
