@@ -13,7 +13,8 @@ constraints. The choice is written as ordinary closed shardings (plus `sharding_
 where a consumer needs another layout), so the default pipeline after it is unchanged.
 
 The parts are in `shardc.passes.propagation.autoshard`: inline (calls), candidates, graph, repeats
-and simplify (fewer choices), costs, formulation, solve, apply. The formulation and its decisions:
+and simplify (fewer choices), costs, formulation (and merge: one edge block per pair of groups),
+solve, apply. The formulation and its decisions:
 docs/autoshard.md.
 
 With `verify=true` (the default) the plan is compiled with the default pipeline's passes and

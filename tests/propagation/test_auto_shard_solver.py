@@ -89,7 +89,7 @@ def test_a_solve_cut_short_keeps_the_best_plan_it_started_from() -> None:
     assert solve(problem, budget, Effort(ticks=1)).status == "work_limit"
 
 
-def _problem(module):
+def _problem(module, carry: bool = False, tie_rounds: int = 0):
     from shardc.passes.ingest.split_constants import split_function
     from shardc.passes.propagation.autoshard.formulation import formulate
     from shardc.passes.propagation.autoshard.graph import build_graph, single_mesh
@@ -98,7 +98,9 @@ def _problem(module):
     load_all_passes()
     split_function(module.main)
     graph = build_graph(module, module.main, single_mesh(module))
-    return formulate(graph, simplify(graph), CostModel())
+    if carry:
+        graph.carry_pairs()
+    return formulate(graph, simplify(graph, tie_rounds=tie_rounds), CostModel())
 
 
 # ----- honest about what is not proven ----------------------------------------------------------
@@ -259,3 +261,41 @@ def test_mesh_search_tries_every_shape_and_keeps_the_best(capsys) -> None:
     assert err.count("mesh-search: ") == 4
     code = main(["compile", "--model", "mlp", "--mesh", "dp=8", "--mesh-search"])
     assert code == 2 and "--auto-shard" in capsys.readouterr().err
+
+
+# ----- one block per pair of groups -------------------------------------------------------------
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.data())
+def test_merged_blocks_price_every_plan_as_the_separate_ones(data) -> None:
+    """Blocks between the same two groups merged (merge.py) give every plan the same objective
+    and peak, with fewer blocks (an adam step with carried state reads its groups over several
+    edges, and colour refinement ties its layers)."""
+    import copy
+
+    from shardc.passes.propagation.autoshard import formulation
+    from shardc.passes.propagation.autoshard.merge import merge_blocks
+    from shardc.passes.propagation.autoshard.plans import evaluate, greedy_plans
+
+    module = MODELS["gpt"].unannotated({"dp": 2, "tp": 4}, train="adam")
+    separate = _SEPARATE.get("gpt")
+    if separate is None:
+        keep = formulation.merge_blocks
+        formulation.merge_blocks = lambda p: p
+        try:
+            separate = _SEPARATE.setdefault("gpt", _problem(module, carry=True, tie_rounds=3))
+        finally:
+            formulation.merge_blocks = keep
+    merged = merge_blocks(copy.copy(separate))
+    assert len(merged.blocks) < len(separate.blocks)
+    assert merged.num_vars < separate.num_vars
+    sizes = separate.space.sizes
+    plans = greedy_plans(separate) + [
+        [data.draw(st.integers(0, n - 1)) for n in sizes] for _ in range(3)
+    ]
+    for choices in plans:
+        assert evaluate(merged, choices) == evaluate(separate, choices)
+
+
+_SEPARATE: dict[str, object] = {}

@@ -45,6 +45,7 @@ from shardc.passes.propagation.autoshard.candidates import reduced
 from shardc.passes.propagation.autoshard.costs import NO_RESHARD, UNPLANNABLE, CostModel, Reshard
 from shardc.passes.propagation.autoshard.graph import RESHARDING, CostGraph, Node, Return, Use
 from shardc.passes.propagation.autoshard.memory import memory_rows
+from shardc.passes.propagation.autoshard.merge import merge_blocks
 from shardc.passes.propagation.autoshard.parts import EdgeBlock, Linear, Row, Term, TermKey
 from shardc.passes.propagation.autoshard.simplify import ChoiceSpace
 
@@ -285,4 +286,5 @@ def formulate(
     problem.terms, problem.rows = memory_rows(
         graph, space, model, x_offset, b.blocks, b.edge_terms, b.linear, b.return_terms, kept
     )
-    return problem
+    # one block per pair of groups: exact, smaller and tighter (merge.py)
+    return merge_blocks(problem)
