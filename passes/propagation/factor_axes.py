@@ -47,9 +47,9 @@ def axes_size(axes: Sequence[AxisRef], mesh: DeviceMesh) -> int:
 # A memo of `mapping_from_factors`, which insert-reshards calls per operand and result: a
 # model's layers repeat the same ops on the same layouts, so most calls were made before. Keyed
 # by the rule's identity (rules are shared: rules/registry.py builds each distinct one once),
-# the entry keeping the rule alive; cleared when full. (`choose_factor_axes` memoized so too
-# returned the same axes but changed an auto-shard plan of the zoo's GPT: not understood in
-# the time this had, so it is not memoized.)
+# the entry keeping the rule alive; cleared when full. (`choose_factor_axes` is not memoized:
+# worth ~0.05 s; the zoo GPT plan change first blamed on it was the test's wall-clock limit
+# cutting the solve under load, since removed, but the memo was not measured again.)
 _MEMO_SIZE = 1 << 14
 _mapping_memo: dict[tuple, tuple[OpShardingRule, NamedMapping]] = {}
 

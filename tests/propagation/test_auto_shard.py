@@ -149,7 +149,7 @@ def test_measuring_pipeline_is_the_default_pipeline() -> None:
 def test_random_programs_keep_user_shardings_and_run_like_the_reference(module) -> None:
     module = parse_module(print_module(module))
     user = {a.name_hint: a.mapping for a in module.main.args}
-    result = auto(module, None, time_limit=20)
+    result = auto(module, None)
     info = result.context.data["auto_shard"]
     # The model never promises less than the program does (it is exact on the zoo; here
     # canonicalize may fold a user's constraint chain, and sub-axes the user wrote stay as is).
@@ -180,7 +180,9 @@ def test_zoo_auto_shard_is_no_worse_than_the_preset(model: str, preset: str) -> 
     expert = compile(spec.build(preset)).report
     budget = expert["peak_memory_bytes_per_device"]
     module = spec.unannotated(dict(spec.presets[preset].mesh))
-    result = auto(module, budget, time_limit=300)  # generous: a slow CI machine must not cut it
+    # (no time limit: the solver stops on counted work alone, so a loaded machine gets the same
+    # plan; a 300 s limit here once cut the budgeted solve, ~40 CPU s, under load 10)
+    result = auto(module, budget)
     report = result.report
     info = report["auto_shard"]
     assert report["total_comm_bytes"] <= expert["total_comm_bytes"]
