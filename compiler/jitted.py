@@ -14,8 +14,9 @@ devices (`JaxArrayProgram`); later calls with the same signature reuse it, as `j
 What differs from `jax.jit`: an argument without a sharding (None, a numpy array) is left to
 shardc's propagation, which may shard it (the argument is then placed so); a committed
 `jax.Array` in a sharding other than the decided one is moved (`jax.device_put`) rather than
-rejected (with `auto_shard`, a committed array's own sharding is no annotation either). Options for shardc's compiler travel in `options` (a `CompileOptions`);
-`auto_shard=True` (with `memory_budget`) has shardc choose the shardings nobody gave.
+rejected (with `auto_shard`, a committed array's own sharding is no annotation either).
+Options for shardc's compiler travel in `options` (a `CompileOptions`); `auto_shard=True`
+(with `memory_budget`) has shardc choose the shardings nobody gave.
 
 Typed PRNG keys cross the boundary as their key data (jit_keys.py); `donate_argnums` /
 `donate_argnames` donate as `jax.jit` does (jit_arguments.py); the shardings are checked and
