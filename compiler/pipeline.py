@@ -21,14 +21,13 @@ import numpy as np
 
 from shardc.ir.collector import long_lived
 from shardc.ir.core import Module
-from shardc.ir.diagnostics import PassError, ShardcError
+from shardc.ir.diagnostics import ShardcError
 from shardc.ir.limits import DEFAULT_LIMITS, Limits
 from shardc.ir.mesh import DeviceMesh
 from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
 from shardc.ir.types import shard_shape
-from shardc.ir.verifier import verify_module
-from shardc.passes.manager import PassContext, PassManager, parse_pipeline
+from shardc.passes.manager import PassContext, PassManager, parse_pipeline, verify_after
 from shardc.passes.spmd.combine_collectives import DEFAULT_THRESHOLD
 from shardc.report import build_report
 
@@ -181,19 +180,12 @@ def _compile(module: Module, options: CompileOptions) -> CompileResult:
     pipeline = options.full_pipeline()
     PassManager(parse_pipeline(pipeline), verify_each=each).run(work, ctx)
     if not each:
-        _verify_result(work, "the pipeline")
+        verify_after(work, "the pipeline")
     spmd = clone(work)
     PassManager(parse_pipeline(options.spmd_pipeline()), verify_each=each).run(spmd, ctx)
     if not each:
-        _verify_result(spmd, "the per-device pipeline")
+        verify_after(spmd, "the per-device pipeline")
     return CompileResult(work, spmd, ctx, dict(ctx.timings))
-
-
-def _verify_result(module: Module, what: str) -> None:
-    try:
-        verify_module(module)
-    except ShardcError as e:
-        raise PassError(f"IR is invalid after {what}: {e.message}", e.loc) from None
 
 
 def local_shape(value) -> list[int]:

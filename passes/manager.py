@@ -259,15 +259,18 @@ class PassManager:
                 raise
             ctx.timings[p.name] = ctx.timings.get(p.name, 0.0) + time.perf_counter() - start
             if self.verify_each:
-                try:
-                    verify_module(module)
-                except ShardcError as e:
-                    raise PassError(
-                        f"IR is invalid after pass '{p.name}': {e.message}", e.loc
-                    ) from None
+                verify_after(module, f"pass '{p.name}'")
             if self.print_after is not None:
                 self.print_after(p, module)
         return ctx
+
+
+def verify_after(module: Module, what: str) -> None:
+    """Verify `module`, a failure a `PassError` saying it is invalid after `what`."""
+    try:
+        verify_module(module)
+    except ShardcError as e:
+        raise PassError(f"IR is invalid after {what}: {e.message}", e.loc) from None
 
 
 _loaded = False

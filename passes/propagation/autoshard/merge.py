@@ -20,13 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from shardc.passes.propagation.autoshard.parts import EdgeBlock, Term
-
-
-def _class_map(classes: list[list[int]], size: int) -> np.ndarray:
-    out = np.zeros(size, dtype=np.int64)
-    for i, members in enumerate(classes):
-        out[members] = i
-    return out
+from shardc.passes.propagation.autoshard.plans import class_of
 
 
 def _refine(maps: list[np.ndarray], size: int) -> tuple[list[list[int]], np.ndarray]:
@@ -59,8 +53,8 @@ def merge_blocks(problem):
     comm, ring, forbidden = [problem.comm[:nx]], [problem.ring[:nx]], [problem.forbidden[:nx]]
     n = nx
     for (gs, gd), old in by_pair.items():
-        row_maps = [_class_map(b.rows, sizes[gs]) for b in old]
-        col_maps = [_class_map(b.cols, sizes[gd]) for b in old]
+        row_maps = [class_of(b.rows, sizes[gs]) for b in old]
+        col_maps = [class_of(b.cols, sizes[gd]) for b in old]
         rows, row_first = _refine(row_maps, sizes[gs])
         cols, col_first = _refine(col_maps, sizes[gd])
         shape = (len(rows), len(cols))
@@ -78,7 +72,9 @@ def merge_blocks(problem):
                 for c in range(len(b.cols)):
                     inside = cells[np.ix_(r_old == r, c_old == c)].ravel()
                     remap[b.offset + r * len(b.cols) + c] = inside
-        # costs are per occurrence times count in `comm`; the merged block's are totals
+        # costs are per occurrence times count in `comm`; the merged block's are totals. Its
+        # held/freed/peak stay zero: the memory rows were built from the old blocks, and their
+        # terms are remapped below.
         merged = EdgeBlock(gs, gd, rows, cols, parts[0], parts[1], np.zeros(shape),
                            np.zeros(shape), np.zeros(shape), offset=n, count=1)
         blocks.append(merged)

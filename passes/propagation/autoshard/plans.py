@@ -25,7 +25,8 @@ WEIGHTS = (0.0, 0.25, 1.0, 4.0, 16.0, 1024.0)
 _SWEEPS = 8
 
 
-def _class_of(classes: list[list[int]], size: int) -> np.ndarray:
+def class_of(classes: list[list[int]], size: int) -> np.ndarray:
+    """Choice -> the index of the class (of `classes`, lists of choices) it is in."""
     out = np.zeros(size, dtype=np.int64)
     for i, members in enumerate(classes):
         out[members] = i
@@ -38,7 +39,7 @@ def _maps(problem) -> list[tuple[np.ndarray, np.ndarray]]:
     if cached is None:
         sizes = problem.space.sizes
         cached = [
-            (_class_of(b.rows, sizes[b.src_group]), _class_of(b.cols, sizes[b.dst_group]))
+            (class_of(b.rows, sizes[b.src_group]), class_of(b.cols, sizes[b.dst_group]))
             for b in problem.blocks
         ]
         problem._class_maps = cached
