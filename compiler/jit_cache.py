@@ -17,9 +17,10 @@ With backend "jax" the per-device program's XLA executable is kept beside the en
 platform, the devices it runs on and the donated arguments, so a hit also skips tracing the
 per-device program and XLA's compile.
 
-On a miss the entry of shardc's program is built and written on a thread while JAX traces the
-per-device program and XLA compiles it (XLA's compile runs without Python's lock), and the
-first call waits for it before it returns: the entry is on disk when the call is done, and a
+On a miss the entry of shardc's program is built and written on a thread while XLA compiles the
+per-device program (XLA's compile runs without Python's lock; the thread starts once JAX has
+traced the per-device program, which also needs the lock), and the first call waits for it
+before it returns: the entry is on disk when the call is done, and a
 directory that cannot be written is a warning of that call. (Building the entry, report
 included, was ~0.3 s of the 8-layer Llama step's first call.)
 
@@ -107,28 +108,41 @@ def cache_key(text: str, options: CompileOptions, mesh_axes: dict[str, int]) -> 
 @dataclass(frozen=True)
 class CacheHandle:
     """Where a compiled program's entry is (`hit`: it was read from there); on a miss, the
-    entry's write under way (`wait` for it)."""
+    entry's write, started (`start`) or under way (`wait` for it)."""
 
     cache: CompileCache
     key: str
     hit: bool
     writing: _Background | None = None
 
+    def start(self) -> None:
+        """Start writing the entry (if it is not under way already)."""
+        if self.writing is not None:
+            self.writing.start()
+
     def wait(self) -> None:
-        """Wait until the entry is written; a write that failed warns here, on the caller's
-        thread."""
+        """Wait until the entry is written (starting it if need be); a write that failed warns
+        here, on the caller's thread."""
         if self.writing is not None:
             self.writing.wait()
 
 
 class _Background:
-    """`work` on a thread of its own; `wait` joins it and re-raises its warning there. The
-    thread is not a daemon: an interpreter that exits first waits for it."""
+    """`work` on a thread of its own, from `start` on; `wait` starts it if need be, joins it
+    and re-raises its warning there. The thread is not a daemon: an interpreter that exits
+    first waits for it."""
 
     def __init__(self, work: Callable[[], None]):
         self.failed: list[str] = []
         self.thread = threading.Thread(target=self._run, args=(work,), name="shardc-cache")
-        self.thread.start()
+        self.started = False
+        self.lock = threading.Lock()
+
+    def start(self) -> None:
+        with self.lock:
+            if not self.started:
+                self.started = True
+                self.thread.start()
 
     def _run(self, work: Callable[[], None]) -> None:
         try:
@@ -137,6 +151,7 @@ class _Background:
             self.failed.append(str(e))
 
     def wait(self) -> None:
+        self.start()
         self.thread.join()
         failed, self.failed = self.failed, []
         for message in failed:
@@ -314,10 +329,11 @@ class JaxSource:
         return module
 
 
-def compile_text(source: JaxSource,
-                 options: CompileOptions) -> tuple[CompileResult, dict[str, float]]:
+def compile_text(source: JaxSource, options: CompileOptions,
+                 defer_store: bool = False) -> tuple[CompileResult, dict[str, float]]:
     """Import JAX's StableHLO text and compile it (through the cache when `options` names
-    one); the result and the seconds spent importing and compiling."""
+    one); the result and the seconds spent importing and compiling. `defer_store`: a miss's
+    entry is written once `result.cache.start()` (or `wait()`) is called, not at once."""
 
     cache = CompileCache(options.cache_dir) if options.cache_dir is not None else None
     key = cache_key(source.text, options, source.mesh_axes) if cache is not None else ""
@@ -335,10 +351,12 @@ def compile_text(source: JaxSource,
     result = compile_module(module, options)
     timings = {"import": imported - start, "shardc_compile": time.perf_counter() - imported}
     if cache is not None:
-        # (on a thread: the caller traces and compiles the per-device program meanwhile, and
-        # waits for it before the first call returns; it only reads `result`)
+        # (on a thread: the caller compiles the per-device program meanwhile, and waits for it
+        # before the first call returns; it only reads `result`)
         writing = _Background(lambda: cache.store(key, result))
         result.cache = CacheHandle(cache, key, hit=False, writing=writing)
+        if not defer_store:
+            writing.start()
     return result, timings
 
 
@@ -352,6 +370,17 @@ def compile_program(program: Any, result: CompileResult) -> Any:
         return _compile_program(program, handle)
     finally:
         handle.wait()
+
+
+def _lower(program: Any, handle: CacheHandle) -> Any:
+    """`program` traced and lowered, then the entry's write started: building the entry is
+    Python, as the trace is, so it waits for the trace and runs beside XLA's compile, which
+    releases Python's lock. (Both at once, the 8-layer Llama step's per-device trace took
+    1.2-2.9 s wall instead of 0.5-1.0 s, load ~9; benchmarks/jit_breakdown.py has the CPU
+    time of each.)"""
+    lowered = program.lower()
+    handle.start()
+    return lowered
 
 
 def _compile_program(program: Any, handle: CacheHandle) -> Any:
@@ -373,7 +402,7 @@ def _compile_program(program: Any, handle: CacheHandle) -> Any:
             return serialize_executable.deserialize_and_load(payload, in_tree, out_tree)
         except Exception:  # noqa: BLE001 - jaxlib's errors have no common type: a miss
             pass
-    executable = program.lower().compile()
+    executable = _lower(program, handle).compile()
     try:
         payload, ins, outs = serialize_executable.serialize(executable)
     except Exception:  # noqa: BLE001 - a backend that cannot serialize: not cached

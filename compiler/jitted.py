@@ -18,10 +18,9 @@ rejected (with `auto_shard`, a committed array's own sharding is no annotation e
 Options for shardc's compiler travel in `options` (a `CompileOptions`); `auto_shard=True`
 (with `memory_budget`) has shardc choose the shardings nobody gave.
 
-Typed PRNG keys cross the boundary as their key data (jit_keys.py); `donate_argnums` /
-`donate_argnames` donate as `jax.jit` does (jit_arguments.py); the shardings are checked and
-broadcast in jit_specs.py, and every message names the leaf's pytree path (jit_paths.py), which
-is computed on a cache miss or an error only.
+Typed PRNG keys cross the boundary as their key data (jit_keys.py); donate_argnums/argnames
+donate as `jax.jit` does (jit_arguments.py); shardings are checked and broadcast in
+jit_specs.py; messages name leaves by pytree path (jit_paths.py; on a miss or an error only).
 """
 
 from __future__ import annotations
@@ -210,7 +209,7 @@ class Jitted:
             # The collector paused while the compile builds its long-lived IR (ir/collector.py):
             # its collections were ~10% of the 8-layer Llama step's first call.
             with long_lived():
-                compiled = self._lower(call, specs, donated).compile()
+                compiled = self._lower(call, specs, donated, defer_store=True).compile()
             self._programs.setdefault(base, []).append(
                 (given, self._decided(compiled), compiled))
         self._cache[call.key] = hit = (compiled, compiled.needs_placing(call.leaves))
@@ -335,7 +334,9 @@ class Jitted:
         return self.donation.mask(self.jax, call.num_args, call.positions, call.dyn,
                                   call.kwargs)
 
-    def _lower(self, call: _Call, specs: tuple[Any, ...], donated: tuple[bool, ...]) -> Lowered:
+    def _lower(self, call: _Call, specs: tuple[Any, ...], donated: tuple[bool, ...],
+               defer_store: bool = False) -> Lowered:
+        """`defer_store`: the cache entry is written once `compile` traced (jit_cache.py)."""
         jax = self.jax
         structs = tuple(jax.ShapeDtypeStruct(np.shape(x), x.dtype) for x in call.leaves)
         in_keys = call.in_keys
@@ -391,7 +392,7 @@ class Jitted:
                 options, auto_shard_carry=True,
                 donated_args=options.donated_args if options.donated_args is not None
                 else tuple(i for i, d in enumerate(donated) if d))
-        result, timings = compile_text(source, options)
+        result, timings = compile_text(source, options, defer_store)
         timings["jax_lower_import"] = lowered + timings.pop("import")
         for line in result.warnings:  # e.g. an op without a rule computing replicated
             warnings.warn(f"shardc.jit({self.name}): {line}", ShardcWarning, stacklevel=4)
@@ -399,8 +400,7 @@ class Jitted:
         signature = Signature(call.tree, len(call.dyn), out_tree[0], structs, in_keys=in_keys,
                               out_keys=out_keys[0], arg_names=names, donated=donated)
         return Lowered(self.name, result, signature, self.mesh, self.backend, timings,
-                       source=source,
-                       options=options)
+                       source=source, options=options)
 
     def _leaf_specs(self, call: _Call) -> tuple[Any, ...]:
         """A PartitionSpec (or None) per argument leaf: `in_shardings` broadcast over the

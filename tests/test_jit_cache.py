@@ -71,6 +71,29 @@ def test_a_second_jit_finds_the_program(mesh, data, tmp_path):
     assert second.in_shardings == first.in_shardings
 
 
+def test_the_entry_is_written_after_the_per_device_trace(mesh, data, tmp_path, monkeypatch):
+    """On a call's miss the entry (Python work) starts once JAX has traced the per-device
+    program (Python too) and is on disk when the call returns; `lower` writes it at once."""
+    from shardc.executors.jax_arrays import JaxArrayProgram
+    from shardc.jit_cache import CompileCache as Cache
+
+    events = []
+    trace, store = JaxArrayProgram.lower, Cache.store
+    monkeypatch.setattr(JaxArrayProgram, "lower",
+                        lambda self: (events.append("trace"), trace(self))[1])
+    monkeypatch.setattr(Cache, "store",
+                        lambda self, *a: (events.append("store"), store(self, *a))[1])
+    compiled, _ = _compiled(mesh, data, tmp_path)
+    assert events == ["trace", "store"]
+    assert Cache(tmp_path).load(compiled.result.cache.key) is not None
+    events.clear()
+    options = shardc.CompileOptions(cache_dir=str(tmp_path / "lowered"))
+    lowered = shardc.jit(mlp, mesh=mesh, in_shardings=SHARDINGS, options=options).lower(*data)
+    lowered.result.cache.writing.thread.join()  # (no compile: nothing else waits for it)
+    assert events == ["store"]
+    assert Cache(tmp_path / "lowered").load(lowered.result.cache.key) is not None
+
+
 def test_numpy_backend_uses_it_too(mesh, data, tmp_path):
     _, want = _compiled(mesh, data, tmp_path, backend="numpy")
     second, got = _compiled(mesh, data, tmp_path, backend="numpy")

@@ -1,0 +1,248 @@
+"""Where the CPU time of `shardc.jit`'s cold first call goes, stage by stage, beside `jax.jit`'s.
+
+    python benchmarks/jit_breakdown.py                      # llama2,llama8,llama32,nnx; 3 runs
+    python benchmarks/jit_breakdown.py --programs llama8 --runs 5
+    python benchmarks/jit_breakdown.py --write-docs         # update docs/benchmarks.md
+
+The programs and the mesh are benchmarks/jit.py's (benchmarks/jit_programs.py; 2x4 ("dp", "tp")
+mesh of 8 CPU devices, the same in_shardings on both sides). Each run is two fresh processes,
+one per side, the order alternating: the first `f(*args)` until its result is ready, in CPU
+seconds of the whole process (every thread: XLA compiles on threads of its own, shardc writes
+its cache entry on one). shardc's call is the benchmark's cold one (`CompileOptions(cache_dir=)`,
+an empty directory), split by timing each stage's thread CPU:
+
+- **lower**: JAX traces and lowers the user's function and prints it (`lower_to_text`);
+- **import**: `import_stablehlo` + chlo legalization (`JaxSource.module`);
+- **pipeline**: shardc's passes (`shardc.compile`);
+- **per-device trace**: the per-device program interpreted in Python under `jax.shard_map`,
+  traced to a jaxpr and lowered to StableHLO (`JaxArrayProgram.lower`);
+- **store**: the cache entry (report, both programs as text) on its thread;
+- **serialize**: the XLA executable serialized for the cache;
+- **XLA + rest**: the process's CPU less the stages above (XLA's compile of the per-device
+  program, the call itself, the rest of `Jitted`'s miss).
+
+With `--xla-compare`, the shardc process then compiles the per-device module XLA was given
+again, alone (nothing else running in the process), once as JAX lowered it and once after MLIR's
+`inline,canonicalize,cse,symbol-dce` (a leaner module: fewer constants and ops), alternating,
+best of 2: whether a module with fewer ops would make XLA's compile cheaper. Figures are best
+of the runs per column (CPU time still depends on the machine's load: caches, frequency).
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
+import tempfile  # noqa: E402
+import time  # noqa: E402
+from collections.abc import Callable  # noqa: E402
+from pathlib import Path  # noqa: E402
+from typing import Any  # noqa: E402
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from docs_section import write_section  # noqa: E402
+
+PROGRAMS = ("llama2", "llama8", "llama32", "nnx")
+STAGES = ("lower", "import", "pipeline", "per_device_trace", "store", "serialize")
+
+
+def _timed(owner: Any, attr: str, key: str, acc: dict[str, float]) -> None:
+    """Wrap `owner.attr` so its thread CPU time adds up in `acc[key]`."""
+    original = getattr(owner, attr)
+
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        start = time.thread_time()
+        try:
+            return original(*args, **kwargs)
+        finally:
+            acc[key] = acc.get(key, 0.0) + time.thread_time() - start
+
+    setattr(owner, attr, wrapper)
+
+
+def _setup(name: str) -> tuple[Any, Any, Any, Any, Any]:
+    import jax
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+    from jit_programs import build
+
+    auto = (jax.sharding.AxisType.Auto,) * 2
+    mesh = jax.make_mesh((2, 4), ("dp", "tp"), axis_types=auto)
+    f, args, specs = build(name)
+    named = jax.tree_util.tree_map(lambda s: NamedSharding(mesh, s), specs,
+                                   is_leaf=lambda s: isinstance(s, P))
+    return jax, mesh, f, args, (specs, named)
+
+
+def _first_call(jax: Any, fn: Callable[..., Any], args: Any) -> float:
+    start = time.process_time()
+    jax.block_until_ready(fn(*args))
+    return time.process_time() - start
+
+
+def jax_side(name: str) -> dict[str, Any]:
+    jax, _, f, args, (_, named) = _setup(name)
+    return {"total": _first_call(jax, jax.jit(f, in_shardings=named), args)}
+
+
+def shardc_side(name: str, cache_dir: str, xla_compare: bool) -> dict[str, Any]:
+    from jax._src import compiler as jax_compiler
+    from jax.experimental import serialize_executable
+
+    import shardc
+    from shardc import jax_api, jit_cache
+    from shardc.executors.jax_arrays import JaxArrayProgram
+
+    jax, mesh, f, args, (specs, _) = _setup(name)
+    acc: dict[str, float] = {}
+    _timed(jax_api, "lower_to_text", "lower", acc)
+    _timed(jit_cache.JaxSource, "module", "import", acc)
+    _timed(jit_cache, "compile_module", "pipeline", acc)
+    _timed(JaxArrayProgram, "lower", "per_device_trace", acc)
+    _timed(jit_cache.CompileCache, "store", "store", acc)
+    _timed(serialize_executable, "serialize", "serialize", acc)
+    compiled: list[tuple[Any, ...]] = []  # what XLA was given: (backend, module, devices, opts)
+    original = jax_compiler.backend_compile_and_load
+
+    def keep(backend: Any, module: Any, devices: Any, options: Any, callbacks: Any) -> Any:
+        compiled.append((backend, module, devices, options))
+        return original(backend, module, devices, options, callbacks)
+
+    jax_compiler.backend_compile_and_load = keep
+    fn = shardc.jit(f, mesh=mesh, in_shardings=specs,
+                    options=shardc.CompileOptions(cache_dir=cache_dir))
+    total = _first_call(jax, fn, args)
+    out: dict[str, Any] = {"total": total, **{k: acc.get(k, 0.0) for k in STAGES}}
+    out["xla_rest"] = total - sum(out[k] for k in STAGES)
+    (program,) = fn.programs()
+    out["ops"] = sum(len(g.body) for g in program.spmd.functions.values())
+    if xla_compare and len(compiled) == 1:
+        out.update(_xla_compare(original, *compiled[0]))
+    return out
+
+
+def _xla_compare(compile_fn: Callable[..., Any], backend: Any, module: Any, devices: Any,
+                 options: Any) -> dict[str, Any]:
+    """XLA's compile CPU of `module` as given and after MLIR's cleanups, best of 2 each."""
+    from jax._src.lib.mlir import ir, passmanager
+
+    text = str(module)
+    with module.context:
+        lean = ir.Module.parse(text)
+        passmanager.PassManager.parse(
+            "builtin.module(inline,canonicalize,cse,symbol-dce)").run(lean.operation)
+        lean_text = str(lean)
+        times: dict[str, list[float]] = {"as_lowered": [], "lean": []}
+        for _ in range(2):
+            for kind, source in (("as_lowered", text), ("lean", lean_text)):
+                parsed = ir.Module.parse(source)
+                start = time.process_time()
+                compile_fn(backend, parsed, devices, options, [])
+                times[kind].append(time.process_time() - start)
+    return {"xla_as_lowered": min(times["as_lowered"]), "xla_lean": min(times["lean"]),
+            "lines_as_lowered": text.count("\n"), "lines_lean": lean_text.count("\n")}
+
+
+def _child(*argv: str) -> dict[str, Any]:
+    proc = subprocess.run([sys.executable, __file__, *argv], cwd=ROOT, capture_output=True,
+                          text=True)
+    if proc.returncode:
+        raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stderr[-3000:]}")
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+def measure(name: str, runs: int, xla_compare: bool) -> dict[str, Any]:
+    """Best of `runs` per column, the sides alternating which process goes first."""
+    jax_runs, shardc_runs = [], []
+    for r in range(runs):
+        with tempfile.TemporaryDirectory(prefix="shardc-cache-") as cache_dir:
+            sides = [("--jax", name), ("--shardc", f"{name}:{cache_dir}:{int(xla_compare)}")]
+            for flag, value in sides if r % 2 else sides[::-1]:
+                result = _child(flag, value)
+                (jax_runs if flag == "--jax" else shardc_runs).append(result)
+    best = {k: min(run[k] for run in shardc_runs) for k in shardc_runs[0]}
+    return {"name": name, "runs": runs, "jax": min(run["total"] for run in jax_runs),
+            "shardc": best}
+
+
+def row(m: dict[str, Any]) -> str:
+    s = m["shardc"]
+    cells = [m["name"], f"{s['ops']:,}", f"{m['jax']:.2f}", f"{s['total']:.2f}",
+             f"**{s['total'] / m['jax']:.2f}**"]
+    cells += [f"{s[k]:.2f}" for k in (*STAGES, "xla_rest")]
+    cells.append(f"**{100 * s['per_device_trace'] / s['total']:.1f}%**")
+    if "xla_lean" in s:
+        cells.append(f"{s['xla_as_lowered']:.2f} ({s['lines_as_lowered']:,}) / "
+                     f"{s['xla_lean']:.2f} ({s['lines_lean']:,})")
+    else:
+        cells.append("-")
+    return "| " + " | ".join(cells) + " |"
+
+
+def section(measured: list[dict[str, Any]], runs: int, load: float) -> str:
+    import jax
+
+    lines = [
+        "### Where shardc.jit's cold first call spends its CPU time",
+        "",
+        f"The programs of the table above (JAX {jax.__version__}), {runs} runs, each a fresh "
+        "process per side (`benchmarks/jit_breakdown.py`): CPU seconds of the whole process "
+        "(all threads) for the first call, best of the runs per column. shardc's call is the "
+        "cold one (its cache directory empty, so it stores an entry) split by stage: JAX's "
+        "lowering of the function, the StableHLO import, shardc's pipeline, the per-device "
+        "program's trace under `jax.shard_map` and lowering, the cache entry (its thread), the "
+        "executable's serialization, and the rest (mostly XLA's compile of the per-device "
+        "program). *trace share*: the per-device trace's part of the call, the most that "
+        "handing XLA the per-device program as text instead could save. *XLA alone*: XLA's "
+        "compile CPU of the per-device module rerun alone, as JAX lowered it / after MLIR's "
+        "`inline,canonicalize,cse,symbol-dce` (its lines in brackets), best of 2.",
+        "",
+        "Command: `python benchmarks/jit_breakdown.py --xla-compare --write-docs`",
+        "",
+        "| program | per-device ops | jax.jit CPU s | shardc.jit CPU s | ratio | lower | import "
+        "| pipeline | per-device trace | store | serialize | XLA + rest | trace share | XLA "
+        "alone: as lowered / lean s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        *(row(m) for m in measured),
+        "",
+        f"Machine: 2 cores shared with other jobs (1-minute load average {load:.1f} at the "
+        "end); CPU time is steadier than wall time under load, not immune to it.",
+    ]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--programs", default=",".join(PROGRAMS))
+    parser.add_argument("--xla-compare", action="store_true")
+    parser.add_argument("--write-docs", action="store_true")
+    parser.add_argument("--jax", help=argparse.SUPPRESS)  # NAME
+    parser.add_argument("--shardc", help=argparse.SUPPRESS)  # NAME:CACHE_DIR:XLA_COMPARE
+    args = parser.parse_args()
+    if args.jax:
+        print(json.dumps(jax_side(args.jax)))
+        return
+    if args.shardc:
+        name, cache_dir, compare = args.shardc.split(":", 2)
+        print(json.dumps(shardc_side(name, cache_dir, compare == "1")))
+        return
+    measured = []
+    for name in args.programs.split(","):
+        measured.append(measure(name, args.runs, args.xla_compare))
+        print(row(measured[-1]), flush=True)
+    load = os.getloadavg()[0]
+    print(f"\nload average (1 min) at the end: {load:.1f}")
+    if args.write_docs:
+        write_section("jit-breakdown", section(measured, args.runs, load))
+
+
+if __name__ == "__main__":
+    main()
