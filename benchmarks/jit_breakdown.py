@@ -192,7 +192,7 @@ def section(measured: list[dict[str, Any]], runs: int, load: float) -> str:
     lines = [
         "### Where shardc.jit's cold first call spends its CPU time",
         "",
-        f"The programs of the table above (JAX {jax.__version__}), {runs} runs, each a fresh "
+        f"The programs of the shardc.jit table (JAX {jax.__version__}), {runs} runs, each a fresh "
         "process per side (`benchmarks/jit_breakdown.py`): CPU seconds of the whole process "
         "(all threads) for the first call, best of the runs per column. shardc's call is the "
         "cold one (its cache directory empty, so it stores an entry) split by stage: JAX's "
