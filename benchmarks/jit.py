@@ -178,7 +178,12 @@ def readers(lines: int) -> dict[str, Any]:
 
 
 def _child(*argv: str) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, __file__, *argv], cwd=ROOT, capture_output=True,
+    return child(__file__, *argv)
+
+
+def child(script: str, *argv: str) -> dict[str, Any]:
+    """`script` run with `argv` in a fresh process: the JSON of its last output line."""
+    proc = subprocess.run([sys.executable, script, *argv], cwd=ROOT, capture_output=True,
                           text=True)
     if proc.returncode:
         raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stderr[-3000:]}")

@@ -36,7 +36,6 @@ os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
 import argparse  # noqa: E402
 import json  # noqa: E402
-import subprocess  # noqa: E402
 import sys  # noqa: E402
 import tempfile  # noqa: E402
 import time  # noqa: E402
@@ -44,10 +43,10 @@ from collections.abc import Callable  # noqa: E402
 from pathlib import Path  # noqa: E402
 from typing import Any  # noqa: E402
 
-ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from docs_section import write_section  # noqa: E402
+from jit import child  # noqa: E402
 
 PROGRAMS = ("llama2", "llama8", "llama32", "nnx")
 STAGES = ("lower", "import", "pipeline", "per_device_trace", "store", "serialize")
@@ -150,14 +149,6 @@ def _xla_compare(compile_fn: Callable[..., Any], backend: Any, module: Any, devi
             "lines_as_lowered": text.count("\n"), "lines_lean": lean_text.count("\n")}
 
 
-def _child(*argv: str) -> dict[str, Any]:
-    proc = subprocess.run([sys.executable, __file__, *argv], cwd=ROOT, capture_output=True,
-                          text=True)
-    if proc.returncode:
-        raise SystemExit(f"{' '.join(argv)} failed:\n{proc.stderr[-3000:]}")
-    return json.loads(proc.stdout.strip().splitlines()[-1])
-
-
 def measure(name: str, runs: int, xla_compare: bool) -> dict[str, Any]:
     """Best of `runs` per column, the sides alternating which process goes first."""
     jax_runs, shardc_runs = [], []
@@ -165,7 +156,7 @@ def measure(name: str, runs: int, xla_compare: bool) -> dict[str, Any]:
         with tempfile.TemporaryDirectory(prefix="shardc-cache-") as cache_dir:
             sides = [("--jax", name), ("--shardc", f"{name}:{cache_dir}:{int(xla_compare)}")]
             for flag, value in sides if r % 2 else sides[::-1]:
-                result = _child(flag, value)
+                result = child(__file__, flag, value)
                 (jax_runs if flag == "--jax" else shardc_runs).append(result)
     best = {k: min(run[k] for run in shardc_runs) for k in shardc_runs[0]}
     return {"name": name, "runs": runs, "jax": min(run["total"] for run in jax_runs),
