@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Location:
     """A point in a source file: `loc("model.mlir":3:14)`. Lines and columns count from 1."""
 
@@ -21,8 +21,20 @@ class Location:
     line: int
     col: int
 
+    def __init__(self, file: str, line: int, col: int) -> None:
+        # Each field set through its slot (a frozen dataclass's own __init__ calls
+        # object.__setattr__ per field, 3x the cost): an import makes one per op.
+        _SET_FILE(self, file)
+        _SET_LINE(self, line)
+        _SET_COL(self, col)
+
     def __str__(self) -> str:
         return f"{self.file}:{self.line}:{self.col}"
+
+
+_SET_FILE = Location.file.__set__  # type: ignore[attr-defined]
+_SET_LINE = Location.line.__set__  # type: ignore[attr-defined]
+_SET_COL = Location.col.__set__  # type: ignore[attr-defined]
 
 
 UNKNOWN_LOCATION = Location("<unknown>", 0, 0)

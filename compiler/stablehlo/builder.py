@@ -57,6 +57,8 @@ class ModuleBuilder:
         self.locs = Locations(aliases)
         self.module = Module()
         self.sharding_cache: dict[str, NamedMapping] = {}
+        self.type_texts: dict[str, tuple[tuple[int, ...], str] | str] = {}
+        self.plain_types: dict[str, DistributedTensorType] = {}
         # Faults of function signatures reported later than where they are read, and the
         # arguments whose type shardc cannot represent (signature.py).
         self.deferred_types: dict[str, list[ShardcError]] = {}
@@ -88,14 +90,29 @@ class ModuleBuilder:
             return "[" + ", ".join(self.attr_text(v) for v in attr.value) + "]"
         return self.text[attr.start : attr.end]
 
+    def type_text(self, text: str) -> tuple[tuple[int, ...], str] | str:
+        """`tensor_type_text(text)`, each distinct text parsed once (a model has few)."""
+        found = self.type_texts.get(text)
+        if found is None:
+            found = self.type_texts[text] = tensor_type_text(text)
+        return found
+
     def tensor(self, tok: Token, mapping: NamedMapping | None = None) -> DistributedTensorType:
-        parsed = tensor_type_text(str(tok))
+        text = str(tok)
+        if mapping is None:  # (types are immutable: one object per text serves every use)
+            found = self.plain_types.get(text)
+            if found is not None:
+                return found
+        parsed = self.type_text(text)
         if isinstance(parsed, str):
             raise self.fail(parsed, tok)
         try:
-            return DistributedTensorType(parsed[0], parsed[1], mapping)
+            t = DistributedTensorType(parsed[0], parsed[1], mapping)
         except ShardcError as e:
             raise self.fail(e.message, tok, type(e)) from None
+        if mapping is None:
+            self.plain_types[text] = t
+        return t
 
     def mapping(self, text: str, tok: Token) -> NamedMapping:
         """`<@mesh, [...]>` (optionally `#sdy.sharding` in front) -> NamedMapping."""
@@ -447,7 +464,7 @@ class FunctionBuilder:
         return [res_toks[-1]]
 
     def check_type(self, tok: Token, v: Value, i: int) -> None:
-        parsed = tensor_type_text(str(tok))
+        parsed = self.b.type_text(str(tok))
         if isinstance(parsed, str):
             raise self.b.fail(parsed, tok)
         if parsed != (v.type.shape, v.type.dtype):

@@ -29,6 +29,7 @@ _SEP = re.compile(r"[ \t]*(,|\))[ \t]*")
 _MODULE = re.compile(r"[ \t]*module(?:[ \t]+(@[A-Za-z_][\w$.\-]*))?[ \t]*"
                      r"(attributes[ \t]*)?")
 _KEY = r"[A-Za-z_][\w.$\-]*"
+_BLANKS = re.compile(r"[ \t]*")
 
 
 class Patterns:
@@ -206,7 +207,8 @@ class HeaderReader:
         if line.startswith("{", pos):
             end = dict_end(line, pos)
             attrs = self._dict(i, pos, end)
-            pos = end + len(line[end:]) - len(line[end:].lstrip(" \t"))
+            pos = _BLANKS.match(line, end).end()  # (no copy of the line's rest: a header
+            # can hold hundreds of arguments on one line)
         loc = self.p.loc_at.match(line, pos)
         if loc is None:
             return attrs, pos, None

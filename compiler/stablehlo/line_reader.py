@@ -158,6 +158,8 @@ class LineReader(HeaderReader):
         self.types: dict[Any, Any] = {}
         # Ops built from a template whose verification holds for them (module docstring).
         self.repeats: set[Operation] = set()
+        # Whether an op name's verification holds for every op of a key (`_reads_context`).
+        self.context: dict[str, bool] = {}
         self.depth = 0  # a bound on the text's bracket nesting (limits.check_source)
 
     # ----- the text's structure ----------------------------------------------------------------
@@ -440,7 +442,9 @@ class LineReader(HeaderReader):
                 or rec.name in ("sdy.data_flow_edge", "sdy.func_data_flow_edge")):
             return None
         verify_operation(op)  # coerces its attributes, as the module's verification would
-        verified = not _reads_context(op.name)
+        verified = self.context.get(op.name)
+        if verified is None:
+            verified = self.context[op.name] = not _reads_context(op.name)
         if verified:  # checked as verify_function would check it, the first of its key too
             check_result_meshes(self.b.module, op)
             self.repeats.add(op)
