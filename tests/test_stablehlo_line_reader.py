@@ -182,3 +182,56 @@ def test_argument_labels_are_jaxs_pytree_paths():
     for module in (fast, slow):
         assert module.main.arg_labels == ["params['w1']", "params['w2']", None]
     assert fingerprint(fast) == fingerprint(slow)
+
+
+_BODY_LINES = [
+    "    %0 = stablehlo.add %a, %b : tensor<4xf32>",
+    "    %1 = stablehlo.reduce(%a init: %b) applies stablehlo.add across dimensions = [0] : "
+    "(tensor<4xf32>, tensor<f32>) -> tensor<f32>",
+    "    %2 = call @f((%a)) : (tensor<4xf32>) -> tensor<4xf32>",  # nested parentheses
+    "    %3 = stablehlo.negate (%a : tensor<4xf32>",  # unbalanced
+    "    %4 = stablehlo.negate %a) : tensor<4xf32>",
+    '    %5 = "stablehlo.gather"(%a) <{x = 1}> : (tensor<4xf32>) -> tensor<4xf32>',
+    "    %6:2 = stablehlo.reduce(%a init: %b) across dimensions = [0] : (tensor<4xf32>) -> "
+    "tensor<f32>",
+    "    %7 = stablehlo.multiply %a, %b : " + "tensor<1x1x1x1x1x1x1x1x1x1x1x1xf32>" * 3,  # long
+    "    %8 = stablehlo.add %a, %b : " + "(" * 30 + ")" * 30,  # long and deep
+    "    ({", "    ^bb0(%x: tensor<f32>):", "      stablehlo.return %x : tensor<f32>",
+    "    }) : (tensor<f32>) -> tensor<f32>", "    cond {", "    do {", "    }", "    {", "",
+    "  ", "    reducer(%x: tensor<f32>) {", "    return %a : tensor<4xf32>", "    %9 = x {",
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.sampled_from(_BODY_LINES), max_size=30), st.sampled_from([40, 256]))
+def test_runs_of_plain_lines_split_as_line_by_line(body, depth):
+    """`_body_lines` takes a run of plain op lines whole (`_PLAIN_LINES`): the ops, their
+    extents, the nesting bound and the end it finds are those of its line-by-line tests."""
+    from shardc.ir.limits import Limits
+    from shardc.stablehlo import line_reader
+    from shardc.stablehlo.builder import ModuleBuilder
+    from shardc.stablehlo.records import FuncRec
+
+    text = "\n".join(["  func.func @f() {", *body, "  }", "}"])
+
+    def split(plain):
+        saved, line_reader._PLAIN_LINES = line_reader._PLAIN_LINES, plain
+        try:
+            b = ModuleBuilder(text, "t.mlir", {}, Limits(depth=depth))
+            reader = line_reader.LineReader(text, "t.mlir", b)
+            f = FuncRec()
+            f.ops = []
+            try:
+                end = reader._body_lines(1, f)
+            except line_reader.Unsupported as e:
+                end = f"unsupported: {e}"
+            return f.ops, end, reader.depth
+        finally:
+            line_reader._PLAIN_LINES = saved
+
+    import re
+
+    fast = split(line_reader._PLAIN_LINES)
+    assert fast == split(re.compile(r"(?!)"))  # (a pattern that never matches)
+    if body and all(line in _BODY_LINES[:2] for line in body):
+        assert fast[0] == list(range(1, len(body) + 1))

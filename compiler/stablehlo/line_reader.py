@@ -69,6 +69,10 @@ def _name_to_mark(m: re.Match) -> str:
 
 # A line that goes on with the op of the line before it (a region's keywords, or its start).
 _CONTINUES = ("cond", "do", "reducer", "(", "{", "^")
+# Lines that each hold a whole op defining values, as `_body_lines` tests a line: one starting
+# with a `%` name, with no brace or string, and parentheses balanced (here: not nested), so
+# that it is a one-line op unless the line after it continues it.
+_PLAIN_LINES = re.compile(r'(?:[ \t]*%[^\n{}"()]*(?:\([^\n{}"()]*\)[^\n{}"()]*)*\n)+')
 # Verifiers (and result-type inference) that read more than the op: its function, its region
 # or the uses of values. An op of these is verified every time (module docstring). A verifier
 # that reads only the functions the op names by symbol (a call's callee, a reduce's or sort's
@@ -144,7 +148,6 @@ class LineReader(HeaderReader):
         self.p = patterns()
         self.limit = builder.limits.depth
         self.lines = text.split("\n")
-        self.stripped = [line.lstrip() for line in self.lines]
         # Where each line starts in the text (and, last, the end of the text plus one).
         self.starts: list[int] = list(accumulate([len(line) + 1 for line in self.lines],
                                                  initial=0))
@@ -216,14 +219,30 @@ class LineReader(HeaderReader):
     def _body_lines(self, i: int, f: FuncRec) -> int:
         """Find the ops of the body starting at line `i`: `f.ops` gets the line of each
         one-line op but a return, and a `(first, last, one_line)` triple of lines for the
-        others; returns the line after the closing brace."""
-        lines, stripped, n, limit = self.lines, self.stripped, len(self.lines), self.limit
+        others; returns the line after the closing brace. (A run of lines `_PLAIN_LINES`
+        matches is taken whole: what the tests below find of each of its lines but the last.)"""
+        lines, n, limit = self.lines, len(self.lines), self.limit
+        text, starts = self.text, self.starts
         while i < n:
-            line, text = lines[i], stripped[i]
-            if not text:
+            run = _PLAIN_LINES.match(text, starts[i])
+            if run is not None:
+                end = i + text.count("\n", run.start(), run.end())
+                if end < n and lines[end].lstrip().startswith(_CONTINUES):
+                    end -= 1  # (the run's last op goes on: the tests below read it)
+                if end > i:
+                    if max(map(len, lines[i:end])) + 2 > limit:
+                        for line in lines[i:end]:
+                            if len(line) + 2 > limit:
+                                self._bound(2, line)
+                    f.ops.extend(range(i, end))
+                    i = end
+                    continue
+            line = lines[i]
+            stripped = line.lstrip()
+            if not stripped:
                 i += 1
                 continue
-            if text[0] == "}":
+            if stripped[0] == "}":
                 m = self.p.close.match(line)
                 if m is None:
                     raise Unsupported("function end")
@@ -242,14 +261,14 @@ class LineReader(HeaderReader):
                 self._bound(2, line)
             i += 1
             # The op goes on while its braces are open or the next line continues it.
-            if depth > 0 or (i < n and stripped[i].startswith(_CONTINUES)):
+            if depth > 0 or (i < n and lines[i].lstrip().startswith(_CONTINUES)):
                 one_line, nesting = False, _nesting(line)
-                while i < n and (depth > 0 or stripped[i].startswith(_CONTINUES)):
+                while i < n and (depth > 0 or lines[i].lstrip().startswith(_CONTINUES)):
                     depth += _braces(lines[i])
                     self._bound(2 + nesting, lines[i])
                     nesting += _nesting(lines[i])
                     i += 1
-            if one_line and not text.startswith("return"):
+            if one_line and not stripped.startswith("return"):
                 f.ops.append(first)
             else:
                 f.ops.append((first, i - 1, one_line))
@@ -364,9 +383,10 @@ class LineReader(HeaderReader):
         begin = self.starts[first]
         rec = None
         line = self.lines[first]
-        if one_line and self.stripped[first].startswith("return"):  # (columns count from the
-            rec = read_record(line, len(line) - len(self.stripped[first]), begin, first + 1)
-        if rec is None:  # line's start)
+        stripped = line.lstrip()
+        if one_line and stripped.startswith("return"):  # (columns count from the line's start)
+            rec = read_record(line, len(line) - len(stripped), begin, first + 1)
+        if rec is None:
             end = self.starts[last] + len(self.lines[last])
             rec = read_item("op", self.text, begin, end, first + 1, begin)
         self._intern(fb.add(rec).results)
@@ -398,7 +418,7 @@ class LineReader(HeaderReader):
             raise Unsupported("an operand of an unsupported type")
         counts = tuple(c for _, c in results)
         # (The shape keeps the line's indentation, so it says the op's column too.)
-        col = len(line) - len(self.stripped[i]) + 1
+        col = len(line) - len(line.lstrip()) + 1
         self.heads[shape] = (_ONE if counts == _ONE else counts, col)
         key = (shape, *[id(v.type) for v in operands])
         self.templates[key] = self._first(i, fb, names, results, head, body_at, loc_at)
