@@ -235,3 +235,24 @@ def test_runs_of_plain_lines_split_as_line_by_line(body, depth):
     assert fast == split(re.compile(r"(?!)"))  # (a pattern that never matches)
     if body and all(line in _BODY_LINES[:2] for line in body):
         assert fast[0] == list(range(1, len(body) + 1))
+
+
+def _deepest_by_scan(line: str) -> int:
+    """How deep brackets nest outside strings, counted bracket by bracket (check_source's way)."""
+    import re
+
+    depth = top = 0
+    for m in re.finditer(r'"(?:[^"\\\n]|\\.)*"|[\[\](){}]', line):
+        if m.group() in "([{":
+            depth += 1
+            top = max(top, depth)
+        elif m.group() in ")]}":
+            depth -= 1
+    return top
+
+
+@given(st.text(alphabet='([{}])"\\ax\n', max_size=40))
+def test_a_lines_deepest_nesting_is_the_scans(line):
+    from shardc.stablehlo.line_reader import _deepest
+
+    assert _deepest(line) == _deepest_by_scan(line)

@@ -101,20 +101,17 @@ def _braces(line: str) -> int:
     return line.count("{") - line.count("}")
 
 
-_BRACKETS = re.compile(r'"(?:[^"\\\n]|\\.)*"|[\[\](){}]')
+_NOT_BRACKETS = re.compile(r"[^\[\](){}]+")
+_STEP = {"(": 1, "[": 1, "{": 1, ")": -1, "]": -1, "}": -1}
 
 
 def _deepest(line: str) -> int:
-    """How deep the brackets of `line` nest (strings skipped), as check_source counts."""
-    depth = top = 0
-    for m in _BRACKETS.finditer(line):
-        c = m.group()
-        if c in "([{":
-            depth += 1
-            top = max(top, depth)
-        elif c in ")]}":
-            depth -= 1
-    return top
+    """How deep the brackets of `line` nest (strings skipped), as check_source counts: the
+    highest running sum of its brackets (+1 open, -1 close), summed in C (a long signature
+    has thousands)."""
+    if '"' in line:
+        line = _STRINGS.sub("", line)
+    return max(accumulate(map(_STEP.__getitem__, _NOT_BRACKETS.sub("", line)), initial=0))
 
 
 def _nesting(line: str) -> int:
