@@ -300,6 +300,7 @@ class LineReader(HeaderReader):
         lines, heads, templates, repeats = self.lines, self.heads, self.templates, self.repeats
         scope, unsupported, body = fb.scope, self.b.unsupported, fb.func.body
         filename, loc_tail = self.filename, self.p.loc_tail
+        append, add_repeat = body.append, repeats.add
         for i in f.ops:
             if i.__class__ is not int:
                 self._op(i, fb)
@@ -346,11 +347,10 @@ class LineReader(HeaderReader):
                 written = loc is not None
             if loc is None:
                 loc = Location(filename, i + 1, col)
-            op = Operation(template.name, operands, template.types, template.attrs, loc,
-                           loc_written=written)
-            body.append(op)
+            op = Operation(template.name, operands, template.types, template.attrs, loc, written)
+            append(op)
             if template.verified:
-                repeats.add(op)
+                add_repeat(op)
             if counts is _ONE:
                 name = names[0]
                 if name in scope or "#" in name:  # (`%a#1 = ...` has the shape of `%a = ...`)
