@@ -199,13 +199,14 @@ _BODY_LINES = [
     "    ({", "    ^bb0(%x: tensor<f32>):", "      stablehlo.return %x : tensor<f32>",
     "    }) : (tensor<f32>) -> tensor<f32>", "    cond {", "    do {", "    }", "    {", "",
     "  ", "    reducer(%x: tensor<f32>) {", "    return %a : tensor<4xf32>", "    %9 = x {",
+    '    %10 = stablehlo.abs %a ")" ( : tensor<4xf32>',  # balanced only with the string in
 ]
 
 
 @settings(max_examples=300, deadline=None)
 @given(st.lists(st.sampled_from(_BODY_LINES), max_size=30), st.sampled_from([40, 256]))
 def test_runs_of_plain_lines_split_as_line_by_line(body, depth):
-    """`_body_lines` takes a run of plain op lines whole (`_PLAIN_LINES`): the ops, their
+    """`_body_lines` takes a run of plain op lines whole (`_plain_end`): the ops, their
     extents, the nesting bound and the end it finds are those of its line-by-line tests."""
     from shardc.ir.limits import Limits
     from shardc.stablehlo import line_reader
@@ -214,26 +215,22 @@ def test_runs_of_plain_lines_split_as_line_by_line(body, depth):
 
     text = "\n".join(["  func.func @f() {", *body, "  }", "}"])
 
-    def split(plain):
-        saved, line_reader._PLAIN_LINES = line_reader._PLAIN_LINES, plain
+    def split(runs: bool):
+        b = ModuleBuilder(text, "t.mlir", {}, Limits(depth=depth))
+        reader = line_reader.LineReader(text, "t.mlir", b)
+        if not runs:
+            reader._plain_end = lambda i: i  # (no run: every line tested on its own)
+        f = FuncRec()
+        f.ops = []
         try:
-            b = ModuleBuilder(text, "t.mlir", {}, Limits(depth=depth))
-            reader = line_reader.LineReader(text, "t.mlir", b)
-            f = FuncRec()
-            f.ops = []
-            try:
-                end = reader._body_lines(1, f)
-            except line_reader.Unsupported as e:
-                end = f"unsupported: {e}"
-            return f.ops, end, reader.depth
-        finally:
-            line_reader._PLAIN_LINES = saved
+            end = reader._body_lines(1, f)
+        except line_reader.Unsupported as e:
+            end = f"unsupported: {e}"
+        return f.ops, end, reader.depth
 
-    import re
-
-    fast = split(line_reader._PLAIN_LINES)
-    assert fast == split(re.compile(r"(?!)"))  # (a pattern that never matches)
-    if body and all(line in _BODY_LINES[:2] for line in body):
+    fast = split(True)
+    assert fast == split(False)
+    if body and all(line in _BODY_LINES[:3] for line in body):
         assert fast[0] == list(range(1, len(body) + 1))
 
 

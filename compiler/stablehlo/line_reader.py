@@ -29,7 +29,8 @@ this path only has to build, for what it accepts, exactly the module the grammar
 from __future__ import annotations
 
 import re
-from itertools import accumulate
+from bisect import bisect_right
+from itertools import accumulate, repeat
 from typing import Any
 
 from shardc.ir.core import Module, Operation, Value
@@ -69,10 +70,8 @@ def _name_to_mark(m: re.Match) -> str:
 
 # A line that goes on with the op of the line before it (a region's keywords, or its start).
 _CONTINUES = ("cond", "do", "reducer", "(", "{", "^")
-# Lines that each hold a whole op defining values, as `_body_lines` tests a line: one starting
-# with a `%` name, with no brace or string, and parentheses balanced (here: not nested), so
-# that it is a one-line op unless the line after it continues it.
-_PLAIN_LINES = re.compile(r'(?:[ \t]*%[^\n{}"()]*(?:\([^\n{}"()]*\)[^\n{}"()]*)*\n)+')
+# The start of a line that does not begin with a `%` name (after its indentation).
+_NOT_A_RESULT_LINE = re.compile(r"\n(?![ \t]*%)")
 # Verifiers (and result-type inference) that read more than the op: its function, its region
 # or the uses of values. An op of these is verified every time (module docstring). A verifier
 # that reads only the functions the op names by symbol (a call's callee, a reduce's or sort's
@@ -156,6 +155,9 @@ class LineReader(HeaderReader):
         # One object per distinct type, so that keys (which hold the operands' types by
         # identity) repeat whenever the types do.
         self.types: dict[Any, Any] = {}
+        # Where the text next has a `{`, `}`, `"`, and ("\n") a line not starting with a `%`
+        # name, from where each was last looked for (`_plain_end`).
+        self.next_at: dict[str, int] = {}
         # Ops built from a template whose verification holds for them (module docstring).
         self.repeats: set[Operation] = set()
         # Whether an op name's verification holds for every op of a key (`_reads_context`).
@@ -216,24 +218,29 @@ class LineReader(HeaderReader):
     def _body_lines(self, i: int, f: FuncRec) -> int:
         """Find the ops of the body starting at line `i`: `f.ops` gets the line of each
         one-line op but a return, and a `(first, last, one_line)` triple of lines for the
-        others; returns the line after the closing brace. (A run of lines `_PLAIN_LINES`
-        matches is taken whole: what the tests below find of each of its lines but the last.)"""
+        others; returns the line after the closing brace. (A run of lines that start with a
+        `%` name and have no brace or string, and as many `(` as `)` each, is taken whole: what
+        the tests below find of each of them when the line after the run does not go on.)"""
         lines, n, limit = self.lines, len(self.lines), self.limit
-        text, starts = self.text, self.starts
+        per_line = i  # (the lines before this one are known not to be a plain run)
         while i < n:
-            run = _PLAIN_LINES.match(text, starts[i])
-            if run is not None:
-                end = i + text.count("\n", run.start(), run.end())
+            if i >= per_line:
+                end = self._plain_end(i)
                 if end < n and lines[end].lstrip().startswith(_CONTINUES):
                     end -= 1  # (the run's last op goes on: the tests below read it)
                 if end > i:
-                    if max(map(len, lines[i:end])) + 2 > limit:
-                        for line in lines[i:end]:
-                            if len(line) + 2 > limit:
-                                self._bound(2, line)
-                    f.ops.extend(range(i, end))
-                    i = end
-                    continue
+                    run = lines[i:end]
+                    if list(map(str.count, run, repeat("("))) != list(
+                            map(str.count, run, repeat(")"))):
+                        per_line = end  # (an op goes on, or is broken: line by line)
+                    else:
+                        if max(map(len, run)) + 2 > limit:
+                            for line in run:
+                                if len(line) + 2 > limit:
+                                    self._bound(2, line)
+                        f.ops.extend(range(i, end))
+                        i = end
+                        continue
             line = lines[i]
             stripped = line.lstrip()
             if not stripped:
@@ -270,6 +277,25 @@ class LineReader(HeaderReader):
             else:
                 f.ops.append((first, i - 1, one_line))
         raise Unsupported("unclosed function")
+
+    def _plain_end(self, i: int) -> int:
+        """The first line from `i` on that has a brace or a string or does not start with a
+        `%` name. (Each is found in C, from the last place it was found: the text is searched
+        once whatever the number of runs.)"""
+        text, pos, found = self.text, self.starts[i], self.next_at
+        end = len(text)
+        for c in '{}"\n':
+            at = found.get(c, -1)
+            if at < pos:
+                if c == "\n":
+                    m = _NOT_A_RESULT_LINE.search(text, pos - 1)
+                    at = len(text) if m is None else m.start() + 1
+                else:
+                    at = text.find(c, pos)
+                    at = len(text) if at < 0 else at
+                found[c] = at
+            end = min(end, at)
+        return bisect_right(self.starts, end) - 1
 
     def _bound(self, outer: int, line: str) -> None:
         """Raise the bound on the text's bracket nesting (limits.check_source) for `line`,
