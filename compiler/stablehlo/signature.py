@@ -31,7 +31,6 @@ from shardc.ir.core import Function, Module, Value
 from shardc.ir.diagnostics import Location, ParseError, ShardcError, VerifyError
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.types import DistributedTensorType
-from shardc.stablehlo.attributes import tensor_type_text
 from shardc.stablehlo.locations import Locations
 from shardc.stablehlo.records import AttrRec, DictRec, FuncRec
 
@@ -117,7 +116,7 @@ def value_type(
         if isinstance(e, ParseError):
             raise
         fault, mapping = invalid(e.message, type(e)), None
-    parsed = tensor_type_text(str(ty))
+    parsed = b.type_text(str(ty))
     if isinstance(parsed, str):
         # An invalid sharding is MLIR's error, the type only shardc's: the sharding's wins.
         message = _sharding_fault(str(ty), mapping)
