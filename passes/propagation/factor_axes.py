@@ -44,13 +44,13 @@ def axes_size(axes: Sequence[AxisRef], mesh: DeviceMesh) -> int:
     return math.prod(a.axis_size(mesh) for a in axes)
 
 
-# A memo of `mapping_from_factors`, which insert-reshards calls per operand and result: a
-# model's layers repeat the same ops on the same layouts, so most calls were made before. Keyed
-# by the rule's identity (rules are shared: rules/registry.py builds each distinct one once),
-# the entry keeping the rule alive; cleared when full. (`choose_factor_axes` is not memoized:
-# worth ~0.05 s; the zoo GPT plan change first blamed on it was the test's wall-clock limit
-# cutting the solve under load, since removed, but the memo was not measured again.)
+# Memos of the two pure functions insert-reshards calls per op (`choose_factor_axes`) and per
+# operand and result (`mapping_from_factors`): a model's layers repeat the same ops on the same
+# layouts, so most calls were made before. Keyed by the rule's identity (rules are shared:
+# rules/registry.py builds each distinct one once), the entry keeping the rule alive; cleared
+# when full.
 _MEMO_SIZE = 1 << 14
+_axes_memo: dict[tuple, tuple[OpShardingRule, tuple[tuple[AxisRef, ...], ...]]] = {}
 _mapping_memo: dict[tuple, tuple[OpShardingRule, NamedMapping]] = {}
 
 
@@ -336,8 +336,27 @@ def choose_factor_axes(
     (two non-scalar tensors, one factor per dim, no need-replication factor) the preferred
     tensor's; otherwise the greedy candidate heuristic. The result never shards a permutation or
     need-replication factor, never gives one axis to two factors, and never needs a strided or
-    overflowing layout on any tensor.
+    overflowing layout on any tensor. (A new list each call: callers narrow it in place.)
     """
+    key = (id(rule), tuple(operands), tuple(results), tuple(tensor_sizes), mesh)
+    hit = _axes_memo.get(key)
+    if hit is not None and hit[0] is rule:
+        return list(hit[1])
+    axes = _choose_factor_axes(rule, operands, results, tensor_sizes, mesh)
+    if len(_axes_memo) >= _MEMO_SIZE:
+        _axes_memo.clear()
+    frozen = tuple(tuple(a) for a in axes)
+    _axes_memo[key] = (rule, frozen)
+    return list(frozen)
+
+
+def _choose_factor_axes(
+    rule: OpShardingRule,
+    operands: Sequence[NamedMapping],
+    results: Sequence[NamedMapping],
+    tensor_sizes: Sequence[int],
+    mesh: DeviceMesh,
+) -> AxesPerFactor:
     projection = ShardingProjection.build(operands, results, rule, mesh)
     tensors = projection.tensors
     axes = _compatible(rule, tensors)
