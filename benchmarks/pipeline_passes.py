@@ -5,6 +5,7 @@ the compiled programs as text (to check that a change to the passes changes no r
     python benchmarks/pipeline_passes.py --programs llama8 --runs 5
     python benchmarks/pipeline_passes.py --programs llama8 --profile tottime   # cProfile, top 40
     python benchmarks/pipeline_passes.py --dump DIR            # write the compiled programs to DIR
+    python benchmarks/pipeline_passes.py --first-calls 2       # first calls against jax.jit
 
 The step (benchmarks/jit_programs.py) is lowered by JAX as `shardc.jit` lowers it, on a 2x4
 ("dp", "tp") mesh of 8 CPU devices, and imported once; each run then compiles a fresh import
@@ -17,6 +18,11 @@ on the shared machine disturbs it less than wall time), under the same collector
 `--dump DIR` also compiles the zoo's examples (examples/*.mlir, examples/jax/*.mlir) and writes
 every program's global and per-device module as native text: `diff -r` of two such directories
 (before and after a change) shows any result that changed.
+
+`--first-calls ROUNDS`: the first call of `jax.jit` and of `shardc.jit` (no persistent cache) on
+each program, as benchmarks/jit.py makes them, in 2 x ROUNDS fresh processes (each side first in
+half of them), as CPU seconds of the process (XLA's compile threads included, for both sides):
+the best of each side and their ratio.
 """
 
 from __future__ import annotations
@@ -136,6 +142,54 @@ def dump_all(programs: list[str], out: Path) -> None:
         dump(label, print_module(result.module), print_module(result.spmd), out)
 
 
+def first_call_child(name: str, shardc_first: bool) -> dict[str, float]:
+    """In this (fresh) process: the CPU seconds of the first call of `jax.jit` and of
+    `shardc.jit` (no persistent cache), the sides in the order given."""
+    import jax
+    from jax.sharding import NamedSharding
+    from jax.sharding import PartitionSpec as P
+    from jit_programs import build
+
+    import shardc
+
+    auto = (jax.sharding.AxisType.Auto,) * 2
+    mesh = jax.make_mesh((2, 4), ("dp", "tp"), axis_types=auto)
+    f, args, specs = build(name)
+    named = jax.tree_util.tree_map(lambda s: NamedSharding(mesh, s), specs,
+                                   is_leaf=lambda s: isinstance(s, P))
+    fns = {"jax": jax.jit(f, in_shardings=named),
+           "shardc": shardc.jit(f, mesh=mesh, in_shardings=specs)}
+    out = {}
+    for side in ("shardc", "jax") if shardc_first else ("jax", "shardc"):
+        start = time.process_time()
+        jax.block_until_ready(fns[side](*args))
+        out[side] = time.process_time() - start
+    return out
+
+
+def first_calls(programs: list[str], rounds: int) -> None:
+    """Each program's first calls in `rounds` x 2 fresh processes (each side first in half):
+    the best CPU seconds of each side and their ratio."""
+    import json
+    import subprocess
+
+    for name in programs:
+        best: dict[str, float] = {}
+        ratios = []
+        for i in range(2 * rounds):
+            out = subprocess.run(
+                [sys.executable, __file__, "--first-child", f"{name}:{i % 2}"],
+                check=True, capture_output=True, text=True).stdout
+            got = json.loads(out.strip().splitlines()[-1])
+            ratios.append(got["shardc"] / got["jax"])
+            for k, v in got.items():
+                best[k] = min(best.get(k, v), v)
+        print(f"{name}: first call CPU s, best of {2 * rounds} fresh processes: jax.jit "
+              f"{best['jax']:.2f}, shardc.jit {best['shardc']:.2f}, ratio "
+              f"{best['shardc'] / best['jax']:.2f} (per process {min(ratios):.2f}-"
+              f"{max(ratios):.2f})", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--programs", default="llama2,llama8,llama32")
@@ -146,8 +200,21 @@ def main() -> None:
                     help="with --profile: profile only these passes (comma-separated names)")
     ap.add_argument("--dump", type=Path, default=None,
                     help="write the compiled programs and the zoo's as native text to this folder")
+    ap.add_argument("--first-calls", type=int, default=0, metavar="ROUNDS",
+                    help="instead: the first calls of jax.jit and shardc.jit, CPU s, in "
+                    "2 x ROUNDS fresh processes per program")
+    ap.add_argument("--first-child", help=argparse.SUPPRESS)  # NAME:SHARDC_FIRST
     args = ap.parse_args()
     programs = args.programs.split(",")
+    if args.first_child:
+        import json
+
+        name, shardc_first = args.first_child.split(":")
+        print(json.dumps(first_call_child(name, shardc_first == "1")))
+        return
+    if args.first_calls:
+        first_calls(programs, args.first_calls)
+        return
     if args.dump is not None:
         dump_all(programs, args.dump)
         return
