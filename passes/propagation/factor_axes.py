@@ -341,13 +341,9 @@ def choose_factor_axes(
     return list(frozen)
 
 
-def _choose_factor_axes(
-    rule: OpShardingRule,
-    operands: Sequence[NamedMapping],
-    results: Sequence[NamedMapping],
-    tensor_sizes: Sequence[int],
-    mesh: DeviceMesh,
-) -> AxesPerFactor:
+def _choose_factor_axes(rule: OpShardingRule, operands: Sequence[NamedMapping],
+                        results: Sequence[NamedMapping], tensor_sizes: Sequence[int],
+                        mesh: DeviceMesh) -> AxesPerFactor:
     projection = ShardingProjection.build(operands, results, rule, mesh)
     tensors = projection.tensors
     axes = _compatible(rule, tensors)
