@@ -59,6 +59,15 @@ class DimSharding:
     is_closed: bool = True
     priority: int | None = None
 
+    def __eq__(self, other: object) -> bool:
+        # (the generated one, with the identity test first)
+        if self is other:
+            return True
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.axes, self.is_closed, self.priority) == (
+            other.axes, other.is_closed, other.priority)  # type: ignore[attr-defined]
+
     def __post_init__(self) -> None:
         if not isinstance(self.axes, tuple):
             object.__setattr__(self, "axes", tuple(self.axes))
@@ -151,6 +160,21 @@ class NamedMapping:
     _hash: int | None = field(default=None, init=False, repr=False, compare=False)
     # The text, computed on first use: printers write one mapping on many values.
     _text: str | None = field(default=None, init=False, repr=False, compare=False)
+
+    def __eq__(self, other: object) -> bool:
+        # (the generated one, with the identity test first and unequal cached hashes telling
+        # unequal mappings apart at once)
+        if self is other:
+            return True
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        h, g = self._hash, other._hash  # type: ignore[attr-defined]
+        if h is not None and g is not None and h != g:
+            return False
+        return (self.mesh, self.dims, self.replicated, self.unreduced, self.unreduced_op,
+                self.memory_kind) == (
+            other.mesh, other.dims, other.replicated,  # type: ignore[attr-defined]
+            other.unreduced, other.unreduced_op, other.memory_kind)  # type: ignore[attr-defined]
 
     def __post_init__(self) -> None:
         for name in ("dims", "replicated", "unreduced"):

@@ -27,6 +27,16 @@ class AxisRef:
     pre: int = 1
     size: int | None = None
 
+    def __eq__(self, other: object) -> bool:
+        # (the generated one, with the identity test first: most comparisons are of one
+        # object with itself, and `!=` has no such shortcut of its own)
+        if self is other:
+            return True
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.pre, self.size) == (
+            other.name, other.pre, other.size)  # type: ignore[attr-defined]
+
     def __post_init__(self) -> None:
         if self.size is not None and (self.size < 1 or self.pre < 1):
             raise ShardingError(f"sub-axis {self} must have positive sizes")
@@ -114,6 +124,16 @@ class DeviceMesh:
     device_ids: tuple[int, ...] | None = None
     inline: bool = False
     _index: dict[str, int] = field(default_factory=dict, compare=False, hash=False, repr=False)
+
+    def __eq__(self, other: object) -> bool:
+        # (the generated one, with the identity test first: `m.mesh != mesh` is asked of one
+        # mesh object nearly always)
+        if self is other:
+            return True
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return (self.name, self.axes, self.device_ids, self.inline) == (
+            other.name, other.axes, other.device_ids, other.inline)  # type: ignore[attr-defined]
 
     def __post_init__(self) -> None:
         seen: set[str] = set()

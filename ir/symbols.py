@@ -84,7 +84,19 @@ def region_symbols(op: Operation) -> list[str]:
     """The functions `op` runs as its regions or bodies (not callees)."""
     out: list[str] = []
     for k, v in op.attributes.items():
-        if isinstance(v, (Symbol, list, tuple)) and k not in CALL_ATTRS:
+        cls = v.__class__
+        if cls is Symbol:
+            if k not in CALL_ATTRS:
+                out.append(v.name)
+        elif cls is tuple:
+            # (most are dims, all ints: the call graph's walks ask this of every op, several
+            # times per pass)
+            for x in v:
+                if x.__class__ is not int:
+                    if k not in CALL_ATTRS:
+                        out.extend(symbols_in(v))
+                    break
+        elif isinstance(v, (Symbol, list, tuple)) and k not in CALL_ATTRS:
             out.extend(symbols_in(v))
     return out
 

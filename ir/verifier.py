@@ -7,6 +7,7 @@ from collections.abc import Container
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.diagnostics import VerifyError
 from shardc.ir.ops import verify_operation
+from shardc.ir.ops.manual_bodies import bodies_fixed
 
 
 def _check_mapping_mesh(module: Module, mapping, loc, what: str) -> None:
@@ -79,5 +80,6 @@ def verify_function(func: Function, verified: Container[Operation] = ()) -> None
 
 def verify_module(module: Module, verified: Container[Operation] = ()) -> None:
     """Raise `VerifyError` (located) on the first problem (`verified`: see verify_function)."""
-    for func in module.functions.values():
-        verify_function(func, verified)
+    with bodies_fixed(module):  # (verifying changes no manual_computation)
+        for func in module.functions.values():
+            verify_function(func, verified)

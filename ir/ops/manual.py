@@ -36,10 +36,9 @@ from collections.abc import Sequence
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.mapping import DimSharding, NamedMapping, axes_text
 from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.ir.ops.manual_bodies import NAME, manual_computations
 from shardc.ir.ops.registry import OpDef, attr, op_error, register, req
 from shardc.ir.types import DistributedTensorType, TensorType
-
-NAME = "manual_computation"
 
 # ----- shardings seen from outside and inside ----------------------------------------------------
 
@@ -135,15 +134,6 @@ def with_manual_replicated(
 
 
 # ----- finding bodies -----------------------------------------------------------------------------
-
-
-def manual_computations(module: Module) -> list[Operation]:
-    return [op for f in module.functions.values() for op in f.body if op.name == NAME]
-
-
-def is_manual_body(module: Module, func_name: str) -> bool:
-    """Is `@func_name` the body of some manual_computation of `module`?"""
-    return any(attr(op, "body").name == func_name for op in manual_computations(module))
 
 
 def body_of(op: Operation) -> Function | None:

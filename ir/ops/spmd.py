@@ -42,7 +42,7 @@ also checks that they communicate over manual axes only); anywhere else they are
 from __future__ import annotations
 
 from shardc.ir.core import Operation
-from shardc.ir.ops.manual import is_manual_body
+from shardc.ir.ops.manual_bodies import is_manual_body
 from shardc.ir.ops.registry import COLLECTIVE, OpDef, attr, op_error, register, req
 from shardc.ir.types import TensorType
 

@@ -17,15 +17,15 @@ from dataclasses import dataclass
 from shardc.ir.attributes import Symbol
 from shardc.ir.core import Module
 from shardc.ir.symbols import SymbolTable, callee_name
-from shardc.passes.ingest.call_graph import calls_in, check_acyclic, clone_recursively, post_order
+from shardc.passes.ingest.call_graph import calls_in, check_acyclic, clone_recursively
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 
 
 def flatten_call_graph(module: Module) -> None:
-    check_acyclic(module)
+    order = check_acyclic(module)  # (the post order: the module is unchanged until the loop)
     table, regions = SymbolTable(module), SymbolTable(module)
     called: set[str] = set()
-    for func in post_order(module):
+    for func in order:
         for call in calls_in(module, func):
             name = callee_name(call)
             callee = module.functions.get(name or "")

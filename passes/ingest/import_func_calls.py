@@ -36,7 +36,6 @@ from shardc.passes.ingest.call_graph import (
     check_acyclic,
     open_filled,
     original_name,
-    post_order,
 )
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 
@@ -88,12 +87,12 @@ def _remove_with_regions(module: Module, name: str) -> None:
 
 def import_func_calls(module: Module, add_data_flow_edges: bool = False) -> list[Operation]:
     """Every call of `module` becomes a named computation; returns them (callers' order)."""
-    check_acyclic(module)
+    order = check_acyclic(module)  # (the post order: the module is unchanged until the loop)
     before = {id(op) for op in module.walk() if op.name == "named_computation"}
     regions = SymbolTable(module)
     callees: set[str] = set()
     made: list[Operation] = []
-    for func in post_order(module):
+    for func in order:
         for call in calls_in(module, func):
             name = callee_name(call)
             if name is None or name not in module.functions:

@@ -25,6 +25,7 @@ from shardc.passes.propagation.projection import (
     dims_from_factors,
     project_tensor,
 )
+from shardc.passes.propagation.rules.memo import MISSING, RuleMemo
 from shardc.passes.propagation.rules.rule import FactorKind, OpShardingRule
 
 AxesPerFactor = list[tuple[AxisRef, ...]]
@@ -44,14 +45,10 @@ def axes_size(axes: Sequence[AxisRef], mesh: DeviceMesh) -> int:
     return math.prod(a.axis_size(mesh) for a in axes)
 
 
-# A memo of `mapping_from_factors`, which insert-reshards calls per operand and result: a
-# model's layers repeat the same ops on the same layouts, so most calls were made before. Keyed
-# by the rule's identity (rules are shared: rules/registry.py builds each distinct one once),
-# the entry keeping the rule alive; cleared when full. (`choose_factor_axes` is not memoized:
-# worth ~0.05 s; the zoo GPT plan change first blamed on it was the test's wall-clock limit
-# cutting the solve under load, since removed, but the memo was not measured again.)
-_MEMO_SIZE = 1 << 14
-_mapping_memo: dict[tuple, tuple[OpShardingRule, NamedMapping]] = {}
+# Memos of the two pure functions insert-reshards calls per op (`choose_factor_axes`) and per
+# operand and result (`mapping_from_factors`).
+_axes_memo = RuleMemo()
+_mapping_memo = RuleMemo()
 
 
 def mapping_from_factors(
@@ -63,14 +60,11 @@ def mapping_from_factors(
     unreduced_op: ReduceOp = ReduceOp.SUM,
 ) -> NamedMapping:
     """The closed sharding a tensor gets when each of its factors f is sharded by `axes[f]`."""
-    key = (id(rule), tensor_mapping, tuple(axes), mesh, tuple(unreduced), unreduced_op)
-    hit = _mapping_memo.get(key)
-    if hit is not None and hit[0] is rule:
-        return hit[1]
-    out = _mapping_from_factors(tensor_mapping, axes, rule, mesh, unreduced, unreduced_op)
-    if len(_mapping_memo) >= _MEMO_SIZE:
-        _mapping_memo.clear()
-    _mapping_memo[key] = (rule, out)
+    key = (tensor_mapping, tuple(axes), mesh, tuple(unreduced), unreduced_op)
+    out = _mapping_memo.get(rule, key)
+    if out is MISSING:
+        out = _mapping_from_factors(tensor_mapping, axes, rule, mesh, unreduced, unreduced_op)
+        _mapping_memo.put(rule, key, out)
     return out
 
 
@@ -336,8 +330,20 @@ def choose_factor_axes(
     (two non-scalar tensors, one factor per dim, no need-replication factor) the preferred
     tensor's; otherwise the greedy candidate heuristic. The result never shards a permutation or
     need-replication factor, never gives one axis to two factors, and never needs a strided or
-    overflowing layout on any tensor.
+    overflowing layout on any tensor. (A new list each call: callers narrow it in place.)
     """
+    key = (tuple(operands), tuple(results), tuple(tensor_sizes), mesh)
+    frozen = _axes_memo.get(rule, key)
+    if frozen is MISSING:
+        axes = _choose_factor_axes(rule, operands, results, tensor_sizes, mesh)
+        frozen = tuple(tuple(a) for a in axes)
+        _axes_memo.put(rule, key, frozen)
+    return list(frozen)
+
+
+def _choose_factor_axes(rule: OpShardingRule, operands: Sequence[NamedMapping],
+                        results: Sequence[NamedMapping], tensor_sizes: Sequence[int],
+                        mesh: DeviceMesh) -> AxesPerFactor:
     projection = ShardingProjection.build(operands, results, rule, mesh)
     tensors = projection.tensors
     axes = _compatible(rule, tensors)

@@ -4,7 +4,7 @@ partial results combine when it leaves them unreduced."""
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from shardc.ir.core import Operation
 from shardc.ir.mapping import DimSharding, NamedMapping
@@ -34,6 +34,23 @@ def reduce_op_of(op: Operation) -> ReduceOp:
     if kind is not None and kind.word != "replace":  # a replace scatter leaves none
         return ReduceOp.parse(kind.word)
     return ReduceOp.SUM
+
+
+MappingFn = Callable[[NamedMapping], NamedMapping]
+
+
+def per_mapping(fn: MappingFn) -> MappingFn:
+    """`fn` on mappings, computed once per distinct mapping: a program has a few shardings
+    over many values (the values of one sharding then share one result object)."""
+    done: dict[NamedMapping, NamedMapping] = {}
+
+    def memo(m: NamedMapping) -> NamedMapping:
+        out = done.get(m)
+        if out is None:
+            out = done[m] = fn(m)
+        return out
+
+    return memo
 
 
 def close(m: NamedMapping) -> NamedMapping:

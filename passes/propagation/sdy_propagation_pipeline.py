@@ -37,7 +37,7 @@ from shardc.ir.ops.manual import normalize as normalize_manual
 from shardc.ir.types import DistributedTensorType
 from shardc.passes.ingest.split_constants import _is_scalar_expansion, mark_sdy_constants
 from shardc.passes.manager import Pass, PassContext, register_pass, run_passes
-from shardc.passes.propagation.layouts import close, evenly_sharded
+from shardc.passes.propagation.layouts import close, evenly_sharded, per_mapping
 from shardc.passes.propagation.propagate import (
     PropagationOptions,
     export_call_sites,
@@ -101,26 +101,12 @@ def _without_sub_axes(m: NamedMapping) -> NamedMapping:
 def remove_io_sub_axes(module: Module) -> None:
     """Shardy's `sdy-remove-sub-axes-in-input-output-shardings`, on the main function only (as
     jaxlib 0.10.2 runs it: Shardy 3eb1b54d; private functions keep their sub-axes)."""
-    without = _memo(_without_sub_axes)
+    without = per_mapping(_without_sub_axes)
     func = module.main
     for a in func.args:
         if a.mapping is not None:
             a.set_mapping(without(a.mapping))
     _map_results(func, without)
-
-
-def _memo(fn):
-    """`fn` on mappings, computed once per distinct mapping: a program has a few shardings
-    over many values."""
-    done: dict = {}
-
-    def memo(m):
-        out = done.get(m)
-        if out is None:
-            out = done[m] = fn(m)
-        return out
-
-    return memo
 
 
 def divisible_io_shardings(module: Module) -> None:
@@ -159,7 +145,7 @@ def _close(m: NamedMapping) -> NamedMapping:
 def close_existing(module: Module) -> None:
     """Shardy's `sdy-close-shardings`: close every sharding there is (and drop its replicated
     axes); add none."""
-    closed = _memo(_close)
+    closed = per_mapping(_close)
     for op in manual_computations(module):
         for key in ("in_shardings", "out_shardings"):
             op.attributes[key] = tuple(closed(m) for m in op.attributes[key])

@@ -15,7 +15,7 @@ from shardc.ir.mesh import default_mesh
 from shardc.ir.ops.manual import fill_all, sync_all
 from shardc.ir.types import DistributedTensorType
 from shardc.passes.manager import Pass, PassContext, register_pass
-from shardc.passes.propagation.layouts import close
+from shardc.passes.propagation.layouts import close, per_mapping
 
 
 @register_pass("close-shardings")
@@ -27,12 +27,19 @@ class CloseShardings(Pass):
         mesh = default_mesh(module.meshes)
         fill_all(module)  # manual_computation values take their shardings from its attributes
 
+        closed = per_mapping(close)
+        replicated: dict[int, NamedMapping] = {}  # rank -> fully replicated on `mesh`
+
         def fix(v: Value) -> None:
             m = v.mapping
             if m is not None:
-                v.set_mapping(close(m))
+                v.set_mapping(closed(m))
             elif mesh is not None:
-                v.set_mapping(NamedMapping.fully_replicated(mesh, v.type.rank))
+                rank = v.type.rank
+                r = replicated.get(rank)
+                if r is None:
+                    r = replicated[rank] = NamedMapping.fully_replicated(mesh, rank)
+                v.set_mapping(r)
 
         for func in module.functions.values():
             for a in func.args:
@@ -43,7 +50,7 @@ class CloseShardings(Pass):
             for i, t in enumerate(func.result_types):
                 m = t.mapping if isinstance(t, DistributedTensorType) else None
                 if m is not None:
-                    func.result_types[i] = DistributedTensorType(t.shape, t.dtype, close(m))
+                    func.result_types[i] = DistributedTensorType(t.shape, t.dtype, closed(m))
                 elif mesh is not None:
                     func.result_types[i] = DistributedTensorType(
                         t.shape, t.dtype, NamedMapping.fully_replicated(mesh, t.rank)

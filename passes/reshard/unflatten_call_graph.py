@@ -44,18 +44,19 @@ def key(func: Function, with_shardings: bool = True) -> tuple:
 def unflatten_call_graph(module: Module, dedup_functions_fully: bool = False) -> None:
     full = dedup_functions_fully
     chosen: dict[tuple, Function] = {}
-    for op in calls(module):
+    found = list(calls(module))  # (one walk: only the last loop changes anything, callees)
+    for op in found:
         f = callee(module, op)
         chosen.setdefault(key(f, not full), f)
     if full:
         counts: dict[tuple, int] = {}
-        for op in calls(module):
+        for op in found:
             f = callee(module, op)
             counts[key(f)] = counts.get(key(f), 0) + 1
             cache = key(f, False)
             if counts[key(f)] > counts.get(key(chosen[cache]), 0):
                 chosen[cache] = f
-    for op in list(calls(module)):
+    for op in found:
         op.attributes["callee"] = Symbol(chosen[key(callee(module, op), not full)].name)
     for func in module.functions.values():
         func.attributes.pop(ORIGINAL_NAME, None)

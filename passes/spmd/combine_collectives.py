@@ -46,6 +46,7 @@ from typing import Any
 from shardc.ir.core import Function, Module, Operation
 from shardc.ir.diagnostics import PassError
 from shardc.ir.ops.effects import SIDE_EFFECTS
+from shardc.ir.ops.manual_bodies import bodies_fixed
 from shardc.ir.ops.registry import verify_operation
 from shardc.ir.ops.spmd import COMBINABLE
 from shardc.ir.symbols import op_symbols
@@ -99,15 +100,16 @@ class CombineCollectives(Pass):
             {"threshold": self.threshold, "before": 0, "after": 0, "combined": 0},
         )
         effects = _Effects(module)
-        for func in module.functions.values():
-            before = sum(1 for op in func.body if op.name in COMBINABLE)
-            if self.threshold > 0:
-                for key in _keys(func):
-                    for group in self._groups(func, key, effects):
-                        _combine(func, group)
-                        stats["combined"] += 1
-            stats["before"] += before
-            stats["after"] += sum(1 for op in func.body if op.name in COMBINABLE)
+        with bodies_fixed(module):  # (combining moves no manual_computation)
+            for func in module.functions.values():
+                before = sum(1 for op in func.body if op.name in COMBINABLE)
+                if self.threshold > 0:
+                    for key in _keys(func):
+                        for group in self._groups(func, key, effects):
+                            _combine(func, group)
+                            stats["combined"] += 1
+                stats["before"] += before
+                stats["after"] += sum(1 for op in func.body if op.name in COMBINABLE)
 
     def _groups(self, func: Function, key: tuple, effects: _Effects) -> list[list[Operation]]:
         """The groups of two or more collectives of `key` to combine, in program order."""

@@ -51,6 +51,13 @@ def _pure() -> frozenset[str]:
 def _attr_key(value: Any) -> Any:
     """A hashable stand-in for an attribute value that tells apart what prints differently
     (Python's == has 0.0 == -0.0 and 1 == 1.0 == True)."""
+    cls = value.__class__
+    if cls is tuple:
+        for v in value:
+            if v.__class__ is not int:
+                break
+        else:  # (the common case, dims: no call per element; a tag no other key has)
+            return ("ints", value)
     if isinstance(value, (DenseElements, float)):
         return (type(value).__name__, repr(value))
     if isinstance(value, (bool, int, str)):
@@ -65,7 +72,8 @@ def _attr_key(value: Any) -> Any:
 
 
 def _key(op: Operation) -> tuple[Any, ...]:
-    attrs = tuple((k, _attr_key(v)) for k, v in sorted(op.attributes.items()))
+    written = op.attributes
+    attrs = tuple([(k, _attr_key(v)) for k, v in sorted(written.items())]) if written else ()
     return (op.name, tuple(id(v) for v in op.operands), tuple(r.type for r in op.results),
             attrs)
 

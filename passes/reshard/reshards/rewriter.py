@@ -9,10 +9,11 @@ from shardc.ir.builder import Builder
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.diagnostics import PassError, ShardcError
 from shardc.ir.mapping import NamedMapping, axes_text
-from shardc.ir.mesh import DeviceMesh
+from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.ops import attr
 from shardc.ir.ops.control import region_signatures
 from shardc.ir.ops.scalar_bodies import is_body_reduce
+from shardc.ir.placements import ReduceOp
 from shardc.passes.analysis.collectives.steps import same_layout
 from shardc.passes.manager import PassContext
 from shardc.passes.propagation.factor_axes import (
@@ -22,6 +23,7 @@ from shardc.passes.propagation.factor_axes import (
     unshard_unspellable,
 )
 from shardc.passes.propagation.layouts import reduce_op_of, replicated
+from shardc.passes.propagation.rules.memo import MISSING, RuleMemo
 from shardc.passes.propagation.rules.registry import lowering_rule
 from shardc.passes.propagation.rules.rule import FactorKind, OpShardingRule
 from shardc.passes.reshard.reshards import scalar_bodies
@@ -34,6 +36,13 @@ from shardc.passes.reshard.reshards.op_kinds import (
 from shardc.passes.reshard.reshards.provenance import FactorChoice, ReshardCause, ReshardReason
 from shardc.passes.reshard.reshards.top_k import shard_top_k
 from shardc.passes.reshard.reshards.unlowerable import unshard_unlowerable
+
+# Ops whose plan reads more of the op than its name, shapes and layouts (attributes, a body):
+# planned afresh each time.
+_READS_THE_OP = frozenset({"sort", "scatter", "convolution", "reduce_window"})
+# (axes per factor, operand targets, result layouts)
+_Plan = tuple[tuple[tuple[AxisRef, ...], ...], tuple[NamedMapping, ...], tuple[NamedMapping, ...]]
+_plans = RuleMemo()
 
 
 class FunctionRewriter:
@@ -186,9 +195,41 @@ class FunctionRewriter:
         mesh = self.mesh_of(values, op)
         if mesh is None:
             return  # nothing is sharded: every tensor is replicated (no mapping)
-        decided = [self.as_mesh(self.decided.get(v, v.mapping), v, mesh, op) for v in values]
+        decided = tuple([self.as_mesh(self.decided.get(v, v.mapping), v, mesh, op)
+                         for v in values])
+        if op.name in _READS_THE_OP or is_body_reduce(op):
+            plan = self.plan(op, rule, decided, mesh)
+            if plan is None:
+                return
+        else:
+            # The plan is a function of what the key holds: memoized (a model's layers
+            # repeat the same ops on the same layouts).
+            unreduced_op = reduce_op_of(op)
+            key = (op.name, decided, tuple([v.type.shape for v in values]), mesh, unreduced_op)
+            plan = _plans.get(rule, key)
+            if plan is MISSING:
+                plan = self.plan(op, rule, decided, mesh, unreduced_op)
+                _plans.put(rule, key, plan)
+        axes, targets, produced = plan
+        choice = FactorChoice(rule, decided, axes)
+        for i, target in enumerate(targets):
+            self.reshard_operand(op, i, target, ReshardReason.RULE, choice)
+        for r, m in zip(op.results, produced, strict=True):
+            self.produce(r, m)
+
+    def plan(
+        self,
+        op: Operation,
+        rule: OpShardingRule,
+        decided: tuple[NamedMapping, ...],
+        mesh: DeviceMesh,
+        unreduced_op: ReduceOp | None = None,
+    ) -> _Plan | None:
+        """The axes per factor under which `op` computes locally, its operands' target
+        layouts and its results' layouts; None when the op was rewritten here instead (a
+        cumulative reduce_window, a body reduce over a sharded dim)."""
         n = op.num_operands
-        sizes = [v.type.num_elements for v in values]
+        sizes = [v.type.num_elements for v in (*op.operands, *op.results)]
         axes = choose_factor_axes(rule, decided[:n], decided[n:], sizes, mesh)
         if op.name == "sort":
             scalar_bodies.unshard_sort_dim(op, rule, axes)
@@ -198,21 +239,19 @@ class FunctionRewriter:
         unshard_unlowerable(op, rule, axes)
         scan = cumulative_dim(op)
         if scan is not None and split_cumulative(self, op, decided[0], mesh, *scan):
-            return
+            return None
         if is_body_reduce(op):
             sharded = scalar_bodies.sharded_reduced_dims(op, rule, axes, mesh)
             if sharded:
                 scalar_bodies.split_body_reduce(self, op, rule, axes, mesh, sharded)
-                return
+                return None
         reduction = [a for f in rule.factors_of_kind(FactorKind.REDUCTION) for a in axes[f]]
-        choice = FactorChoice(rule, tuple(decided), tuple(tuple(a) for a in axes))
-        for i, tm in enumerate(rule.operands):
-            self.reshard_operand(
-                op, i, mapping_from_factors(tm, axes, rule, mesh), ReshardReason.RULE, choice
-            )
-        unreduced_op = reduce_op_of(op)
-        for r, tm in zip(op.results, rule.results, strict=True):
-            self.produce(r, mapping_from_factors(tm, axes, rule, mesh, reduction, unreduced_op))
+        if unreduced_op is None:
+            unreduced_op = reduce_op_of(op)
+        targets = tuple(mapping_from_factors(tm, axes, rule, mesh) for tm in rule.operands)
+        produced = tuple(mapping_from_factors(tm, axes, rule, mesh, reduction, unreduced_op)
+                         for tm in rule.results)
+        return tuple(tuple(a) for a in axes), targets, produced
 
     # ----- helpers ---------------------------------------------------------------------------
 

@@ -7,10 +7,12 @@ import math
 
 from shardc.ir.core import Operation, Value
 from shardc.ir.diagnostics import PassError
-from shardc.ir.mesh import AxisRef
+from shardc.ir.mapping import NamedMapping
+from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.passes.analysis.collectives.axes import merge_set, product
 from shardc.passes.analysis.collectives.shards import chunk
 from shardc.passes.propagation.projection import ShardingProjection
+from shardc.passes.propagation.rules.memo import MISSING, RuleMemo
 from shardc.passes.propagation.rules.registry import lowering_rule
 from shardc.passes.propagation.rules.rule import FactorKind, OpShardingRule
 from shardc.passes.spmd.lowering.function_lowering import FunctionLowering
@@ -29,6 +31,15 @@ def global_rule(low: FunctionLowering, op: Operation) -> OpShardingRule | None:
     return lowering_rule(probe)
 
 
+# What `check_local` finds for a rule and layouts (pure in them; the local shapes it also reads
+# are compared afresh each time).
+_checks = RuleMemo()
+# A multi-factor dim to compare with the tensor's local shape: (tensor index, dim, the number of
+# its factors, the product of the factors' per-device parts, whether a part before the last
+# sharded factor is not whole already).
+_Block = tuple[int, int, int, int, bool]
+
+
 def check_local(low: FunctionLowering, op: Operation, rule: OpShardingRule) -> None:
     """Every pass-through factor sharded alike on its tensors, need_replication and permutation
     factors unsharded, sharded reduction factors exactly the result's unreduced axes, no
@@ -40,42 +51,66 @@ def check_local(low: FunctionLowering, op: Operation, rule: OpShardingRule) -> N
             op.loc,
         )
 
-    operands = [low.mapping(v) for v in op.operands]
-    results = [low.mapping(v) for v in op.results]
+    operands = tuple([low.mapping(v) for v in op.operands])
+    results = tuple([low.mapping(v) for v in op.results])
+    mesh = low.mesh
+    key = (operands, results, mesh)
+    found = _checks.get(rule, key)
+    if found is MISSING:
+        found = _check_factors(operands, results, rule, mesh)
+        _checks.put(rule, key, found)
+    problem, blocks = found
+    if problem is not None:
+        raise fail(problem)
+    if not blocks:
+        return
+    values = (*op.operands, *op.results)
+    for i, d, n, product_of_parts, strided in blocks:
+        if strided or product_of_parts != low.local_shape(values[i])[d]:
+            raise fail(f"the shards of dim {d} of a {n}-factor dim are not blocks")
+
+
+def _check_factors(
+    operands: tuple[NamedMapping | None, ...],
+    results: tuple[NamedMapping | None, ...],
+    rule: OpShardingRule,
+    mesh: DeviceMesh | None,
+) -> tuple[str | None, tuple[_Block, ...]]:
+    """`check_local` on the layouts alone: the first problem found (None: none), and the
+    multi-factor dims left to compare with the local shapes."""
     for i, m in enumerate(operands):
         if m is not None and m.unreduced:
-            raise fail(f"operand {i} is unreduced on {{{', '.join(map(str, m.unreduced))}}}")
-    mesh = low.mesh
+            return f"operand {i} is unreduced on {{{', '.join(map(str, m.unreduced))}}}", ()
     proj = ShardingProjection.build(operands, results, rule, mesh, closed_if_missing=True)
     tensors = proj.tensors
     for t in tensors:
         for f, fs in t.factors.items():
             if fs.overflow:
-                raise fail(f"factor {f} has axes that do not divide it")
+                return f"factor {f} has axes that do not divide it", ()
     reduced: list[AxisRef] = []
     for f in range(rule.num_factors):
         seen = [t.factors[f].axes for t in tensors if f in t.factors]
         kind = rule.kind(f)
         if kind in (FactorKind.NEED_REPLICATION, FactorKind.PERMUTATION) and any(seen):
-            raise fail(f"a {kind.value} factor is sharded")
+            return f"a {kind.value} factor is sharded", ()
         if any(axes != seen[0] for axes in seen):
             shown = " vs ".join("{" + ", ".join(map(str, a)) + "}" for a in seen)
-            raise fail(f"a factor is sharded differently on its tensors ({shown})")
+            return f"a factor is sharded differently on its tensors ({shown})", ()
         if kind is FactorKind.REDUCTION:
             reduced.extend(seen[0] if seen else ())
     for i, m in enumerate(results):
         got = m.unreduced if m is not None else ()
         want = merge_set(reduced, mesh) if mesh is not None and reduced else ()
         if tuple(got) != tuple(want):
-            raise fail(
+            return (
                 f"result {i} must be unreduced on exactly {{{', '.join(map(str, want))}}} "
                 f"(the axes of its sharded reduction factors), not {{{', '.join(map(str, got))}}}"
-            )
+            ), ()
     if mesh is None:
-        return
+        return None, ()
     sizes = rule.factor_sizes
-    for v, tm, t in zip((*op.operands, *op.results), rule.mappings, tensors):
-        local = low.local_shape(v)
+    blocks: list[_Block] = []
+    for i, (tm, t) in enumerate(zip(rule.mappings, tensors)):
         for d, factors in enumerate(tm):
             if len(factors) < 2:
                 continue
@@ -84,8 +119,9 @@ def check_local(low: FunctionLowering, op: Operation, rule: OpShardingRule) -> N
                 continue  # whole dim (its factors need not multiply to its size: convolution)
             parts = [chunk(sizes[f], k) for f, k in zip(factors, counts)]
             last = max((i for i, k in enumerate(counts) if k > 1), default=-1)
-            if math.prod(parts) != local[d] or any(p != 1 for p in parts[: max(last, 0)]):
-                raise fail(f"the shards of dim {d} of a {len(factors)}-factor dim are not blocks")
+            strided = any(p != 1 for p in parts[: max(last, 0)])
+            blocks.append((i, d, len(factors), math.prod(parts), strided))
+    return None, tuple(blocks)
 
 
 def no_sharded_reduction(low: FunctionLowering, op: Operation, rule: OpShardingRule) -> None:

@@ -1,0 +1,33 @@
+"""`RuleMemo`: a bounded memo of a pure function of an op's sharding rule and its tensors'
+layouts (insert-reshards' factor choice, the layout a tensor gets from it, spmd's locality
+check). A model's layers repeat the same ops on the same layouts, so most calls were made
+before.
+
+Keyed by the rule's identity (rules are shared: registry.py builds each distinct one once) and
+the caller's key; each entry keeps its rule alive, so an id is never reused while its entry
+stands. The table is cleared when full.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from shardc.passes.propagation.rules.rule import OpShardingRule
+
+MISSING: Any = object()
+
+
+class RuleMemo:
+    def __init__(self, size: int = 1 << 14):
+        self.size = size
+        self.table: dict[tuple, tuple[OpShardingRule, Any]] = {}
+
+    def get(self, rule: OpShardingRule, key: tuple) -> Any:
+        """The value stored for (`rule`, `key`), or `MISSING`."""
+        hit = self.table.get((id(rule), key))
+        return hit[1] if hit is not None and hit[0] is rule else MISSING
+
+    def put(self, rule: OpShardingRule, key: tuple, value: Any) -> None:
+        if len(self.table) >= self.size:
+            self.table.clear()
+        self.table[(id(rule), key)] = (rule, value)
