@@ -1,7 +1,8 @@
-"""shardc.jit against jax.jit on training steps: the first call cold and with shardc's persistent
-cache warm, the time per call, and the StableHLO reader against jaxlib's parser.
+"""shardc.jit against jax.jit on training steps: the first call without a cache (the default), with
+shardc's persistent cache empty (writing it) and warm, the time per call, and the StableHLO
+reader against jaxlib's parser.
 
-    python benchmarks/jit.py                          # 3 runs of each program (~15 minutes)
+    python benchmarks/jit.py                          # 3 runs of each program (~20 minutes)
     python benchmarks/jit.py --runs 5 --programs llama2,nnx --lines 4000
     python benchmarks/jit.py --write-docs             # update docs/benchmarks.md
 
@@ -9,11 +10,13 @@ Programs (benchmarks/jit_programs.py), on a 2x4 ("dp", "tp") mesh of 8 CPU devic
 in_shardings for both sides: a Llama-style training step (RMSNorm, RoPE, GQA, SwiGLU, SGD) with
 2, 8 and 32 layers, and a 2-layer Flax NNX language model trained by optax.adamw.
 
-**First call, cold**: in a fresh process, the first `f(*args)` of `jax.jit` and of `shardc.jit`
-until the result is ready (tracing, lowering and XLA's compile on both sides; shardc also
-imports the module, runs its pipeline and traces its per-device program), the sides taking
-turns at going first. shardc's cache (`CompileOptions(cache_dir=...)`) starts empty, so this
-run fills it. **Warm**: another fresh process, both sides again, shardc finding its entry
+**First call**: in a fresh process, the first `f(*args)` of `jax.jit` and of `shardc.jit` until
+the result is ready (tracing, lowering and XLA's compile on both sides; shardc also imports the
+module, runs its pipeline and traces its per-device program), the sides taking turns at going
+first. Each run is three processes: **default**, `shardc.jit` without a cache (its default, as
+`jax.jit`'s here: the issue's 1.2x target); **cold**, `CompileOptions(cache_dir=...)` on an
+empty directory, so the call also writes the entry (the report, both programs' text, the
+serialized executable); **warm**, the next process on that directory, shardc finding its entry
 (jax.jit has no cache of its own enabled: its first call is cold again). **Per call**: median
 of one call until its result is ready, arguments already placed, sides interleaved in blocks.
 
@@ -56,7 +59,8 @@ CALLS = {"llama32": 20}  # calls timed per side (the rest: 60)
 # ----- one process: first calls and calls --------------------------------------------------------
 
 
-def first_calls(name: str, shardc_first: bool, cache_dir: str) -> dict[str, Any]:
+def first_calls(name: str, shardc_first: bool, cache_dir: str, calls: bool) -> dict[str, Any]:
+    """`cache_dir` "": no cache (shardc.jit's default). `calls`: time calls after the first."""
     import jax
     import numpy as np
     from jax.sharding import NamedSharding
@@ -71,8 +75,8 @@ def first_calls(name: str, shardc_first: bool, cache_dir: str) -> dict[str, Any]
     named = jax.tree_util.tree_map(lambda s: NamedSharding(mesh, s), specs,
                                    is_leaf=lambda s: isinstance(s, P))
     ref = jax.jit(f, in_shardings=named)
-    ours = shardc.jit(f, mesh=mesh, in_shardings=specs,
-                      options=shardc.CompileOptions(cache_dir=cache_dir))
+    options = shardc.CompileOptions(cache_dir=cache_dir) if cache_dir else None
+    ours = shardc.jit(f, mesh=mesh, in_shardings=specs, options=options)
     first, results = {}, {}
     for side in (("shardc", "jax") if shardc_first else ("jax", "shardc")):
         fn = ours if side == "shardc" else ref
@@ -83,6 +87,11 @@ def first_calls(name: str, shardc_first: bool, cache_dir: str) -> dict[str, Any]
                 for a, b in zip(jax.tree_util.tree_leaves(results["shardc"]),
                                 jax.tree_util.tree_leaves(results["jax"])))
     (compiled,) = ours.programs()
+    out = {"first": first, "hit": compiled.result.cache and compiled.result.cache.hit,
+           "breakdown": compiled.timings, "error": error,
+           "ops": sum(len(f.body) for f in compiled.module.functions.values())}
+    if not calls:
+        return out
     # Each side's arguments on the devices in its own input shardings (jax.jit: the given
     # ones, replicated where none is given), one untimed call each first.
     tree = jax.tree_util.tree_structure(args)
@@ -103,9 +112,7 @@ def first_calls(name: str, shardc_first: bool, cache_dir: str) -> dict[str, Any]
                 start = time.perf_counter()
                 jax.block_until_ready(fn(*placed[side]))
                 times[side].append(time.perf_counter() - start)
-    return {"first": first, "hit": compiled.result.cache.hit, "breakdown": compiled.timings,
-            "error": error, "call": {k: statistics.median(v) for k, v in times.items()},
-            "ops": sum(len(f.body) for f in compiled.module.functions.values())}
+    return {**out, "call": {k: statistics.median(v) for k, v in times.items()}}
 
 
 # ----- one process: readers and printers ----------------------------------------------------
@@ -196,12 +203,12 @@ def main() -> None:
     parser.add_argument("--programs", default=",".join(PROGRAMS))
     parser.add_argument("--lines", default=",".join(map(str, LINES)))
     parser.add_argument("--write-docs", action="store_true")
-    parser.add_argument("--first", help=argparse.SUPPRESS)  # NAME:SHARDC_FIRST:CACHE_DIR
+    parser.add_argument("--first", help=argparse.SUPPRESS)  # NAME:SHARDC_FIRST:CALLS:CACHE_DIR
     parser.add_argument("--readers", type=int, help=argparse.SUPPRESS)  # LINES
     args = parser.parse_args()
     if args.first:
-        name, order, cache_dir = args.first.split(":", 2)
-        print(json.dumps(first_calls(name, order == "1", cache_dir)))
+        name, order, calls, cache_dir = args.first.split(":", 3)
+        print(json.dumps(first_calls(name, order == "1", cache_dir, calls == "1")))
         return
     if args.readers:
         print(json.dumps(readers(args.readers)))
@@ -210,11 +217,13 @@ def main() -> None:
     for name in args.programs.split(",") if args.programs else ():
         runs = []
         for r in range(args.runs):
+            default = _child("--first", f"{name}:{r % 2}:0:")
             with tempfile.TemporaryDirectory(prefix="shardc-cache-") as cache_dir:
-                cold = _child("--first", f"{name}:{r % 2}:{cache_dir}")
-                warm = _child("--first", f"{name}:{r % 2}:{cache_dir}")
+                cold = _child("--first", f"{name}:{r % 2}:1:{cache_dir}")
+                warm = _child("--first", f"{name}:{r % 2}:0:{cache_dir}")
+            assert default["hit"] is None, "shardc.jit's default has no cache"
             assert not cold["hit"] and warm["hit"], "the second process should hit the cache"
-            runs.append((cold, warm))
+            runs.append((default, cold, warm))
         rows.append((name, runs))
         print(first_row(name, runs), flush=True)
     sizes = []
@@ -230,10 +239,8 @@ def main() -> None:
             write_section("jit-import", import_section(sizes, load))
 
 
-def first_row(name: str, runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> str:
-    def best(which: int, side: str) -> float:
-        return min(r[which]["first"][side] for r in runs)
-
+def first_row(name: str, runs: list[tuple[dict[str, Any], ...]]) -> str:
+    """runs: (default, cold, warm) per run: no cache, writing the cache, finding it."""
     def med(which: int, *path: str) -> float:
         values = []
         for r in runs:
@@ -243,18 +250,19 @@ def first_row(name: str, runs: list[tuple[dict[str, Any], dict[str, Any]]]) -> s
             values.append(value)
         return statistics.median(values)
 
-    jc, sc, jw, sw = best(0, "jax"), best(0, "shardc"), best(1, "jax"), best(1, "shardc")
-    cold = [r[0]["first"]["shardc"] / r[0]["first"]["jax"] for r in runs]
-    warm = [r[1]["first"]["shardc"] / r[1]["first"]["jax"] for r in runs]
-    calls = [r[0]["call"]["shardc"] / r[0]["call"]["jax"] for r in runs]
-    lower, pipeline = med(0, "breakdown", "jax_lower_import"), med(0, "breakdown",
-                                                                   "shardc_compile")
-    xla = med(0, "breakdown", "xla_compile")
-    error = max(r[i]["error"] for r in runs for i in (0, 1))
-    return (f"| {name} | {runs[0][0]['ops']:,} | {jc:.2f} | {sc:.2f} | **{sc / jc:.2f}** "
-            f"({min(cold):.2f}-{max(cold):.2f}) | {lower:.2f} / {pipeline:.2f} / {xla:.2f} | "
-            f"{jw:.2f} | {sw:.2f} | **{sw / jw:.2f}** ({min(warm):.2f}-{max(warm):.2f}) | "
-            f"{med(0, 'call', 'jax') * 1e3:.1f} | {med(0, 'call', 'shardc') * 1e3:.1f} | "
+    def first(which: int) -> str:
+        jax, ours = (min(r[which]["first"][side] for r in runs) for side in ("jax", "shardc"))
+        ratios = [r[which]["first"]["shardc"] / r[which]["first"]["jax"] for r in runs]
+        return (f"{jax:.2f} | {ours:.2f} | **{ours / jax:.2f}** "
+                f"({min(ratios):.2f}-{max(ratios):.2f})")
+
+    breakdown = " / ".join(f"{med(0, 'breakdown', k):.2f}" for k in (
+        "jax_lower_import", "shardc_compile", "xla_compile"))
+    calls = [r[1]["call"]["shardc"] / r[1]["call"]["jax"] for r in runs]
+    error = max(r[i]["error"] for r in runs for i in range(3))
+    return (f"| {name} | {runs[0][0]['ops']:,} | {first(0)} | {breakdown} | {first(1)} | "
+            f"{first(2)} | {med(1, 'call', 'jax') * 1e3:.1f} | "
+            f"{med(1, 'call', 'shardc') * 1e3:.1f} | "
             f"{statistics.median(calls):.2f} ({min(calls):.2f}-{max(calls):.2f}) | "
             f"{error:.1e} |")
 
@@ -283,21 +291,27 @@ def section(rows: list, runs: int, load: float) -> str:
         "",
         f"Training steps given to `jax.jit` and to `shardc.jit` with the same in_shardings on a "
         f"2x4 mesh of 8 CPU devices (JAX {jax.__version__}), {runs} runs each "
-        "(`benchmarks/jit.py`, programs in `benchmarks/jit_programs.py`). First calls are best "
-        "of the runs, each run a fresh process per column pair; the ratio is of the bests, "
-        "with the spread of the per-run ratios. **Cold**: shardc's persistent cache empty; "
-        "**warm**: the next process, shardc's cache holding the entry the cold run wrote "
-        "(jax.jit cold again). shardc's cold call split into JAX lowering + import / shardc's "
-        "pipeline / the per-device program's trace + XLA compile (medians). Per call: medians, "
-        "arguments already placed.",
+        "(`benchmarks/jit.py`, programs in `benchmarks/jit_programs.py`). Each run is three "
+        "fresh processes, each timing both sides' first call (the side going first alternating "
+        "by run). **Default**: `shardc.jit` as it is called by default, without a persistent "
+        "cache (`jax.jit` has none enabled either): issue 28's first-call target (<= 1.2x) is "
+        "this ratio. **Cold, writing the cache**: `CompileOptions(cache_dir=...)` on an empty "
+        "directory, so the call also builds and writes the entry (report, programs' text, the "
+        "serialized executable) - the cost of opting in, paid once. **Warm**: the next process "
+        "on that directory, shardc finding its entry (jax.jit cold again): the <= 1.0x target. "
+        "First calls are best of the runs, the ratio of the bests with the spread of the "
+        "per-run ratios in brackets. The default call split into JAX lowering + import / "
+        "shardc's pipeline / the per-device program's trace + XLA compile (medians). Per call "
+        "(in the cold run's process): medians, arguments already placed.",
         "",
         "Command: `python benchmarks/jit.py --write-docs` (this table alone: `--lines ''`)",
         "",
-        "| program | ops | jax.jit first call s | shardc.jit cold s | ratio | shardc: lower+import"
-        " / pipeline / per-device + XLA s | jax.jit first call s (warm run) | shardc.jit warm s"
-        " | ratio | jax.jit per call ms | shardc.jit per call ms | ratio (spread) | max abs "
-        "diff |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| program | ops | jax.jit first call s | shardc.jit default (no cache) s | ratio "
+        "(target <= 1.2) | default: lower+import / pipeline / per-device + XLA s | jax.jit s "
+        "| shardc.jit cold, writing the cache s | ratio | jax.jit s | shardc.jit warm s | ratio "
+        "(target <= 1.0) | jax.jit per call ms | shardc.jit per call ms | ratio (spread) | "
+        "max abs diff |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         *(first_row(name, rs) for name, rs in rows),
         "",
         _machine(load),
