@@ -5,23 +5,28 @@
     python benchmarks/jit_breakdown.py --write-docs         # update docs/benchmarks.md
 
 The programs and the mesh are benchmarks/jit.py's (benchmarks/jit_programs.py; 2x4 ("dp", "tp")
-mesh of 8 CPU devices, the same in_shardings on both sides). Each run is two fresh processes,
-one per side, the order alternating: the first `f(*args)` until its result is ready, in CPU
-seconds of the whole process (every thread: XLA compiles on threads of its own, shardc writes
-its cache entry on one). shardc's call is the benchmark's cold one (`CompileOptions(cache_dir=)`,
-an empty directory), split by timing each stage's thread CPU:
+mesh of 8 CPU devices, the same in_shardings on both sides). Each run is three fresh processes,
+the order rotating: `jax.jit`, `shardc.jit` as called by default (no cache) and `shardc.jit`
+with `CompileOptions(cache_dir=)` on an empty directory (the benchmark's cold run, which also
+writes the entry). Each times the first `f(*args)` until its result is ready, in CPU seconds of
+the whole process (every thread: XLA compiles and runs on threads of its own, shardc writes its
+cache entry on one). The default call is split by timing each stage's CPU:
 
 - **lower**: JAX traces and lowers the user's function and prints it (`lower_to_text`);
 - **import**: `import_stablehlo` + chlo legalization (`JaxSource.module`);
 - **pipeline**: shardc's passes (`shardc.compile`);
 - **per-device trace**: the per-device program interpreted in Python under `jax.shard_map`,
   traced to a jaxpr and lowered to StableHLO (`JaxArrayProgram.lower`);
-- **store**: the cache entry (report, both programs as text) on its thread;
-- **serialize**: the XLA executable serialized for the cache;
-- **XLA + rest**: the process's CPU less the stages above (XLA's compile of the per-device
-  program, the call itself, the rest of `Jitted`'s miss).
+- **XLA compile**: the process's CPU inside XLA's compile (`backend_compile_and_load`);
+- **first run**: the process's CPU from the call's return to its result being ready (the step
+  itself, dispatched asynchronously: `jax.jit`'s first call runs it too);
+- **rest**: the call's CPU less the above (`Jitted`'s miss around them, placing arguments).
 
-With `--xla-compare`, the shardc process then compiles the per-device module XLA was given
+`jax.jit`'s call is split the same way (XLA compile, first run, the rest: its trace and
+lowering). The cold call adds **store** (the cache entry: report and both programs as text, on
+its thread) and **serialize** (the XLA executable serialized for the cache).
+
+With `--xla-compare`, the default process then compiles the per-device module XLA was given
 again, alone (nothing else running in the process), once as JAX lowered it and once after MLIR's
 `inline,canonicalize,cse,symbol-dce` (a leaner module: fewer constants and ops), alternating,
 best of 2: whether a module with fewer ops would make XLA's compile cheaper. Figures are best
@@ -49,7 +54,8 @@ from docs_section import write_section  # noqa: E402
 from jit import child  # noqa: E402
 
 PROGRAMS = ("llama2", "llama8", "llama32", "nnx")
-STAGES = ("lower", "import", "pipeline", "per_device_trace", "store", "serialize")
+STAGES = ("lower", "import", "pipeline", "per_device_trace", "xla", "run")
+CACHE = ("store", "serialize")  # what the cold call adds
 
 
 def _timed(owner: Any, attr: str, key: str, acc: dict[str, float]) -> None:
@@ -80,19 +86,48 @@ def _setup(name: str) -> tuple[Any, Any, Any, Any, Any]:
     return jax, mesh, f, args, (specs, named)
 
 
-def _first_call(jax: Any, fn: Callable[..., Any], args: Any) -> float:
+def _first_call(jax: Any, fn: Callable[..., Any], args: Any, acc: dict[str, float]) -> float:
+    """The call's process CPU; `acc["run"]`: the part after it returned (the step running)."""
     start = time.process_time()
-    jax.block_until_ready(fn(*args))
-    return time.process_time() - start
+    out = fn(*args)
+    returned = time.process_time()
+    jax.block_until_ready(out)
+    end = time.process_time()
+    acc["run"] = end - returned
+    return end - start
+
+
+def _xla_timed(acc: dict[str, float]) -> tuple[Callable[..., Any], list[tuple[Any, ...]]]:
+    """XLA's compile wrapped: its process CPU adds up in `acc["xla"]`; returns the original
+    and the list that collects what XLA was given (backend, module, devices, options)."""
+    from jax._src import compiler as jax_compiler
+
+    compiled: list[tuple[Any, ...]] = []
+    original = jax_compiler.backend_compile_and_load
+
+    def timed(backend: Any, module: Any, devices: Any, options: Any, callbacks: Any) -> Any:
+        compiled.append((backend, module, devices, options))
+        start = time.process_time()
+        try:
+            return original(backend, module, devices, options, callbacks)
+        finally:
+            acc["xla"] = acc.get("xla", 0.0) + time.process_time() - start
+
+    jax_compiler.backend_compile_and_load = timed
+    return original, compiled
 
 
 def jax_side(name: str) -> dict[str, Any]:
     jax, _, f, args, (_, named) = _setup(name)
-    return {"total": _first_call(jax, jax.jit(f, in_shardings=named), args)}
+    acc: dict[str, float] = {}
+    _xla_timed(acc)
+    total = _first_call(jax, jax.jit(f, in_shardings=named), args, acc)
+    return {"total": total, "xla": acc["xla"], "run": acc["run"],
+            "rest": total - acc["xla"] - acc["run"]}
 
 
 def shardc_side(name: str, cache_dir: str, xla_compare: bool) -> dict[str, Any]:
-    from jax._src import compiler as jax_compiler
+    """`cache_dir` "": shardc.jit's default (no cache), split by stage; else the cold call."""
     from jax.experimental import serialize_executable
 
     import shardc
@@ -107,19 +142,12 @@ def shardc_side(name: str, cache_dir: str, xla_compare: bool) -> dict[str, Any]:
     _timed(JaxArrayProgram, "lower", "per_device_trace", acc)
     _timed(jit_cache.CompileCache, "store", "store", acc)
     _timed(serialize_executable, "serialize", "serialize", acc)
-    compiled: list[tuple[Any, ...]] = []  # what XLA was given: (backend, module, devices, opts)
-    original = jax_compiler.backend_compile_and_load
-
-    def keep(backend: Any, module: Any, devices: Any, options: Any, callbacks: Any) -> Any:
-        compiled.append((backend, module, devices, options))
-        return original(backend, module, devices, options, callbacks)
-
-    jax_compiler.backend_compile_and_load = keep
-    fn = shardc.jit(f, mesh=mesh, in_shardings=specs,
-                    options=shardc.CompileOptions(cache_dir=cache_dir))
-    total = _first_call(jax, fn, args)
-    out: dict[str, Any] = {"total": total, **{k: acc.get(k, 0.0) for k in STAGES}}
-    out["xla_rest"] = total - sum(out[k] for k in STAGES)
+    original, compiled = _xla_timed(acc)
+    options = shardc.CompileOptions(cache_dir=cache_dir) if cache_dir else None
+    fn = shardc.jit(f, mesh=mesh, in_shardings=specs, options=options)
+    total = _first_call(jax, fn, args, acc)
+    out: dict[str, Any] = {"total": total, **{k: acc.get(k, 0.0) for k in (*STAGES, *CACHE)}}
+    out["rest"] = total - sum(out[k] for k in STAGES)
     (program,) = fn.programs()
     out["ops"] = sum(len(g.body) for g in program.spmd.functions.values())
     if xla_compare and len(compiled) == 1:
@@ -150,24 +178,28 @@ def _xla_compare(compile_fn: Callable[..., Any], backend: Any, module: Any, devi
 
 
 def measure(name: str, runs: int, xla_compare: bool) -> dict[str, Any]:
-    """Best of `runs` per column, the sides alternating which process goes first."""
-    jax_runs, shardc_runs = [], []
+    """Best of `runs` per column, the three processes rotating which goes first."""
+    got: dict[str, list[dict[str, Any]]] = {"jax": [], "default": [], "cold": []}
     for r in range(runs):
         with tempfile.TemporaryDirectory(prefix="shardc-cache-") as cache_dir:
-            sides = [("--jax", name), ("--shardc", f"{name}:{cache_dir}:{int(xla_compare)}")]
-            for flag, value in sides if r % 2 else sides[::-1]:
-                result = child(__file__, flag, value)
-                (jax_runs if flag == "--jax" else shardc_runs).append(result)
-    best = {k: min(run[k] for run in shardc_runs) for k in shardc_runs[0]}
-    return {"name": name, "runs": runs, "jax": min(run["total"] for run in jax_runs),
-            "shardc": best}
+            sides = [("jax", "--jax", name),
+                     ("default", "--shardc", f"{name}:{int(xla_compare)}:"),
+                     ("cold", "--shardc", f"{name}:0:{cache_dir}")]
+            for kind, flag, value in sides[r % 3:] + sides[:r % 3]:
+                got[kind].append(child(__file__, flag, value))
+    return {"name": name, "runs": runs,
+            **{kind: {k: min(run[k] for run in got[kind]) for k in got[kind][0]}
+               for kind in got}}
 
 
 def row(m: dict[str, Any]) -> str:
-    s = m["shardc"]
-    cells = [m["name"], f"{s['ops']:,}", f"{m['jax']:.2f}", f"{s['total']:.2f}",
-             f"**{s['total'] / m['jax']:.2f}**"]
-    cells += [f"{s[k]:.2f}" for k in (*STAGES, "xla_rest")]
+    j, s, c = m["jax"], m["default"], m["cold"]
+    cells = [m["name"], f"{s['ops']:,}", f"{j['total']:.2f}", f"{s['total']:.2f}",
+             f"**{s['total'] / j['total']:.2f}**"]
+    cells += [f"{s[k]:.2f}" for k in (*STAGES, "rest")]
+    cells += [f"{j['xla']:.2f} / {j['run']:.2f} / {j['rest']:.2f}"]
+    cells += [f"{c[k]:.2f}" for k in CACHE]
+    cells += [f"{c['total']:.2f}", f"{c['total'] / j['total']:.2f}"]
     cells.append(f"**{100 * s['per_device_trace'] / s['total']:.1f}%**")
     if "xla_lean" in s:
         cells.append(f"{s['xla_as_lowered']:.2f} ({s['lines_as_lowered']:,}) / "
@@ -181,26 +213,31 @@ def section(measured: list[dict[str, Any]], runs: int, load: float) -> str:
     import jax
 
     lines = [
-        "### Where shardc.jit's cold first call spends its CPU time",
+        "### Where shardc.jit's first call spends its CPU time",
         "",
-        f"The programs of the shardc.jit table (JAX {jax.__version__}), {runs} runs, each a fresh "
-        "process per side (`benchmarks/jit_breakdown.py`): CPU seconds of the whole process "
-        "(all threads) for the first call, best of the runs per column. shardc's call is the "
-        "cold one (its cache directory empty, so it stores an entry) split by stage: JAX's "
-        "lowering of the function, the StableHLO import, shardc's pipeline, the per-device "
-        "program's trace under `jax.shard_map` and lowering, the cache entry (its thread), the "
-        "executable's serialization, and the rest (mostly XLA's compile of the per-device "
-        "program). *trace share*: the per-device trace's part of the call, the most that "
-        "handing XLA the per-device program as text instead could save. *XLA alone*: XLA's "
-        "compile CPU of the per-device module rerun alone, as JAX lowered it / after MLIR's "
+        f"The programs of the shardc.jit table (JAX {jax.__version__}), {runs} runs, each three "
+        "fresh processes (`benchmarks/jit_breakdown.py`): `jax.jit`, `shardc.jit` as called by "
+        "default (no cache) and `shardc.jit` cold with `CompileOptions(cache_dir=)` on an empty "
+        "directory (writing the entry). CPU seconds of the whole process (all threads) for the "
+        "first call until its result is ready, best of the runs per column. The default call "
+        "split by stage: JAX's lowering of the function, the StableHLO import, shardc's "
+        "pipeline, the per-device program's trace under `jax.shard_map` and lowering, XLA's "
+        "compile, the first run (CPU from the call's return to the result being ready: the "
+        "step itself, on XLA's threads) and the rest; `jax.jit`'s call split the same way "
+        "(its rest: trace and lowering). The cold call adds the cache entry (store, on its "
+        "thread) and the executable's serialization. *trace share*: the per-device trace's "
+        "part of the default call, the most that handing XLA the per-device program as text "
+        "instead could save. *XLA alone*: XLA's compile CPU of the per-device module rerun "
+        "alone in the default process, as JAX lowered it / after MLIR's "
         "`inline,canonicalize,cse,symbol-dce` (its lines in brackets), best of 2.",
         "",
         "Command: `python benchmarks/jit_breakdown.py --xla-compare --write-docs`",
         "",
-        "| program | per-device ops | jax.jit CPU s | shardc.jit CPU s | ratio | lower | import "
-        "| pipeline | per-device trace | store | serialize | XLA + rest | trace share | XLA "
-        "alone: as lowered / lean s |",
-        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
+        "| program | per-device ops | jax.jit CPU s | shardc.jit default CPU s | ratio | lower | "
+        "import | pipeline | per-device trace | XLA compile | first run | rest | jax.jit: XLA "
+        "compile / first run / rest | cold: store | cold: serialize | shardc.jit cold CPU s | "
+        "ratio | trace share | XLA alone: as lowered / lean s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         *(row(m) for m in measured),
         "",
         f"Machine: 2 cores shared with other jobs (1-minute load average {load:.1f} at the "
@@ -216,13 +253,13 @@ def main() -> None:
     parser.add_argument("--xla-compare", action="store_true")
     parser.add_argument("--write-docs", action="store_true")
     parser.add_argument("--jax", help=argparse.SUPPRESS)  # NAME
-    parser.add_argument("--shardc", help=argparse.SUPPRESS)  # NAME:CACHE_DIR:XLA_COMPARE
+    parser.add_argument("--shardc", help=argparse.SUPPRESS)  # NAME:XLA_COMPARE:CACHE_DIR
     args = parser.parse_args()
     if args.jax:
         print(json.dumps(jax_side(args.jax)))
         return
     if args.shardc:
-        name, cache_dir, compare = args.shardc.split(":", 2)
+        name, compare, cache_dir = args.shardc.split(":", 2)
         print(json.dumps(shardc_side(name, cache_dir, compare == "1")))
         return
     measured = []
