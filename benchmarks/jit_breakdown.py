@@ -215,8 +215,9 @@ def section(measured: list[dict[str, Any]], runs: int, load: float) -> str:
     lines = [
         "### Where shardc.jit's first call spends its CPU time",
         "",
-        f"The programs of the shardc.jit table (JAX {jax.__version__}), {runs} runs, each three "
-        "fresh processes (`benchmarks/jit_breakdown.py`): `jax.jit`, `shardc.jit` as called by "
+        f"The programs of the shardc.jit table (JAX {jax.__version__}), {runs} "
+        f"run{'s' * (runs != 1)}, each three fresh processes (`benchmarks/jit_breakdown.py`): "
+        "`jax.jit`, `shardc.jit` as called by "
         "default (no cache) and `shardc.jit` cold with `CompileOptions(cache_dir=)` on an empty "
         "directory (writing the entry). CPU seconds of the whole process (all threads) for the "
         "first call until its result is ready, best of the runs per column. The default call "
