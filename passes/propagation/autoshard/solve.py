@@ -50,6 +50,9 @@ from shardc.passes.propagation.autoshard.program import ProgramBuilder
 
 # The memory tie-break stops within 1% of the lowest peak: it only orders equally cheap plans.
 TIE_BREAK_GAP = 0.01
+# The free MIP (a fractional free LP) is solved to optimality: the free optimum is the answer
+# under every budget it meets, and `Effort.gap` is for the budgeted solve.
+FREE_GAP = 1e-6
 # Integrality tolerance of the LP relaxation's binaries.
 _INTEGRAL = 1e-6
 # Bytes of slack in "moves no more than": objectives are whole bytes.
@@ -167,7 +170,8 @@ class _Solver:
                 if allowed(self.problem, plan_vector(self.problem, choices)):
                     return choices, True
         start = min(greedy_plans(self.problem), key=lambda c: evaluate(self.problem, c)[0])
-        mip = solve_mip(lp, ticks=e.ticks, gap=e.gap, start=plan_vector(self.problem, start),
+        mip = solve_mip(lp, ticks=e.ticks, gap=min(e.gap, FREE_GAP),
+                        start=plan_vector(self.problem, start),
                         time_limit=e.time_limit)
         phase = _phase("free-mip", mip, b, lp, peak=False)
         self.phases.append(phase)
