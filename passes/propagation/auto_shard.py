@@ -60,6 +60,8 @@ class AutoShard(Pass):
     memory_budget: int = 0  # bytes per device; 0: no budget
     objective: str = "bytes"  # bytes: the report's total_comm_bytes; ring: total_ring_bytes
     effort: int = 4000  # solver work per MIP solve, in ticks (deterministic; solve.py)
+    # a budgeted solve stops at a plan proven within this relative gap of its bound (0: optimal)
+    gap: float = 0.01
     time_limit: float = 0.0  # seconds per solve, a safety net only (0: none; not reproducible)
     follow: str = "none"  # element-wise ops follow: none | chains (of element-wise ops) | all
     repeats: bool = True  # repeated layers share their choices
@@ -93,16 +95,16 @@ class AutoShard(Pass):
                 f"(got {self.objective!r})"
             )
         if (self.memory_budget < 0 or self.time_limit < 0 or self.rounds < 1 or self.effort < 1
-                or self.tie_rounds < 0 or self.tie_above < 0):
+                or self.tie_rounds < 0 or self.tie_above < 0 or not 0 <= self.gap < 1):
             raise PassError(
                 "auto-shard: memory-budget must be >= 0, effort >= 1, time-limit >= 0, "
-                "tie-rounds >= 0, tie-above >= 0 and rounds >= 1"
+                "tie-rounds >= 0, tie-above >= 0, rounds >= 1 and 0 <= gap < 1"
             )
 
     def solver_effort(self) -> Effort:
         from shardc.passes.propagation.autoshard.solve import Effort
 
-        return Effort(ticks=self.effort, tie_break=self.tie_break,
+        return Effort(ticks=self.effort, gap=self.gap, tie_break=self.tie_break,
                       time_limit=self.time_limit or None)
 
     def run(self, module: Module, ctx: PassContext) -> None:

@@ -67,6 +67,7 @@ class Outcome:
     bound: float | None  # the proven lower bound (MIP: dual bound; LP: the optimum)
     gap: float | None
     reduced_costs: np.ndarray | None = None  # LP at optimum only
+    row_duals: np.ndarray | None = None  # LP at optimum only (cost = A^T duals + reduced costs)
     work: dict[str, int] = field(default_factory=dict)  # ticks, nodes, lp_iterations
     cpu_s: float = 0.0
 
@@ -110,7 +111,7 @@ def _status(h: highspy._Highs) -> str:
 def solve_lp(program: LinearProgram, *, iterations: int,
              time_limit: float | None = None) -> Outcome:
     """The LP relaxation (integrality dropped), by dual simplex, at most `iterations`
-    iterations; reduced costs when optimal."""
+    iterations; reduced costs and row duals when optimal."""
     options: dict[str, object] = {"solver": "simplex", "simplex_iteration_limit": iterations}
     if time_limit is not None:
         options["time_limit"] = float(time_limit)
@@ -126,7 +127,8 @@ def solve_lp(program: LinearProgram, *, iterations: int,
     sol = h.getSolution()
     x = np.array(sol.col_value)
     objective = float(info.objective_function_value)
-    return Outcome(status, x, objective, objective, 0.0, np.array(sol.col_dual), work, cpu)
+    return Outcome(status, x, objective, objective, 0.0, np.array(sol.col_dual),
+                   np.array(sol.row_dual), work, cpu)
 
 
 def solve_mip(program: LinearProgram, *, ticks: int, gap: float,
@@ -172,4 +174,4 @@ def solve_mip(program: LinearProgram, *, ticks: int, gap: float,
         found_gap = float(info.mip_gap)
     if status == "optimal" and x is None:
         status = "error"
-    return Outcome(status, x, objective, bound, found_gap, None, work, cpu)
+    return Outcome(status, x, objective, bound, found_gap, None, None, work, cpu)

@@ -96,6 +96,11 @@ class ProgramBuilder:
 
     # ----- rows --------------------------------------------------------------------------------
 
+    @property
+    def structure_rows(self) -> int:
+        """The number of rows before the memory rows (choices and block marginals)."""
+        return self._structure.count
+
     def _structure_rows(self) -> _Triplets:
         p = self.problem
         rows = _Triplets()

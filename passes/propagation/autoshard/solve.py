@@ -17,10 +17,13 @@ The order of the solves:
    with the lowest peak, starting from the free plan.
 3. With no budget, or a budget the free plan meets: that plan, proven optimal. A budget the free
    optimum meets therefore always returns it (more budget never gives a worse plan).
-4. Otherwise the **budgeted MIP**, starting from the best plan at hand that fits (the greedy
-   plans of plans.py, the plans the caller knows); then the memory tie-break among plans
-   moving no more. The plan kept is the best found, never worse than the start. Its bound is
-   the larger of HiGHS's bound and `F`.
+4. Otherwise, from the best plan at hand that fits (the greedy plans of plans.py, the plans
+   the caller knows), the **neighbourhood step** (neighbourhood.py): the budgeted LP's bound
+   `L`, then a small MIP over the groups where that plan and the LP disagree. A plan proven
+   within `Effort.gap` (default 1%) of the bound is the answer; else the **budgeted MIP** runs
+   from the best plan so far. Then the memory tie-break among plans moving no more. The plan
+   kept is the best found, never worse than the start. Its bound is the largest of HiGHS's,
+   `L` and `F`.
 
 Every solve is limited by work (`Effort`): MIPs by ticks, LPs by simplex iterations, with one
 thread and a fixed seed, so the same program gives the same plan in every process and under any
@@ -35,6 +38,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from shardc.passes.propagation.autoshard.highs import Outcome, solve_lp, solve_mip
+from shardc.passes.propagation.autoshard.neighbourhood import neighbourhood
 from shardc.passes.propagation.autoshard.plans import (
     allowed,
     choices_of,
@@ -46,6 +50,9 @@ from shardc.passes.propagation.autoshard.program import ProgramBuilder
 
 # The memory tie-break stops within 1% of the lowest peak: it only orders equally cheap plans.
 TIE_BREAK_GAP = 0.01
+# The free MIP (a fractional free LP) is solved to optimality: the free optimum is the answer
+# under every budget it meets, and `Effort.gap` is for the budgeted solve.
+FREE_GAP = 1e-6
 # Integrality tolerance of the LP relaxation's binaries.
 _INTEGRAL = 1e-6
 # Bytes of slack in "moves no more than": objectives are whole bytes.
@@ -58,8 +65,9 @@ class Effort:
 
     ticks: int = 4000  # per MIP solve: HiGHS interrupt checks (highs.py)
     lp_iterations: int = 2_000_000  # per LP solve: simplex iterations
-    gap: float = 1e-6  # a MIP stops at this relative gap
+    gap: float = 0.01  # a budgeted solve stops at a plan proven within this relative gap
     tie_break: bool = True
+    neighbourhood: bool = True  # try the fix-and-solve step before the full budgeted MIP
     time_limit: float | None = None  # seconds per solve: a safety net only (not reproducible)
 
 
@@ -99,9 +107,7 @@ class SolveResult:
     def gap(self) -> float | None:
         if self.objective is None or self.bound is None:
             return None
-        if self.objective <= 0:
-            return 0.0
-        return max(0.0, (self.objective - self.bound) / self.objective)
+        return _gap(self.objective, [self.bound])
 
 
 def _phase(name: str, out: Outcome, builder: ProgramBuilder, lp, *, peak: bool) -> Phase:
@@ -122,16 +128,29 @@ class _Solver:
         self.reduced: np.ndarray | None = None  # free LP's reduced costs (scaled)
         self.lp_bound: float | None = None  # free LP optimum (bytes)
         self.mip_bound: float | None = None  # free MIP's proven bound (when the LP is fractional)
+        self.free_plan: list[int] = []
+        # the budgeted LP's (budget, optimum in bytes, reduced costs) (neighbourhood.py)
+        self.budget_fixing: tuple[float, float, np.ndarray] | None = None
         self.fixed = 0
 
-    def fixing(self, limit: float) -> np.ndarray | None:
-        """Variables no plan with objective <= `limit` can take (reduced-cost fixing)."""
-        if self.reduced is None or self.lp_bound is None:
+    def record(self, name: str, out: Outcome, lp, *, peak: bool = False) -> None:
+        self.phases.append(_phase(name, out, self.builder, lp, peak=peak))
+
+    def fixing(self, limit: float, budget: float | None = None) -> np.ndarray | None:
+        """Variables no plan with objective <= `limit` can take (reduced-cost fixing): by the
+        free LP's reduced costs, and within `budget` also by the budgeted LP's."""
+        lps = [] if self.reduced is None or self.lp_bound is None else [
+            (self.lp_bound, self.reduced)]
+        if self.budget_fixing is not None and budget == self.budget_fixing[0]:
+            lps.append(self.budget_fixing[1:])
+        if not lps:
             return None
         b = self.builder
-        room = (limit - self.lp_bound) * b.obj_scale
-        margin = 1e-6 * max(1.0, abs(self.lp_bound) * b.obj_scale)
-        fixed = self.reduced[: b.n] > room + margin
+        fixed = np.zeros(b.n, dtype=bool)
+        for bound, reduced in lps:
+            room = (limit - bound) * b.obj_scale
+            margin = 1e-6 * max(1.0, abs(bound) * b.obj_scale)
+            fixed |= reduced[: b.n] > room + margin
         self.fixed = int(fixed.sum())
         return fixed
 
@@ -151,7 +170,8 @@ class _Solver:
                 if allowed(self.problem, plan_vector(self.problem, choices)):
                     return choices, True
         start = min(greedy_plans(self.problem), key=lambda c: evaluate(self.problem, c)[0])
-        mip = solve_mip(lp, ticks=e.ticks, gap=e.gap, start=plan_vector(self.problem, start),
+        mip = solve_mip(lp, ticks=e.ticks, gap=min(e.gap, FREE_GAP),
+                        start=plan_vector(self.problem, start),
                         time_limit=e.time_limit)
         phase = _phase("free-mip", mip, b, lp, peak=False)
         self.phases.append(phase)
@@ -170,7 +190,7 @@ class _Solver:
             return choices
         cost, peak = evaluate(p, choices)
         limit = cost + _SLACK
-        lp = b.build(budget=budget, peak=True, limit=limit, fixed=self.fixing(limit))
+        lp = b.build(budget=budget, peak=True, limit=limit, fixed=self.fixing(limit, budget))
         start = b.start(plan_vector(p, choices), memory=True, peak=True)
         out = solve_mip(lp, ticks=e.ticks, gap=TIE_BREAK_GAP, start=start,
                         time_limit=e.time_limit)
@@ -189,14 +209,9 @@ class _Solver:
         """The budgeted MIP from the best fitting plan of `known` (named plans); the plan kept,
         where it comes from, and the MIP's phase."""
         p, b, e = self.problem, self.builder, self.effort
-        fitting = [(evaluate(p, c), name, c) for name, c in known]
-        fitting = [(cost, name, c) for (cost, peak), name, c in fitting
-                   if peak <= budget and np.isfinite(cost)]
-        best = min(fitting, key=lambda t: t[0]) if fitting else None  # first of equals
-        incumbent = None if best is None else best[2]
-        source = "" if best is None else best[1]
+        source, incumbent = best_fitting(p, budget, known)
         limit = evaluate(p, incumbent)[0] if incumbent is not None else None
-        fixed = self.fixing(limit) if limit is not None else None
+        fixed = self.fixing(limit, budget) if limit is not None else None
         lp = b.build(budget=budget, fixed=fixed)
         start = None if incumbent is None else b.start(plan_vector(p, incumbent), memory=True,
                                                        peak=False)
@@ -238,6 +253,7 @@ def solve(problem, budget: float | None, effort: Effort | None = None,
     s = _Solver(problem, effort)
     free, proven = s.free()
     free = s.tie_break(free, None, "tie-break")
+    s.free_plan = free
     free_cost, free_peak = evaluate(problem, free)
     # F, the bound under any budget: the free LP's optimum, or the free MIP's bound when the LP
     # is fractional (a carried state closes a cycle: tighter than the LP's)
@@ -252,11 +268,18 @@ def solve(problem, budget: float | None, effort: Effort | None = None,
         return _final(result, effort)
     candidates = [("greedy", c) for c in greedy_plans(problem)]
     candidates += [("known", c) for c in known or []]
-    found, source, phase = s.budgeted(budget, candidates)
+    found, source, bounds = _neighbourhood(s, budget, candidates, free_bounds)
+    phase = None
+    if found is None or _gap(evaluate(problem, found)[0], bounds) > effort.gap:
+        if found is not None:
+            candidates.append((source, found))
+        found, source, phase = s.budgeted(budget, candidates)
+        bounds += [] if phase.bound is None else [phase.bound]
     if found is None:
-        result.status = "infeasible" if phase.status == "infeasible" else "no_plan"
+        status = "no_plan" if phase is None else phase.status
+        result.status = "infeasible" if status == "infeasible" else "no_plan"
         result.choices, result.x = [], None
-        if phase.status == "infeasible":
+        if status == "infeasible":
             result.min_peak = s.min_peak()
         return result
     found = s.tie_break(found, budget, "budgeted-tie-break")
@@ -264,13 +287,44 @@ def solve(problem, budget: float | None, effort: Effort | None = None,
     result.choices, result.x = found, plan_vector(problem, found)
     result.objective, result.peak = cost, peak
     result.source = source
-    bounds = [b for b in (phase.bound, *free_bounds) if b is not None]
     result.bound = max(bounds) if bounds else None
     gap = result.gap
     result.status = "optimal" if gap is not None and gap <= max(effort.gap, 1e-9) else (
-        "time_limit" if phase.status == "time_limit" else "work_limit")
+        "work_limit")
     result.fixed = s.fixed
     return _final(result, effort)
+
+
+def best_fitting(problem, budget: float, known: list[tuple[str, list[int]]]
+                 ) -> tuple[str, list[int] | None]:
+    """The cheapest of the named plans `known` that fits the budget (the first of equals)."""
+    fitting = [(evaluate(problem, c), name, c) for name, c in known]
+    fitting = [(cost, name, c) for (cost, peak), name, c in fitting
+               if peak <= budget and np.isfinite(cost)]
+    best = min(fitting, key=lambda t: t[0]) if fitting else None
+    return ("", None) if best is None else (best[1], best[2])
+
+
+def _neighbourhood(s: _Solver, budget: float, known: list[tuple[str, list[int]]],
+                   free_bounds: list[float]) -> tuple[list[int] | None, str, list[float]]:
+    """The best plan at hand after the fix-and-solve step (neighbourhood.py), where it comes
+    from, and the bounds known (the free ones, the budgeted LP's)."""
+    source, best = best_fitting(s.problem, budget, known)
+    if not s.effort.neighbourhood:
+        return best, source, list(free_bounds)
+    step = neighbourhood(s, budget, best)
+    bounds = list(free_bounds) + ([] if step.bound is None else [step.bound])
+    if step.choices is not None:
+        return step.choices, "neighbourhood", bounds
+    return best, source, bounds
+
+
+def _gap(objective: float, bounds: list[float]) -> float:
+    if not bounds:
+        return float("inf")
+    if objective <= 0:
+        return 0.0
+    return max(0.0, (objective - max(bounds)) / objective)
 
 
 def _final(result: SolveResult, effort: Effort) -> SolveResult:
