@@ -81,6 +81,9 @@ class AutoShard(Pass):
     # none | auto: result i is the state argument i carries to the next step (same type, no
     # declared sharding) and comes back in that argument's layout
     carry: str = "none"
+    # price a value's reshard to one layout once however many consumers read it (exact, as the
+    # program shares it; a larger, slower LP: docs/autoshard.md)
+    share: bool = False
 
     def __post_init__(self) -> None:
         if self.follow not in FOLLOW:
@@ -129,7 +132,7 @@ class AutoShard(Pass):
         times["graph"] = time.process_time() - start
         start = time.process_time()
         model = CostModel(self.objective)
-        problem = formulate(graph, space, model, kept)
+        problem = formulate(graph, space, model, kept, self.share)
         times["formulate"] = time.process_time() - start
         budget = self.memory_budget or None
         rounds = self._solve(module, graph, problem, budget, times, func.loc, kept)

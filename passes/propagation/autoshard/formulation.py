@@ -47,6 +47,14 @@ from shardc.passes.propagation.autoshard.graph import RESHARDING, CostGraph, Nod
 from shardc.passes.propagation.autoshard.memory import memory_rows
 from shardc.passes.propagation.autoshard.merge import merge_blocks
 from shardc.passes.propagation.autoshard.parts import EdgeBlock, Linear, Row, Term, TermKey
+from shardc.passes.propagation.autoshard.shares import (
+    Hits,
+    Pair,
+    Share,
+    attach_shares,
+    pooled,
+    share_plan,
+)
 from shardc.passes.propagation.autoshard.simplify import ChoiceSpace
 
 
@@ -66,6 +74,8 @@ class Problem:
     # memory: each term a linear function of the variables, each row a sum of terms (memory.py)
     terms: list[Term] = field(default_factory=list)
     rows: list[Row] = field(default_factory=list)
+    # reshards several consumers of a value share, each priced once (shares.py)
+    shares: list[Share] = field(default_factory=list)
 
     @property
     def objective(self) -> np.ndarray:
@@ -83,8 +93,13 @@ class Problem:
 
 
 class _Builder:
-    def __init__(self, graph: CostGraph, space: ChoiceSpace, model: CostModel) -> None:
+    def __init__(self, graph: CostGraph, space: ChoiceSpace, model: CostModel,
+                 share: bool) -> None:
         self.graph, self.space, self.model = graph, space, model
+        self.share_plan = share_plan(graph, model) if share else {}
+        # value -> the edges of its pooled consumers (shares.py), in use order
+        self.pooled: dict[tuple[int, int], list[TermKey]] = {}
+        self.hits: dict[TermKey, Linear | np.ndarray] = {}  # edge -> its reads of each pair
         self.linear_comm = [np.zeros(n) for n in space.sizes]
         self.linear_ring = [np.zeros(n) for n in space.sizes]
         self.blocks: dict[TermKey, EdgeBlock] = {}
@@ -100,17 +115,23 @@ class _Builder:
         return self.space.representative[node.index]
 
     def cost(
-        self, v, src: NamedMapping, targets: tuple, last: bool, alias: bool
+        self, v, src: NamedMapping, targets: tuple, last: bool, alias: bool,
+        pairs: tuple[Pair, ...] = (),
     ) -> tuple[Reshard, int]:
         """The reshards from `src` to each of `targets`, and the bytes freed at the consumer
         when it is the value's last reader and reads it only through reshards. With `alias`
         the consumer is a `sharding_constraint`/`reshard`: the reshard is the op, its target
         buffer is the op's result (counted as such), and with no reshard the result is the
-        source itself."""
+        source itself. A reshard of `pairs` moves nothing here: its shared `z` pays for it
+        (shares.py); its buffers are still held."""
         shape, dtype = v.type.shape, v.type.dtype
+        shared = set(pairs) if pairs else ()
         total = NO_RESHARD
         for t in targets:
-            total = total + self.model.reshard(shape, dtype, src, t)
+            r = self.model.reshard(shape, dtype, src, t)
+            if pairs and (src, t) in shared:
+                r = Reshard(0, 0, r.held, r.peak)
+            total = total + r
         freed = 0
         if last and (alias or all(not same_layout(src, t) for t in targets)):
             freed = self.model.held(shape, dtype, src)
@@ -123,8 +144,11 @@ class _Builder:
         gp, gc = self.group(p), self.group(c)
         v = p.values[u.result]
         last = self.graph.last_use.get((p.index, u.result)) == c.position
-        key = ("edge", self.rep(p), u.result, self.rep(c), u.operands, last)
+        pairs = self.share_plan.get((p.index, u.result), ()) if pooled(u) else ()
+        key = ("edge", self.rep(p), u.result, self.rep(c), u.operands, last, pairs)
         self.edge_terms.setdefault(c.index, []).append(key)
+        if pairs:
+            self.pooled.setdefault((p.index, u.result), []).append(key)
         if key in self.blocks:
             self.blocks[key].count += 1
             return
@@ -137,8 +161,10 @@ class _Builder:
         tgts = [tuple(dict.fromkeys(s.operands[i] for i in u.operands)) for s in c.strategies]
         alias = c.op is not None and c.op.name in RESHARDING
 
-        def cost(src: NamedMapping, targets: tuple) -> tuple[Reshard, int]:
-            return self.cost(v, src, targets, last, alias)
+        hits = Hits(pairs)
+
+        def cost(src: NamedMapping, targets: tuple) -> tuple[Reshard, int, np.ndarray]:
+            return (*self.cost(v, src, targets, last, alias, pairs), hits(src, targets))
 
         self._edge(key, gp, gc, srcs, tgts, cost)
 
@@ -163,21 +189,28 @@ class _Builder:
         for b, t in enumerate(tgts):
             col_of.setdefault(t, []).append(b)
         shape = (len(row_of), len(col_of))
-        cells = np.zeros((5, *shape))  # comm, ring, held, freed, peak
+        cells: np.ndarray | None = None  # comm, ring, held, freed, peak, then the reads
         for r, s in enumerate(row_of):
             for ci, t in enumerate(col_of):
-                plan, freed = cost(s, t)
-                cells[:, r, ci] = (plan.comm, plan.ring, plan.held, -freed, plan.peak)
+                plan, freed, read = cost(s, t)
+                if cells is None:
+                    cells = np.zeros((5 + len(read), *shape))
+                cells[:, r, ci] = (plan.comm, plan.ring, plan.held, -freed, plan.peak, *read)
+        assert cells is not None
         rows, cells = _merge_equal(list(row_of.values()), cells, axis=1)
         cols, cells = _merge_equal(list(col_of.values()), cells, axis=2)
-        self.blocks[key] = EdgeBlock(gp, gc, rows, cols, *cells, count=1)
+        self.blocks[key] = EdgeBlock(gp, gc, rows, cols, *cells[:5], count=1)
+        if len(cells) > 5:
+            self.hits[key] = cells[5:]
 
-    def _linear(self, key: TermKey, group: int, costs: list[tuple[Reshard, int]]) -> None:
-        comm = np.array([c.comm for c, _ in costs], dtype=float)
-        ring = np.array([c.ring for c, _ in costs], dtype=float)
-        held = np.array([c.held for c, _ in costs], dtype=float)
-        freed = np.array([-freed for _, freed in costs], dtype=float)
-        peak = np.array([c.peak for c, _ in costs], dtype=float)
+    def _linear(self, key: TermKey, group: int, costs: list[tuple]) -> None:
+        comm = np.array([c[0].comm for c in costs], dtype=float)
+        ring = np.array([c[0].ring for c in costs], dtype=float)
+        held = np.array([c[0].held for c in costs], dtype=float)
+        freed = np.array([-c[1] for c in costs], dtype=float)
+        peak = np.array([c[0].peak for c in costs], dtype=float)
+        if len(costs[0]) > 2 and len(costs[0][2]):
+            self.hits[key] = Linear(group, np.stack([c[2] for c in costs], axis=1))
         self.linear[key] = (
             Linear(group, np.stack([comm, ring])),
             Linear(group, held),
@@ -186,6 +219,46 @@ class _Builder:
         )
         self.linear_comm[group] += comm
         self.linear_ring[group] += ring
+
+    def _reads(self, key: TermKey, x_offset: list[int]) -> list[Term | None]:
+        """Per pair, edge `key`'s indicator of reading it: its block cells, or `x` of its
+        linear group (a constant when that group has one choice); None when it never does."""
+        found = self.hits[key]
+        if isinstance(found, Linear):
+            flat, base = found.values, x_offset[found.group]
+            if self.space.sizes[found.group] == 1:
+                return [Term(np.zeros(0, np.int64), np.zeros(0), 1.0) if h[0] else None
+                        for h in flat]
+        else:
+            flat, base = found.reshape(len(found), -1), self.blocks[key].offset
+        out: list[Term | None] = [None] * len(flat)
+        rows, cols = np.nonzero(flat)
+        bounds = np.searchsorted(rows, np.arange(len(flat) + 1))
+        for j in np.nonzero(np.diff(bounds))[0]:
+            nz = cols[bounds[j]: bounds[j + 1]]
+            out[j] = Term(base + nz, np.ones(len(nz)), 0.0)
+        return out
+
+    def shares(self, x_offset: list[int]) -> list[Share]:
+        """One share per pair of each value its pooled consumers may read (shares.py); tied
+        values, whose pooled edges are the same, share theirs and count them."""
+        found: dict[tuple, list[Share]] = {}
+        for (p, k), keys in self.pooled.items():
+            signature = (self.space.representative[p], k, tuple(keys))
+            if signature in found:
+                for share in found[signature]:
+                    share.count += 1
+                continue
+            v = self.graph.nodes[p].values[k]
+            group: list[Share] = []
+            per_key = [self._reads(key, x_offset) for key in dict.fromkeys(keys)]
+            for j, (src, t) in enumerate(self.share_plan[(p, k)]):
+                r = self.model.reshard(v.type.shape, v.type.dtype, src, t)
+                reads = [found[j] for found in per_key if found[j] is not None]
+                if reads:
+                    group.append(Share(r.comm, r.ring, 1, reads))
+            found[signature] = group
+        return [share for group in found.values() for share in group]
 
     def add_carry(self, ret: Return, arg: Node) -> None:
         """A returned state must come back in its argument's layout: an edge from the producer
@@ -196,8 +269,8 @@ class _Builder:
         srcs = [s.results[k] for s in p.strategies]
         tgts = [(s.results[0],) for s in arg.strategies]
 
-        def cost(src: NamedMapping, targets: tuple) -> tuple[Reshard, int]:
-            return self.cost(v, reduced(src), targets, False, False)
+        def cost(src: NamedMapping, targets: tuple) -> tuple[Reshard, int, np.ndarray]:
+            return (*self.cost(v, reduced(src), targets, False, False), np.zeros(0))
 
         self._edge(key, self.group(p), self.group(arg), srcs, tgts, cost)
         self.return_terms.append(key)
@@ -242,12 +315,14 @@ def _merge_equal(
 
 
 def formulate(
-    graph: CostGraph, space: ChoiceSpace, model: CostModel, kept: frozenset[int] = frozenset()
+    graph: CostGraph, space: ChoiceSpace, model: CostModel, kept: frozenset[int] = frozenset(),
+    share: bool = False,
 ) -> Problem:
     """The variables, objective and memory rows of the choice (see the module docstring);
-    arguments at the positions in `kept` are not donated: they live to the end."""
+    arguments at the positions in `kept` are not donated: they live to the end. With `share`
+    a reshard several consumers read is priced once (shares.py)."""
 
-    b = _Builder(graph, space, model)
+    b = _Builder(graph, space, model, share)
     for u in graph.uses:
         b.add_use(u)
     carried = {ret.index: arg for ret, arg in graph.carries}
@@ -286,5 +361,8 @@ def formulate(
     problem.terms, problem.rows = memory_rows(
         graph, space, model, x_offset, b.blocks, b.edge_terms, b.linear, b.return_terms, kept
     )
+    problem.shares = b.shares(x_offset)
     # one block per pair of groups: exact, smaller and tighter (merge.py)
-    return merge_blocks(problem)
+    problem = merge_blocks(problem)
+    attach_shares(problem)
+    return problem

@@ -88,6 +88,8 @@ def merge_blocks(problem):
     problem.comm = np.where(problem.forbidden, 0.0, np.concatenate(comm))
     problem.ring = np.where(problem.forbidden, 0.0, np.concatenate(ring))
     problem.terms = [_remap(t, remap) for t in problem.terms]
+    for share in problem.shares:
+        share.reads = [_remap(t, remap) for t in share.reads]
     problem.__dict__.pop("_class_maps", None)  # plans.py's cache of the old blocks
     return problem
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from shardc.passes.propagation.autoshard.costs import UNPLANNABLE
+from shardc.passes.propagation.autoshard.shares import fill_shares
 
 WEIGHTS = (0.0, 0.25, 1.0, 4.0, 16.0, 1024.0)
 _SWEEPS = 8
@@ -56,6 +57,7 @@ def plan_vector(problem, choices: list[int]) -> np.ndarray:
         r = row_of[choices[block.src_group]]
         c = col_of[choices[block.dst_group]]
         v[block.offset + r * len(block.cols) + c] = 1.0
+    fill_shares(problem, v)
     return v
 
 

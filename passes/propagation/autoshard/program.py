@@ -26,6 +26,7 @@ import numpy as np
 from scipy.sparse import coo_matrix
 
 from shardc.passes.propagation.autoshard.highs import LinearProgram
+from shardc.passes.propagation.autoshard.shares import share_rows
 
 
 def _scale(values: np.ndarray) -> float:
@@ -130,6 +131,9 @@ class ProgramBuilder:
                                 -np.ones(len(x_dst))]),
                 zero, zero,
             )
+        r, c, v, lower = share_rows(p)  # a shared reshard's z covers each of its reads
+        if len(lower):
+            rows.rows(r, c, v, lower, np.full(len(lower), np.inf))
         return rows
 
     def _expand(self, terms: np.ndarray, rows: np.ndarray, weights: np.ndarray):
