@@ -29,8 +29,8 @@ _DEFAULT = "*"
 def _one_line(fn: Callable[..., str]) -> LinesPrinter:
     def lines(p: Any, op: Any, n: Any, indent: str) -> list[str]:
         head = n.group(op)
-        args = ", ".join(n(v) for v in op.operands)
-        return [indent + head + fn(p, op, n, args) + p.loc(op.loc, op.loc_written)]
+        text = indent + head + fn(p, op, n, ", ".join(map(n, op.operands)))
+        return [text + p.loc(op.loc, op.loc_written) if p.debug_info else text]
 
     return lines
 

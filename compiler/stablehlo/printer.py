@@ -12,6 +12,7 @@ an outlined function printed back as a region body. Which printer prints an op i
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from shardc.ir.attributes import OpaqueAttr
@@ -30,6 +31,23 @@ from shardc.stablehlo.mlir_text import ExportError, attr_dict, string_text
 from shardc.stablehlo.mlir_text import tensor_text as _ty
 from shardc.stablehlo.names import Names
 
+_MARKERS = frozenset({SDY_CONSTANT_MARKER, ARITH_CONSTANT_MARKER, REDUCER_ATTRS})
+# Native op name -> the attributes its printer writes in its own syntax or not at all.
+_HIDDEN: dict[str, frozenset[str]] = {}
+
+
+def _hidden_attrs(name: str) -> frozenset[str]:
+    hidden = _HIDDEN.get(name)
+    if hidden is None:
+        op_def = OPS.get(name)
+        hidden = _MARKERS | (op_def.attrs.keys() if op_def is not None else frozenset())
+        if name in OWN_ATTRS_OPS:
+            hidden |= OWN_ATTRS
+        hidden = frozenset(hidden)
+        if op_def is not None:  # (ops register as their modules are imported)
+            _HIDDEN[name] = hidden
+    return hidden
+
 
 class Printer:
     """Prints one module (`print()`); the op printers call back into it for what they share."""
@@ -38,26 +56,30 @@ class Printer:
         self.module = module
         self.debug_info = debug_info
         self.lines: list[str] = []
+        # (id(value), key) -> fn(value, key): texts made once per distinct object (a model's
+        # layers share their constants' values). The module keeps the values alive meanwhile.
+        self._texts: dict[tuple[int, Any], str] = {}
 
     # ----- what every op printer shares -------------------------------------------------------
 
     def discardable(self, op: Operation) -> dict[str, Any]:
-        op_def = OPS.get(op.name)
-        known = op_def.attrs if op_def is not None else {}
-        own = OWN_ATTRS if op.name in OWN_ATTRS_OPS else ()
-        out = {k: v for k, v in op.attributes.items()
-               if k not in known
-               and k not in (SDY_CONSTANT_MARKER, ARITH_CONSTANT_MARKER, REDUCER_ATTRS)
-               and k not in own}
-        return out
+        hidden = _hidden_attrs(op.name)
+        return {k: v for k, v in op.attributes.items() if k not in hidden}
 
     def op_attrs(
         self, op: Operation, with_sharding: bool = True, extra: dict[str, Any] | None = None
     ) -> str:
         """` {attr = ..., sdy.sharding = ...}` (with its leading space), or '' when empty."""
-        attrs = self.discardable(op)
+        hidden = _hidden_attrs(op.name)
+        # Most ops have only their own attributes and no sharding: nothing to print (checked
+        # before any dict is built: this runs once per op).
+        shown = any(k not in hidden for k in op.attributes) if op.attributes else False
+        sharded = with_sharding and any(r.type.mapping is not None for r in op.results)
+        if not (shown or sharded or extra):
+            return ""
+        attrs = {k: v for k, v in op.attributes.items() if k not in hidden} if shown else {}
         attrs.update(extra or {})
-        if with_sharding and op.results and any(r.mapping is not None for r in op.results):
+        if sharded:
             mesh = next(r.mapping.mesh.name for r in op.results if r.mapping is not None)
             texts = []
             for r in op.results:
@@ -69,6 +91,13 @@ class Printer:
             )
         text = attr_dict(attrs)
         return " " + text if text else ""
+
+    def text_of(self, value: Any, key: Any, fn: Callable[[Any, Any], str]) -> str:
+        """`fn(value, key)`, made once per distinct `value` object and `key` in this print."""
+        text = self._texts.get((id(value), key))
+        if text is None:
+            text = self._texts[id(value), key] = fn(value, key)
+        return text
 
     def loc(self, loc: Location | None, written: bool) -> str:
         if not self.debug_info or not written or loc is None:

@@ -180,10 +180,12 @@ def _generic_pad(fb: FunctionBuilder, rec: OpRec, operands: list[Value], props: 
 
 @prints("constant")
 def _print_constant(p: Printer, op: Operation, n: Names, args: str) -> str:
-    dialect = next((name.partition(".")[0] for name in _MARKERS.values()
-                    if op.attributes.get(name)), "stablehlo")
+    at = op.attributes
+    dialect = ("stablehlo" if len(at) == 1 else  # (only its value: the common case)
+               next((name.partition(".")[0] for name in _MARKERS.values() if at.get(name)),
+                    "stablehlo"))
     r = op.results[0]
-    dense = format_dense(op.attributes["value"], r.type.dtype)
+    dense = p.text_of(at["value"], r.type.dtype, format_dense)
     return f"{dialect}.constant{p.op_attrs(op)} {dense} : {_ty(r.type)}"
 
 
