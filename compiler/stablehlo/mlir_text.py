@@ -41,17 +41,33 @@ def tensor_text(t: TensorType) -> str:
 
 def results_text(op: Operation) -> str:
     """`tensor<..>` for one result, `(tensor<..>, tensor<..>)` for several."""
-    outs = [tensor_text(r.type) for r in op.results]
-    return outs[0] if len(outs) == 1 else "(" + ", ".join(outs) + ")"  # `()`: no results
+    results = op.results
+    if len(results) == 1:
+        return tensor_text(results[0].type)
+    return "(" + ", ".join([tensor_text(r.type) for r in results]) + ")"  # `()`: no results
 
 
 def functional_type(op: Operation) -> str:
     """`(operand types) -> result type(s)`."""
-    return f"({', '.join(tensor_text(v.type) for v in op.operands)}) -> {results_text(op)}"
+    return ("(" + ", ".join([tensor_text(v.type) for v in op.operands]) + ") -> "
+            + results_text(op))
+
+
+_INT_LISTS: dict[tuple, str] = {}  # a program's few distinct dims/permutations/...
 
 
 def int_list(values: Any) -> str:
-    return "[" + ", ".join(str(int(v)) for v in values) + "]"
+    """`[1, 0]`."""
+    try:
+        text = _INT_LISTS.get(values)
+        cacheable = True
+    except TypeError:  # (a list, or numbers that do not hash)
+        text, cacheable = None, False
+    if text is None:
+        text = "[" + ", ".join([str(int(v)) for v in values]) + "]"
+        if cacheable and len(_INT_LISTS) < 1 << 16:
+            _INT_LISTS[values] = text
+    return text
 
 
 def string_text(s: str) -> str:

@@ -104,7 +104,10 @@ class Names:
         return f"%{self.names[id(op.results[0])].split('#')[0]}:{len(op.results)} = "
 
     def __call__(self, v: Value) -> str:
-        scope: Names | None = self
+        name = self.names.get(id(v))
+        if name is not None:
+            return "%" + name
+        scope: Names | None = self.parent
         while scope is not None:
             name = scope.names.get(id(v))
             if name is not None:

@@ -169,6 +169,9 @@ def _print_elementwise(p: Printer, op: Operation, n: Names, args: str) -> str:
     name = op.name
     if name not in OPS or name in _NO_STABLEHLO:
         raise ExportError(f"'{name}' has no StableHLO equivalent to export", op.loc)
-    types = {_ty(v.type) for v in op.operands} | {_ty(r.type) for r in op.results}
-    sig = types.pop() if len(types) == 1 else functional_type(op)
+    results = op.results
+    sig = _ty(results[0].type) if len(results) == 1 else None
+    if sig is None or any(_ty(v.type) != sig for v in op.operands):
+        types = {_ty(v.type) for v in op.operands} | {_ty(r.type) for r in results}
+        sig = types.pop() if len(types) == 1 else functional_type(op)
     return f"stablehlo.{name} {args}{p.op_attrs(op)} : {sig}"

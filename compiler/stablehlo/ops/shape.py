@@ -195,11 +195,14 @@ def _print_iota(p: Printer, op: Operation, n: Names, args: str) -> str:
             f"{_ty(op.results[0].type)}")
 
 
+_DIMS_KEY = {"broadcast_in_dim": "broadcast_dimensions", "transpose": "permutation",
+             "reverse": "dimensions"}
+
+
 @prints(*(native for native, _ in _DIMS_ATTR.values()))
 def _print_dims(p: Printer, op: Operation, n: Names, args: str) -> str:
     name = op.name
-    key = {"broadcast_in_dim": "broadcast_dimensions", "transpose": "permutation",
-           "reverse": "dimensions"}[name]
+    key = _DIMS_KEY[name]
     sig = _ty(op.results[0].type) if name == "reverse" else functional_type(op)
     return f"stablehlo.{name} {args}, dims = {int_list(op.attributes[key])}{p.op_attrs(op)} : {sig}"
 
