@@ -49,12 +49,15 @@ def region_only_functions(module: Module) -> set[str]:
     called: set[str] = set()
     for func in module.functions.values():
         for op in func.body:
-            as_region.update(region_symbols(op))
-            callee = op.attributes.get("callee") if op.name == "call" else None
+            name = op.name
+            if name in REGION_OPS:
+                as_region.update(region_symbols(op))
+            callee = op.attributes.get("callee") if name == "call" else None
             if isinstance(callee, Symbol):
                 called.add(callee.name)
-            decomposition = op.attributes.get("decomposition")
-            if isinstance(decomposition, Symbol):
-                called.add(decomposition.name)
+            if "decomposition" in op.attributes:
+                decomposition = op.attributes["decomposition"]
+                if isinstance(decomposition, Symbol):
+                    called.add(decomposition.name)
     return {name for name in as_region - called
             if name in module.functions and module.functions[name].is_private}

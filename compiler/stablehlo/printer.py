@@ -73,8 +73,13 @@ class Printer:
         hidden = _hidden_attrs(op.name)
         # Most ops have only their own attributes and no sharding: nothing to print (checked
         # before any dict is built: this runs once per op).
-        shown = any(k not in hidden for k in op.attributes) if op.attributes else False
-        sharded = with_sharding and any(r.type.mapping is not None for r in op.results)
+        shown = not hidden.issuperset(op.attributes)
+        sharded = False
+        if with_sharding:
+            for r in op.results:
+                if r.type.mapping is not None:
+                    sharded = True
+                    break
         if not (shown or sharded or extra):
             return ""
         attrs = {k: v for k, v in op.attributes.items() if k not in hidden} if shown else {}
