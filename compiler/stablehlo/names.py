@@ -74,31 +74,34 @@ class Names:
                 return probe
 
     def number(self, op: Operation) -> None:
-        if not op.results:
+        results = op.results
+        if not results:
             return
-        if op.name in RESULT_NAMES:
-            for r, base in zip(op.results, RESULT_NAMES[op.name]):
+        name = op.name
+        if name in RESULT_NAMES:
+            for r, base in zip(results, RESULT_NAMES[name]):
                 self.names[id(r)] = self.unique(base)
             return
-        if op.name == "constant" and not op.attributes.get(SDY_CONSTANT_MARKER):
+        if name == "constant" and not op.attributes.get(SDY_CONSTANT_MARKER):
             # MLIR's names: arith.constant of a tensor is %cst whatever its element type.
-            cst = op.attributes.get(ARITH_CONSTANT_MARKER) or is_float(op.results[0].type.dtype)
-            self.names[id(op.results[0])] = self.unique("cst" if cst else "c")
+            cst = op.attributes.get(ARITH_CONSTANT_MARKER) or is_float(results[0].type.dtype)
+            self.names[id(results[0])] = self.unique("cst" if cst else "c")
             return
         base = str(self.next_value)
         self.next_value += 1
-        if len(op.results) == 1:
-            self.names[id(op.results[0])] = base
+        if len(results) == 1:
+            self.names[id(results[0])] = base
         else:
-            for i, r in enumerate(op.results):
+            for i, r in enumerate(results):
                 self.names[id(r)] = f"{base}#{i}"
 
     def group(self, op: Operation) -> str:
         """`%0 = `, `%1:2 = ` or '' for an op with no results."""
-        if not op.results:
+        results = op.results
+        if len(results) == 1:
+            return "%" + self.names[id(results[0])] + " = "
+        if not results:
             return ""
-        if len(op.results) == 1:
-            return f"%{self.names[id(op.results[0])]} = "
         if op.name in RESULT_NAMES:
             return ", ".join(f"%{self.names[id(r)]}" for r in op.results) + " = "
         return f"%{self.names[id(op.results[0])].split('#')[0]}:{len(op.results)} = "

@@ -177,8 +177,9 @@ class Printer:
         if func.attributes:
             header += " attributes " + attr_dict(func.attributes)
         self.lines.append(header + " {")
+        lines = self.lines
         for op in func.body:
-            self.lines.extend(self.op_text(op, n, "    "))
+            lines.extend(printer_of(op.name)(self, op, n, "    "))
         self.lines.append("  }" + self.loc(func.loc, func.loc_written))
 
     def print(self) -> str:
