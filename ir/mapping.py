@@ -22,7 +22,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
 from shardc.ir.diagnostics import ConversionError, ShardingError
-from shardc.ir.mesh import AxisRef, DeviceMesh
+from shardc.ir.mesh import AxisRef, DeviceMesh, identity_first_eq
 from shardc.ir.placements import Partial, Placement, ReduceOp, Replicated, Sharded
 
 
@@ -59,14 +59,7 @@ class DimSharding:
     is_closed: bool = True
     priority: int | None = None
 
-    def __eq__(self, other: object) -> bool:
-        # (the generated one, with the identity test first)
-        if self is other:
-            return True
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.axes, self.is_closed, self.priority) == (
-            other.axes, other.is_closed, other.priority)  # type: ignore[attr-defined]
+    __eq__ = identity_first_eq("axes", "is_closed", "priority")
 
     def __post_init__(self) -> None:
         if not isinstance(self.axes, tuple):

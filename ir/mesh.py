@@ -13,10 +13,28 @@ axis `x` whose more-major part has size `pre`. Axis `x` of size n splits major t
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from operator import attrgetter
 
 from shardc.ir.diagnostics import ShardingError
+
+
+def identity_first_eq(*fields: str) -> Callable[[object, object], bool]:
+    """A dataclass's generated `__eq__` over `fields`, with the identity test first: most
+    comparisons of meshes, axes and shardings are of one object with itself, and `!=` has no
+    such shortcut of its own (one `m.mesh != mesh` per value made ~76k field-by-field
+    comparisons in an 8-layer compile)."""
+    key = attrgetter(*fields)
+
+    def __eq__(self: object, other: object) -> bool:
+        if self is other:
+            return True
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return key(self) == key(other)
+
+    return __eq__
 
 
 @dataclass(frozen=True, slots=True, order=True)
@@ -27,15 +45,7 @@ class AxisRef:
     pre: int = 1
     size: int | None = None
 
-    def __eq__(self, other: object) -> bool:
-        # (the generated one, with the identity test first: most comparisons are of one
-        # object with itself, and `!=` has no such shortcut of its own)
-        if self is other:
-            return True
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.name, self.pre, self.size) == (
-            other.name, other.pre, other.size)  # type: ignore[attr-defined]
+    __eq__ = identity_first_eq("name", "pre", "size")
 
     def __post_init__(self) -> None:
         if self.size is not None and (self.size < 1 or self.pre < 1):
@@ -125,15 +135,7 @@ class DeviceMesh:
     inline: bool = False
     _index: dict[str, int] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
-    def __eq__(self, other: object) -> bool:
-        # (the generated one, with the identity test first: `m.mesh != mesh` is asked of one
-        # mesh object nearly always)
-        if self is other:
-            return True
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        return (self.name, self.axes, self.device_ids, self.inline) == (
-            other.name, other.axes, other.device_ids, other.inline)  # type: ignore[attr-defined]
+    __eq__ = identity_first_eq("name", "axes", "device_ids", "inline")  # (`m.mesh != mesh`)
 
     def __post_init__(self) -> None:
         seen: set[str] = set()
