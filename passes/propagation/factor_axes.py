@@ -45,9 +45,9 @@ def axes_size(axes: Sequence[AxisRef], mesh: DeviceMesh) -> int:
     return math.prod(a.axis_size(mesh) for a in axes)
 
 
-# Memos of the two pure functions insert-reshards calls per op (`choose_factor_axes`) and per
-# operand and result (`mapping_from_factors`).
-_axes_memo = RuleMemo()
+# A memo of `mapping_from_factors`, which insert-reshards and auto-shard's candidates call per
+# operand and result. (`choose_factor_axes` has one caller, insert-reshards' `plan`, memoized
+# whole on a key holding this one's.)
 _mapping_memo = RuleMemo()
 
 
@@ -330,20 +330,8 @@ def choose_factor_axes(
     (two non-scalar tensors, one factor per dim, no need-replication factor) the preferred
     tensor's; otherwise the greedy candidate heuristic. The result never shards a permutation or
     need-replication factor, never gives one axis to two factors, and never needs a strided or
-    overflowing layout on any tensor. (A new list each call: callers narrow it in place.)
+    overflowing layout on any tensor.
     """
-    key = (tuple(operands), tuple(results), tuple(tensor_sizes), mesh)
-    frozen = _axes_memo.get(rule, key)
-    if frozen is MISSING:
-        axes = _choose_factor_axes(rule, operands, results, tensor_sizes, mesh)
-        frozen = tuple(tuple(a) for a in axes)
-        _axes_memo.put(rule, key, frozen)
-    return list(frozen)
-
-
-def _choose_factor_axes(rule: OpShardingRule, operands: Sequence[NamedMapping],
-                        results: Sequence[NamedMapping], tensor_sizes: Sequence[int],
-                        mesh: DeviceMesh) -> AxesPerFactor:
     projection = ShardingProjection.build(operands, results, rule, mesh)
     tensors = projection.tensors
     axes = _compatible(rule, tensors)

@@ -1,7 +1,7 @@
 """`RuleMemo`: a bounded memo of a pure function of an op's sharding rule and its tensors'
-layouts (insert-reshards' factor choice, the layout a tensor gets from it, spmd's locality
-check). A model's layers repeat the same ops on the same layouts, so most calls were made
-before.
+layouts (insert-reshards' plan of an op, the layout a tensor gets from its factors, spmd's
+locality check). A model's layers repeat the same ops on the same layouts, so most calls were
+made before.
 
 Keyed by the rule's identity (rules are shared: registry.py builds each distinct one once) and
 the caller's key; each entry keeps its rule alive, so an id is never reused while its entry
