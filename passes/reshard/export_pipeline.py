@@ -37,6 +37,7 @@ from shardc.passes.manager import (
     Pass,
     PassContext,
     PassManager,
+    load_pass,
     parse_pipeline,
     register_alias,
     register_pass,
@@ -110,6 +111,8 @@ class ExportPipeline(Pass):
         steps = self.steps()
         for step in steps:
             name = step.split("{")[0]
+            if name not in PASSES and name not in ALIASES:
+                load_pass(name)  # (a pipeline imports only the pass modules it names)
             if name not in PASSES and name not in ALIASES:
                 option = {"sdy-inline-meshes": "inline-meshes=false",
                           "sdy-per-instruction-partitioning":
