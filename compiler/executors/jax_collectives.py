@@ -12,6 +12,8 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
+
 from shardc.ir.core import Operation
 from shardc.ir.diagnostics import ExecutionError
 from shardc.ir.mesh import DeviceMesh
@@ -26,7 +28,7 @@ def named_axes_collective(jax: Any, op: Operation, xs: Sequence[Any], axes: tupl
     lax, jnp = jax.lax, jax.numpy
     name = op.name
     if name == "spmd.axis_index":
-        return lax.axis_index(axes).astype(jnp.int32)
+        return axis_index(lax, axes).astype(jnp.int32)
     if len(xs) > 1:
         return _combined(jax, op, xs, axes)
     (x,) = xs
@@ -35,7 +37,10 @@ def named_axes_collective(jax: Any, op: Operation, xs: Sequence[Any], axes: tupl
     if name == "spmd.all_slice":
         d = attr(op, "dim")
         size = op.results[0].type.shape[d]
-        return lax.dynamic_slice_in_dim(x, lax.axis_index(axes) * size, size, axis=d)
+        start = axis_index(lax, axes)
+        start = lax.mul(start, np.array(size, start.dtype))
+        # (in range: no wrapping of negative indices)
+        return lax.dynamic_slice_in_dim(x, start, size, axis=d, allow_negative_indices=False)
     if name == "spmd.all_to_all":
         return lax.all_to_all(x, axes, attr(op, "split_dim"), attr(op, "concat_dim"), tiled=True)
     if name == "spmd.reduce_scatter":
@@ -52,13 +57,27 @@ def named_axes_collective(jax: Any, op: Operation, xs: Sequence[Any], axes: tupl
     raise ExecutionError(f"the JAX backend has no translation of '{name}'", op.loc)
 
 
+def axis_index(lax: Any, axes: Sequence[str]) -> Any:
+    """The device's linear index over the mesh axes `axes` (the first major), as
+    `lax.axis_index(axes)`; built from `jax.lax` primitives (one axis: its own index), where
+    `lax.axis_index` of a tuple adds a product and a sum per axis through `jax.numpy`'s
+    promotion, at ~15x the trace cost."""
+    if not axes:
+        return lax.axis_index(())
+    index = lax.axis_index(axes[0])
+    for name in axes[1:]:
+        size = np.array(lax.axis_size(name), index.dtype)
+        index = lax.add(lax.mul(index, size), lax.axis_index(name))
+    return index
+
+
 def _combined(jax: Any, op: Operation, xs: Sequence[Any], axes: tuple) -> tuple[Any, ...]:
     """A combined collective. All-reduces: `psum` of the tuple, which XLA emits as one tuple
     all-reduce (its all-reduce combiner runs on every backend). All-gathers and reduce-scatters,
     which XLA:CPU does not combine: every operand with its `dim` made major and flattened to
     one row per group member, the rows concatenated into one buffer, one collective, and the
     buffer cut back (a transpose only where `dim` is not already the major dim)."""
-    lax, jnp = jax.lax, jax.numpy
+    lax = jax.lax
     name = op.name
     if name == "spmd.all_reduce":
         if attr(op, "kind").word == "add":
@@ -67,34 +86,48 @@ def _combined(jax: Any, op: Operation, xs: Sequence[Any], axes: tuple) -> tuple[
         return tuple(one)
     d = attr(op, "dim")
     g = len(attr(op, "groups")[0])
+    # (`jax.lax` throughout: the arrays' dtypes agree, and `jax.numpy`'s wrappers would add
+    # only their promotion and index handling to the trace.)
     if name == "spmd.all_gather":
-        flat = jnp.concatenate([x.reshape(-1) for x in xs])
+        flat = lax.concatenate([lax.reshape(x, (x.size,)) for x in xs], 0)
         rows = lax.all_gather(flat, axes, axis=0, tiled=False)  # [g, total]
         outs, start = [], 0
         for x in xs:
-            part = rows[:, start:start + x.size].reshape((g, *x.shape))
+            part = lax.slice_in_dim(rows, start, start + x.size, axis=1)
+            part = lax.reshape(part, (g, *x.shape))
             start += x.size
-            part = jnp.moveaxis(part, 0, d)  # [.., g, n_d, ..]: member-major along dim d
+            part = _moveaxis(lax, part, 0, d)  # [.., g, n_d, ..]: member-major along dim d
             shape = list(x.shape)
             shape[d] *= g
-            outs.append(part.reshape(shape))
+            outs.append(lax.reshape(part, tuple(shape)))
         return tuple(outs)
     if name == "spmd.reduce_scatter":
         pieces = []
         for x in xs:
             split = (*x.shape[:d], g, x.shape[d] // g, *x.shape[d + 1:])
-            pieces.append(jnp.moveaxis(x.reshape(split), d, 0).reshape(g, -1))
-        summed = lax.psum_scatter(jnp.concatenate(pieces, axis=1), axes, scatter_dimension=0,
+            piece = _moveaxis(lax, lax.reshape(x, split), d, 0)
+            pieces.append(lax.reshape(piece, (g, x.size // g)))
+        summed = lax.psum_scatter(lax.concatenate(pieces, 1), axes, scatter_dimension=0,
                                   tiled=False)  # [total / g]
         outs, start = [], 0
         for x in xs:
             shape = list(x.shape)
             shape[d] //= g
             size = x.size // g
-            outs.append(summed[start:start + size].reshape(shape))
+            part = lax.slice_in_dim(summed, start, start + size, axis=0)
+            outs.append(lax.reshape(part, tuple(shape)))
             start += size
         return tuple(outs)
     raise ExecutionError(f"the JAX backend has no translation of a combined '{name}'", op.loc)
+
+
+def _moveaxis(lax: Any, x: Any, source: int, dest: int) -> Any:
+    """`jnp.moveaxis(x, source, dest)` (one transpose; none when nothing moves)."""
+    if source == dest:
+        return x
+    perm = [i for i in range(x.ndim) if i != source]
+    perm.insert(dest, source)
+    return lax.transpose(x, tuple(perm))
 
 
 def manual_permutation(op: Operation, mesh: DeviceMesh, manual: Sequence[str],

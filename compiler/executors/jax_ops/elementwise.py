@@ -7,6 +7,7 @@ honours `compare_type` SIGNED/UNSIGNED; `convert` to i1 is `x != 0`.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 from typing import Any
 
@@ -21,36 +22,48 @@ from shardc.ir.types import numpy_dtype
 
 def _unary(name: str) -> Callable[..., Any]:
     def fn(op: Operation, x: Any) -> Any:
-        lax, jnp = jax_lax(), jax_numpy()
-        table: dict[str, Callable[[Any], Any]] = {
-            "abs": jnp.abs, "negate": jnp.negative, "exponential": jnp.exp,
-            "exponential_minus_one": jnp.expm1, "log": jnp.log, "log_plus_one": jnp.log1p,
-            "sqrt": jnp.sqrt, "rsqrt": lax.rsqrt, "cbrt": jnp.cbrt, "tanh": jnp.tanh,
-            "logistic": lax.logistic, "sine": jnp.sin, "cosine": jnp.cos, "tan": jnp.tan,
-            "floor": jnp.floor, "ceil": jnp.ceil, "round_nearest_even": lax.round_nearest_even
-            if hasattr(lax, "round_nearest_even") else jnp.round,
-            "round_nearest_afz": lambda v: lax.round(v, lax.RoundingMethod.AWAY_FROM_ZERO),
-            "sign": lax.sign, "not": lax.bitwise_not, "erf": lax.erf, "erf_inv": lax.erf_inv,
-            "square": jnp.square,
-            "reciprocal": lambda v: lax.div(jnp.ones_like(v), v), "is_finite": jnp.isfinite,
-        }
-        return table[name](x)
+        return _unary_table()[name](x)
 
     return fn
+
+
+@functools.cache
+def _unary_table() -> dict[str, Callable[[Any], Any]]:
+    """Each unary op's function, built once. Where StableHLO's operand types are those of the
+    `jax.lax` function (floats for exp, log, sqrt, tanh and the trigonometry; any number for
+    negate) it is called directly: `jax.numpy`'s wrapper would only add its dtype promotion,
+    which has nothing to do there (the same primitive, at half the trace cost)."""
+    lax, jnp = jax_lax(), jax_numpy()
+    return {
+        "abs": jnp.abs, "negate": lax.neg, "exponential": lax.exp,
+        "exponential_minus_one": lax.expm1, "log": lax.log, "log_plus_one": lax.log1p,
+        "sqrt": lax.sqrt, "rsqrt": lax.rsqrt, "cbrt": lax.cbrt, "tanh": lax.tanh,
+        "logistic": lax.logistic, "sine": lax.sin, "cosine": lax.cos, "tan": lax.tan,
+        "floor": jnp.floor, "ceil": jnp.ceil, "round_nearest_even": lax.round_nearest_even
+        if hasattr(lax, "round_nearest_even") else jnp.round,
+        "round_nearest_afz": lambda v: lax.round(v, lax.RoundingMethod.AWAY_FROM_ZERO),
+        "sign": lax.sign, "not": lax.bitwise_not, "erf": lax.erf, "erf_inv": lax.erf_inv,
+        "square": jnp.square,
+        "reciprocal": lambda v: lax.div(jnp.ones_like(v), v), "is_finite": jnp.isfinite,
+    }
 
 
 def _binary(name: str) -> Callable[..., Any]:
     def fn(op: Operation, a: Any, b: Any) -> Any:
-        lax = jax_lax()
-        table: dict[str, Callable[[Any, Any], Any]] = {
-            "add": lax.add, "subtract": lax.sub, "multiply": lax.mul, "divide": lax.div,
-            "remainder": lax.rem, "maximum": lax.max, "minimum": lax.min, "power": lax.pow,
-            "atan2": lax.atan2, "and": lax.bitwise_and, "or": lax.bitwise_or,
-            "xor": lax.bitwise_xor,
-        }
-        return table[name](a, b)
+        return _binary_table()[name](a, b)
 
     return fn
+
+
+@functools.cache
+def _binary_table() -> dict[str, Callable[[Any, Any], Any]]:
+    lax = jax_lax()
+    return {
+        "add": lax.add, "subtract": lax.sub, "multiply": lax.mul, "divide": lax.div,
+        "remainder": lax.rem, "maximum": lax.max, "minimum": lax.min, "power": lax.pow,
+        "atan2": lax.atan2, "and": lax.bitwise_and, "or": lax.bitwise_or,
+        "xor": lax.bitwise_xor,
+    }
 
 
 def _total_order_key(x: Any) -> Any:
@@ -79,6 +92,18 @@ def _compare(op: Operation, a: Any, b: Any) -> Any:
     return fn[attr(op, "comparison_direction").word](a, b)
 
 
+def _select(op: Operation, p: Any, a: Any, b: Any) -> Any:
+    """`lax.select` when the operands already agree (shapes, dtypes, none weakly typed): what
+    `jnp.where` would reduce to, without its broadcasting and promotion."""
+    if p.shape == a.shape == b.shape and a.dtype == b.dtype and not (_weak(a) or _weak(b)):
+        return jax_lax().select(p, a, b)
+    return jax_numpy().where(p, a, b)
+
+
+def _weak(x: Any) -> bool:
+    return bool(getattr(getattr(x, "aval", x), "weak_type", False))
+
+
 def _convert(op: Operation, x: Any) -> Any:
     lax = jax_lax()
     dtype = numpy_dtype(op.results[0].type.dtype)
@@ -101,7 +126,7 @@ ELEMENTWISE_OPS: dict[str, JaxOp] = {
     )},
     "compare": _compare,
     "convert": _convert,
-    "select": lambda op, p, a, b: jax_numpy().where(p, a, b),
+    "select": _select,
     "clamp": lambda op, lo, x, hi: jax_lax().clamp(lo, x, hi),
     "shift_left": lambda op, a, b: jax_lax().shift_left(a, b),
     "shift_right_arithmetic": lambda op, a, b: jax_lax().shift_right_arithmetic(a, b),

@@ -40,13 +40,17 @@ def _clamped(x: Any, sizes: Any, indices: Any) -> list[Any]:
     ]
 
 
+# (The indices are clamped into range first: `jax.lax`'s wrapping of negative ones would only
+# add ops that never change them.)
 def _dynamic_slice(op: Operation, x: Any, *indices: Any) -> Any:
     sizes = tuple(attr(op, "slice_sizes"))
-    return jax_lax().dynamic_slice(x, _clamped(x, sizes, indices), sizes)
+    return jax_lax().dynamic_slice(x, _clamped(x, sizes, indices), sizes,
+                                   allow_negative_indices=False)
 
 
 def _dynamic_update_slice(op: Operation, x: Any, update: Any, *indices: Any) -> Any:
-    return jax_lax().dynamic_update_slice(x, update, _clamped(x, update.shape, indices))
+    return jax_lax().dynamic_update_slice(x, update, _clamped(x, update.shape, indices),
+                                          allow_negative_indices=False)
 
 
 MOVEMENT_OPS: dict[str, JaxOp] = {
@@ -57,7 +61,7 @@ MOVEMENT_OPS: dict[str, JaxOp] = {
     "broadcast_in_dim": lambda op, x: jax_lax().broadcast_in_dim(
         x, result_shape(op), tuple(attr(op, "broadcast_dimensions"))
     ),
-    "reshape": lambda op, x: jax_numpy().reshape(x, result_shape(op)),
+    "reshape": lambda op, x: jax_lax().reshape(x, result_shape(op)),
     "transpose": lambda op, x: jax_lax().transpose(x, tuple(attr(op, "permutation"))),
     "concatenate": lambda op, *xs: jax_lax().concatenate(xs, attr(op, "dimension")),
     "slice": _slice,

@@ -37,19 +37,33 @@ def reduce_op(table: Mapping[str, JaxOp]) -> JaxOp:
         x, init = xs
         kind = attr(op, "kind").word
         fn = lax_reducer(kind)
-        neutral = np.array(identity(kind, np.dtype(x.dtype)), dtype=x.dtype)
-        return fn(lax.reduce(x, neutral, fn, tuple(attr(op, "dimensions"))), init)
+        dims = tuple(attr(op, "dimensions"))
+        direct = _MONOID_REDUCERS.get(kind)
+        dtype = np.dtype(x.dtype)
+        if direct is not None and (kind not in ("and", "or") or dtype.kind in "biu"):
+            # What `lax.reduce` from the kind's identity resolves to (its monoid reducer),
+            # called directly: `lax.reduce` would trace `fn` to find it out, every time.
+            return fn(getattr(lax, direct)(x, dims), init)
+        neutral = np.array(identity(kind, dtype), dtype=x.dtype)
+        return fn(lax.reduce(x, neutral, fn, dims), init)
 
     return reduce
 
 
+# The `jax.lax` reducer `lax.reduce` picks for each kind when its init value is the kind's
+# identity (jax/_src/lax/lax.py, `_get_monoid_reducer`; and/or only on booleans and integers).
+_MONOID_REDUCERS = {"add": "reduce_sum", "multiply": "reduce_prod", "maximum": "reduce_max",
+                    "minimum": "reduce_min", "and": "reduce_and", "or": "reduce_or"}
+
+
 def dot_general(op: Operation, lhs: Any, rhs: Any) -> Any:
     lb, rb, lc, rc = dot_general_dims(op)
+    dtype = result_dtype(op)
     out = jax_lax().dot_general(
         lhs, rhs, ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))),
-        preferred_element_type=result_dtype(op),
+        preferred_element_type=dtype,
     )
-    return out.astype(result_dtype(op))
+    return out if out.dtype == dtype else out.astype(dtype)
 
 
 # `reduce` is not here: it needs the whole table for its body (see `reduce_op`).
