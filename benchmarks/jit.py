@@ -19,6 +19,9 @@ empty directory, so the call also writes the entry (the report, both programs' t
 serialized executable); **warm**, the next process on that directory, shardc finding its entry
 (jax.jit has no cache of its own enabled: its first call is cold again). **Per call**: median
 of one call until its result is ready, arguments already placed, sides interleaved in blocks.
+shardc's modules are compiled to bytecode before the first process starts (`bytecode`), as
+an installed shardc's are and JAX's were: a checkout run with PYTHONDONTWRITEBYTECODE=1 would
+otherwise compile the modules `shardc.jit` imports inside its first call.
 
 **Import**: a JAX-lowered Llama step of at least N lines (`as_text()`), in a fresh process, best
 of 7 interleaved: jaxlib's `ir.Module.parse` against `shardc.import_stablehlo` (which also builds
@@ -36,6 +39,8 @@ import os
 os.environ.setdefault("XLA_FLAGS", "--xla_force_host_platform_device_count=8")
 
 import argparse  # noqa: E402
+import compileall  # noqa: E402
+import functools  # noqa: E402
 import gc  # noqa: E402
 import json  # noqa: E402
 import statistics  # noqa: E402
@@ -188,8 +193,22 @@ def _child(*argv: str) -> dict[str, Any]:
     return child(__file__, *argv)
 
 
+@functools.cache
+def bytecode() -> None:
+    """shardc's modules (and these scripts) compiled to bytecode, once, before any measured
+    process starts. A user's shardc is compiled when pip installs it or when it is first
+    imported, as JAX's was; a process run with PYTHONDONTWRITEBYTECODE=1 from a checkout
+    never writes it and would compile every module it imports, those `shardc.jit` imports
+    inside its first call too (the importer, the passes, the executors: ~0.1-0.2 CPU s that
+    `jax.jit`'s side, its modules compiled at install, does not pay)."""
+    for folder in ("compiler", "ir", "passes", "benchmarks"):
+        compileall.compile_dir(ROOT / folder, quiet=2)
+
+
 def child(script: str, *argv: str) -> dict[str, Any]:
-    """`script` run with `argv` in a fresh process: the JSON of its last output line."""
+    """`script` run with `argv` in a fresh process (shardc's bytecode compiled first: see
+    `bytecode`): the JSON of its last output line."""
+    bytecode()
     proc = subprocess.run([sys.executable, script, *argv], cwd=ROOT, capture_output=True,
                           text=True)
     if proc.returncode:
@@ -293,7 +312,8 @@ def section(rows: list, runs: int, load: float) -> str:
         f"2x4 mesh of 8 CPU devices (JAX {jax.__version__}), {runs} runs each "
         "(`benchmarks/jit.py`, programs in `benchmarks/jit_programs.py`). Each run is three "
         "fresh processes, each timing both sides' first call (the side going first alternating "
-        "by run). **Default**: `shardc.jit` as it is called by default, without a persistent "
+        "by run; shardc's modules compiled to bytecode beforehand, as an installed shardc's "
+        "are). **Default**: `shardc.jit` as it is called by default, without a persistent "
         "cache (`jax.jit` has none enabled either): issue 28's first-call target (<= 1.2x) is "
         "this ratio. **Cold, writing the cache**: `CompileOptions(cache_dir=...)` on an empty "
         "directory, so the call also builds and writes the entry (report, programs' text, the "

@@ -8,7 +8,8 @@ The programs and the mesh are benchmarks/jit.py's (benchmarks/jit_programs.py; 2
 mesh of 8 CPU devices, the same in_shardings on both sides). Each run is three fresh processes,
 the order rotating: `jax.jit`, `shardc.jit` as called by default (no cache) and `shardc.jit`
 with `CompileOptions(cache_dir=)` on an empty directory (the benchmark's cold run, which also
-writes the entry). Each times the first `f(*args)` until its result is ready, in CPU seconds of
+writes the entry; shardc's modules compiled to bytecode beforehand, as jit.py's `bytecode`
+does). Each times the first `f(*args)` until its result is ready, in CPU seconds of
 the whole process (every thread: XLA compiles and runs on threads of its own, shardc writes its
 cache entry on one). The default call is split by timing each stage's CPU:
 
@@ -219,7 +220,8 @@ def section(measured: list[dict[str, Any]], runs: int, load: float) -> str:
         f"run{'s' * (runs != 1)}, each three fresh processes (`benchmarks/jit_breakdown.py`): "
         "`jax.jit`, `shardc.jit` as called by "
         "default (no cache) and `shardc.jit` cold with `CompileOptions(cache_dir=)` on an empty "
-        "directory (writing the entry). CPU seconds of the whole process (all threads) for the "
+        "directory (writing the entry); shardc's modules compiled to bytecode beforehand, as an "
+        "installed shardc's are. CPU seconds of the whole process (all threads) for the "
         "first call until its result is ready, best of the runs per column. The default call "
         "split by stage: JAX's lowering of the function, the StableHLO import, shardc's "
         "pipeline, the per-device program's trace under `jax.shard_map` and lowering, XLA's "
