@@ -80,6 +80,26 @@ def test_reads_what_jax_prints():
     assert len(read) > len(CORPUS) // 2
 
 
+def test_a_return_with_a_location_is_read_by_line(monkeypatch):
+    """`return %2 : tensor<...> loc(#loc21)` (JAX with debug info) is read here, its location
+    as the grammar reads it (test_same_module_as_the_grammar compares the modules)."""
+    from shardc.stablehlo import line_reader
+
+    text = (ROOT / "tests/data/stablehlo/extras/mlp.debug_info.mlir").read_text()
+    assert "return %2 : tensor<16x32xf32> loc(#loc21)" in text
+    asked = []
+    monkeypatch.setattr(line_reader, "read_item", lambda rule, *a: asked.append(rule))
+    module = importer._read_lines(text, "mlp.mlir", importer.DEFAULT_LIMITS)
+    assert module is not None and asked == []
+    def returns(m):
+        return [(op.name, op.loc, op.loc_written)
+                for op in (list(f.body)[-1] for f in m.functions.values())]
+
+    ours = returns(module)
+    assert ours == returns(_grammar(text, "mlp.mlir"))
+    assert any(written for *_, written in ours)  # (`loc(#loc)` is unknown: not written)
+
+
 def test_repeated_lines_are_built_once():
     """Ops that repeat a line (other value names) share the first one's verified template;
     the module's verification skips the ops verified so (the first of each key included),

@@ -408,7 +408,13 @@ class LineReader(HeaderReader):
         line = self.lines[first]
         stripped = line.lstrip()
         if one_line and stripped.startswith("return"):  # (columns count from the line's start)
-            rec = read_record(line, len(line) - len(stripped), begin, first + 1)
+            # (its `loc(...)`, as JAX prints it with debug info, taken off as `_first` does)
+            m = self.p.loc_tail.search(line) if line.endswith(")") and "loc(" in line else None
+            rec = read_record(line if m is None else line[: m.start()],
+                              len(line) - len(stripped), begin, first + 1)
+            if rec is not None and m is not None:
+                at = m.start(1)
+                rec.loc = new_token("LOC", m.group(1), begin + at, first + 1, at + 1)
         if rec is None:
             end = self.starts[last] + len(self.lines[last])
             rec = read_item("op", self.text, begin, end, first + 1, begin)
