@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from shardc.ir.builder import Builder
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.diagnostics import PassError, ShardcError
-from shardc.ir.mapping import NamedMapping, axes_text
+from shardc.ir.mapping import NamedMapping, axes_text, interned
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.ops import attr
 from shardc.ir.ops.control import region_signatures
@@ -248,8 +248,11 @@ class FunctionRewriter:
         reduction = [a for f in rule.factors_of_kind(FactorKind.REDUCTION) for a in axes[f]]
         if unreduced_op is None:
             unreduced_op = reduce_op_of(op)
-        targets = tuple(mapping_from_factors(tm, axes, rule, mesh) for tm in rule.operands)
-        produced = tuple(mapping_from_factors(tm, axes, rule, mesh, reduction, unreduced_op)
+        # (interned: the objects the values' types keep; ir/mapping.py)
+        targets = tuple(interned(mapping_from_factors(tm, axes, rule, mesh))
+                        for tm in rule.operands)
+        produced = tuple(interned(mapping_from_factors(tm, axes, rule, mesh, reduction,
+                                                       unreduced_op))
                          for tm in rule.results)
         return tuple(tuple(a) for a in axes), targets, produced
 
