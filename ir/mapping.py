@@ -153,6 +153,9 @@ class NamedMapping:
     _hash: int | None = field(default=None, init=False, repr=False, compare=False)
     # The text, computed on first use: printers write one mapping on many values.
     _text: str | None = field(default=None, init=False, repr=False, compare=False)
+    # `is_fully_replicated`, computed on first use: insert-reshards asks it of every operand
+    # and result of every op (one interned mapping stands for many values).
+    _replicated: bool | None = field(default=None, init=False, repr=False, compare=False)
 
     def __eq__(self, other: object) -> bool:
         # (the generated one, with the identity test first and unequal cached hashes telling
@@ -301,7 +304,11 @@ class NamedMapping:
     @property
     def is_fully_replicated(self) -> bool:
         """No dim is sharded and nothing is pending a reduction."""
-        return not self.unreduced and all(not d.axes for d in self.dims)
+        known = self._replicated
+        if known is None:
+            known = not self.unreduced and all(not d.axes for d in self.dims)
+            object.__setattr__(self, "_replicated", known)
+        return known
 
     @property
     def is_fully_resolved(self) -> bool:
