@@ -261,6 +261,20 @@ class FunctionRewriter:
     def mesh_of(self, values: Sequence[Value], op: Operation | None = None) -> DeviceMesh | None:
         """The op's mesh: the most common among its non-replicated shardings (Shardy's
         `getMostCommonMesh`), else any mesh one of its values names."""
+        # (the common case first: every value on one mesh, which is then the answer)
+        decided = self.decided
+        first: DeviceMesh | None = None
+        for v in values:
+            m = decided.get(v, v.mapping) or v.mapping
+            if m is None:
+                continue
+            if first is None:
+                first = m.mesh
+            elif m.mesh is not first and m.mesh.name != first.name:
+                return self._most_common_mesh(values)
+        return first
+
+    def _most_common_mesh(self, values: Sequence[Value]) -> DeviceMesh | None:
         counts: dict[str, int] = {}
         meshes: dict[str, DeviceMesh] = {}
         for v in values:
@@ -278,6 +292,8 @@ class FunctionRewriter:
         self, mapping: NamedMapping | None, v: Value, mesh: DeviceMesh, op: Operation
     ) -> NamedMapping:
         """`mapping` on `mesh` (no mapping, or replicated elsewhere: replicated here)."""
+        if mapping is not None and mapping.mesh is mesh:
+            return mapping
         if mapping is None or (mapping.mesh != mesh and mapping.is_fully_replicated):
             return replicated(mesh, v.type.rank)
         if mapping.mesh != mesh:
