@@ -248,6 +248,16 @@ def rule_for(op: Operation, *, conservative: bool = False) -> OpShardingRule | N
     return rule
 
 
+def rule_key(op: Operation) -> tuple | None:
+    """What `rule_for(op)` (not conservative) builds the op's rule from, as a hashable key:
+    its `RuleQuery`'s fields; None when the rule comes from elsewhere (a written
+    `sdy.sharding_rule`, a custom_call) or there is none. Ops with equal keys have one rule."""
+    if SHARDING_RULE_ATTR in op.attributes or op.name == "custom_call":
+        return None
+    entry = RULES.get(op.name)
+    return None if entry is None else _query_fields(op, entry, False)
+
+
 # Each distinct rule built once, keyed by its `RuleQuery`'s fields: the passes ask for the rule
 # of every op (propagation, insert-reshards and spmd: ~50k asks on a 32-layer Llama step), and
 # a plain tuple hashes and compares without building a query per ask. The table is emptied
