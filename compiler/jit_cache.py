@@ -348,7 +348,7 @@ def compile_text(source: JaxSource, options: CompileOptions,
                             "cache_load": time.perf_counter() - start}
     module = source.module()
     imported = time.perf_counter()
-    result = compile_module(module, options)
+    result = compile_module(module, options, consume=True)  # (a fresh import)
     timings = {"import": imported - start, "shardc_compile": time.perf_counter() - imported}
     if cache is not None:
         # (on a thread: the caller compiles the per-device program meanwhile, and waits for it

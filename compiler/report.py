@@ -59,6 +59,10 @@ def build_report(
 ) -> dict[str, Any]:
     """The report of `module` (the global program after the pipeline) as `context` and the pass
     `timings` left it; with `spmd`, the per-device program, also what that program issues."""
+    if "reshard_plans_pending" in context.data:  # (lower-collectives ran: its module is loaded)
+        from shardc.passes.reshard.lower_collectives import finish_reshard_plans
+
+        finish_reshard_plans(context.data)
     meshes = {name: m.shape for name, m in module.meshes.items()}
     # "mesh": the one the program runs on (not JAX's axis-less @empty_mesh when declared first)
     main = default_mesh(module.meshes) or next(iter(module.meshes.values()), None)

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from shardc.ir.diagnostics import ShardingError
-from shardc.ir.mapping import NamedMapping
+from shardc.ir.mapping import NamedMapping, interned
 
 # Element types: the MLIR spelling -> numpy dtype name (bf16 comes from ml_dtypes when present).
 DTYPES: dict[str, str] = {
@@ -152,6 +152,8 @@ class DistributedTensorType(TensorType):
     def __post_init__(self) -> None:
         TensorType.__post_init__(self)
         m = self.mapping
+        if m is not None:
+            object.__setattr__(self, "mapping", interned(m))  # (ir/mapping.py: `interned`)
         if m is not None and m.rank != len(self.shape) and not (m.rank == 0 and m.mesh.is_maximal):
             # (a maximal sharding, `<@maximal_mesh, []>`, puts a tensor of any rank on one device)
             raise ShardingError(
@@ -179,7 +181,7 @@ def with_sharding(t: TensorType, mapping: NamedMapping | None) -> DistributedTen
     out = object.__new__(DistributedTensorType)
     object.__setattr__(out, "shape", t.shape)
     object.__setattr__(out, "dtype", t.dtype)
-    object.__setattr__(out, "mapping", mapping)
+    object.__setattr__(out, "mapping", None if mapping is None else interned(mapping))
     return out
 
 

@@ -31,8 +31,12 @@ def _check_token_mapping(mapping, dtype: str, loc, what: str) -> None:
 
 def check_result_meshes(module: Module, op: Operation) -> None:
     """Raise `VerifyError` at `op` if a result's sharding names an undeclared mesh."""
+    meshes = module.meshes
     for r in op.results:
-        _check_mapping_mesh(module, r.mapping, op.loc, f"result of '{op.name}'")
+        m = r.mapping
+        if m is None or meshes.get(m.mesh.name) is m.mesh:
+            continue  # (the common case, without building the message: once per op verified)
+        _check_mapping_mesh(module, m, op.loc, f"result of '{op.name}'")
 
 
 def verify_function(func: Function, verified: Container[Operation] = ()) -> None:

@@ -90,6 +90,20 @@ def test_run_takes_a_module_or_a_compile_result() -> None:
         shardc.run(MLP, inputs)
 
 
+def test_compile_consume_compiles_the_module_itself() -> None:
+    """`consume=True` (what `shardc.jit` does with its fresh import): the same programs, the
+    module itself as the global one; by default the module is left as it was."""
+    module = shardc.parse(MLP)
+    before = shardc.print_module(module)
+    copied = shardc.compile(module)
+    assert shardc.print_module(module) == before and copied.module is not module
+    consumed = shardc.compile(module, consume=True)
+    assert consumed.module is module
+    assert shardc.print_module(consumed.module) == shardc.print_module(copied.module)
+    assert shardc.print_module(consumed.spmd) == shardc.print_module(copied.spmd)
+    assert shardc.print_module(module) != before
+
+
 def test_the_jit_example_from_outside_the_checkout(tmp_path: Path) -> None:
     pytest.importorskip("jax")
     proc = fresh_python(

@@ -161,3 +161,31 @@ def test_mesh_device_ids_and_coords() -> None:
     assert DeviceMesh.create("m", {"a": 2}, device_ids=[0, 1]).device_ids is None
     with pytest.raises(ShardingError):
         DeviceMesh.create("m", {"a": 2}, device_ids=[0, 2])
+
+
+def test_types_keep_one_object_per_distinct_mapping(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A type's mapping is the interned one: equal mappings built apart become one object (so
+    the passes compare them by identity), unequal ones stay apart, and a full table is emptied
+    (interning is only a speed-up)."""
+    import shardc.ir.mapping as mapping_module
+    from shardc.ir.core import Value
+    from shardc.ir.types import DistributedTensorType, TensorType, with_sharding
+
+    mesh = DeviceMesh.create("m", {"x": 2, "y": 4})
+    a = NamedMapping(mesh, (DimSharding((AxisRef("x"),)), DimSharding(())))
+    b = NamedMapping(mesh, (DimSharding((AxisRef("x"),)), DimSharding(())))
+    c = NamedMapping(mesh, (DimSharding(()), DimSharding((AxisRef("y"),))))
+    assert a == b and a is not b
+    ta = DistributedTensorType((4, 8), "f32", a)
+    tb = with_sharding(TensorType((4, 8), "f32"), b)
+    assert ta.mapping is tb.mapping
+    assert DistributedTensorType((4, 8), "f32", c).mapping is not ta.mapping
+    v = Value(TensorType((4, 8), "f32"), None, 0)
+    v.set_mapping(b)
+    assert v.mapping is ta.mapping
+    monkeypatch.setattr(mapping_module, "_INTERNED_LIMIT", 1)
+    mapping_module._INTERNED.clear()
+    assert DistributedTensorType((4, 8), "f32", c).mapping is c
+    assert len(mapping_module._INTERNED) == 1
+    assert DistributedTensorType((4, 8), "f32", b).mapping is b  # the table was emptied
+    assert len(mapping_module._INTERNED) == 1

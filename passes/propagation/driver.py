@@ -42,7 +42,7 @@ from collections.abc import Sequence
 
 from shardc.ir.core import Function, Operation, Value
 from shardc.ir.diagnostics import PassError, ShardcError
-from shardc.ir.mapping import NamedMapping
+from shardc.ir.mapping import NamedMapping, interned
 from shardc.ir.ops.manual import sync_all as sync_manual
 from shardc.passes.propagation.data_flow import RegionEdge
 from shardc.passes.propagation.direction import DirectionFn, PropagationDirection
@@ -404,8 +404,11 @@ class Driver:
             raise e.with_location(op.loc) from None
 
         def changes(old: Sequence, new: Sequence) -> tuple[NamedMapping | None, ...]:
+            # (interned: the object the values' types will keep, so that setting it and
+            # comparing with it are identity tests; ir/mapping.py)
             return tuple(
-                n if n is not None and n is not o and n != o else None for o, n in zip(old, new)
+                interned(n) if n is not None and n is not o and n != o else None
+                for o, n in zip(old, new)
             )
 
         out = changes(in_ops, new_ops), changes(in_res, new_res)

@@ -7,7 +7,7 @@ import math
 from collections.abc import Callable, Sequence
 
 from shardc.ir.core import Operation
-from shardc.ir.mapping import DimSharding, NamedMapping
+from shardc.ir.mapping import DimSharding, NamedMapping, interned
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.ops.scalar_bodies import scatter_reduction
 from shardc.ir.placements import ReduceOp
@@ -41,13 +41,14 @@ MappingFn = Callable[[NamedMapping], NamedMapping]
 
 def per_mapping(fn: MappingFn) -> MappingFn:
     """`fn` on mappings, computed once per distinct mapping: a program has a few shardings
-    over many values (the values of one sharding then share one result object)."""
+    over many values (the values of one sharding then share one result object, the interned
+    one that the values' types keep)."""
     done: dict[NamedMapping, NamedMapping] = {}
 
     def memo(m: NamedMapping) -> NamedMapping:
         out = done.get(m)
         if out is None:
-            out = done[m] = fn(m)
+            out = done[m] = interned(fn(m))
         return out
 
     return memo

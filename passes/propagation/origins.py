@@ -155,7 +155,7 @@ class OriginTracker:
         if rule is not None:
             # The shardings as they are now: the factor each axis is on (origin_factors.py).
             self._factors[id(v), len(self._pending)] = (
-                rule, tuple(x.type.mapping for x in neighbours)
+                rule, tuple([x.type.mapping for x in neighbours])
             )
         returned = None
         if via is not None and via.name == "return" and via.function is not None:

@@ -24,6 +24,7 @@ from shardc.passes.propagation.direction import PropagationDirection
 from shardc.passes.propagation.manual_edges import ManualEdges
 from shardc.passes.propagation.origins import OriginTracker
 from shardc.passes.propagation.rules.registry import rule_for as registered_rule
+from shardc.passes.propagation.rules.registry import rule_key
 from shardc.passes.propagation.rules.rule import OpShardingRule
 from shardc.passes.propagation.rules.rule_parser import parse_rule
 from shardc.passes.propagation.shardy_debug import ShardyDebugInfo
@@ -167,6 +168,9 @@ class PropagationState:
     # ops after it, and its operands' uses drop; shardc keeps the op in the IR but replays that.
     erased: set[int] = field(default_factory=set)
     interned_infos: dict[tuple, OpInfo] = field(default_factory=dict)
+    # The info of ops by their rule's key (`rule_key`): name, shapes and the attributes the
+    # rule reads, of which the whole info is a function. A model's layers repeat the same ops.
+    infos_by_key: dict[tuple, OpInfo] = field(default_factory=dict)
     # Memo of factor propagation: (OpInfo, directions, operand mappings, result mappings) ->
     # Outcome. Propagation through an op is a pure function of these, and a model's layers
     # repeat the same ops with the same shardings, so most visits are a lookup.
@@ -229,6 +233,15 @@ class PropagationState:
         return site.describe(RULE, info)
 
     def info(self, op: Operation) -> OpInfo:
+        key = rule_key(op)
+        if key is None:
+            return self._info(op)
+        info = self.infos_by_key.get(key)
+        if info is None:
+            info = self.infos_by_key[key] = self._info(op)
+        return info
+
+    def _info(self, op: Operation) -> OpInfo:
         op_def = get_op_def(op.name)
         sizes = tuple(v.type.num_elements for v in op.operands) + tuple(
             v.type.num_elements for v in op.results

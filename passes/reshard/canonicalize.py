@@ -304,7 +304,14 @@ def _matches(pattern: str | tuple[str, ...], op: Operation) -> bool:
 
 
 def canonicalize_module(module: Module, rewrites=REWRITES) -> int:
-    """Apply `rewrites` until none fires; returns how many rewrites ran."""
+    """Apply `rewrites` until none fires; returns how many rewrites ran.
+
+    Each sweep visits the ops in order and applies the first of an op's rewrites that fires,
+    until a sweep changes nothing. With the default rewrites a later sweep visits only the ops
+    that can fire in it (`_lean_sweeps`); the rewrites, their order and the result are those
+    of full sweeps."""
+    if rewrites is REWRITES:
+        return _lean_sweeps(module)
     count = 0
     by_name: dict[str, list] = {}  # op name -> its rewrites, in `rewrites` order
     for func in module.functions.values():
@@ -314,14 +321,82 @@ def canonicalize_module(module: Module, rewrites=REWRITES) -> int:
             for op in list(func.body):
                 if op.parent is None:
                     continue
-                mine = by_name.get(op.name)
-                if mine is None:
-                    mine = by_name[op.name] = [r for p, r in rewrites if _matches(p, op)]
-                for rewrite in mine:
+                for rewrite in _rewrites_of(op, rewrites, by_name):
                     if rewrite(op):
                         count += 1
                         changed = True
                         break
+    return count
+
+
+def _rewrites_of(op: Operation, rewrites, by_name: dict[str, list]) -> list:
+    mine = by_name.get(op.name)
+    if mine is None:
+        mine = by_name[op.name] = [r for p, r in rewrites if _matches(p, op)]
+    return mine
+
+
+def _lean_sweeps(module: Module) -> int:
+    """`canonicalize_module` with `REWRITES`, whose sweeps after the first are mostly
+    `erase_dead` taking one more op off each chain of dead ops (an 8-layer Llama step: 9
+    sweeps of ~5,500 ops, 90 ops erased).
+
+    Why a sweep may skip an op whose only rewrite is `erase_dead`: that rewrite fires iff the
+    op's results have no uses when it is visited. Within a sweep, a rewrite of an op P before
+    the op O cannot take a use from O: every `REWRITES` rewrite changes only P, the uses of
+    P's results (moved to an earlier value, which may give O a use, never take one) and ops
+    before P (its operands' producers), while O's users come after O. So O can fire in a
+    sweep only if its results had no uses as the sweep began. After a sweep in which only
+    `erase_dead` fired (no op was made, none moved), the ops that lost uses during it are the
+    producers of the erased ops' operands; every other op that had uses at its visit still
+    has them. After a sweep in which another rewrite fired, the next sweep visits every op."""
+    count = 0
+    by_name: dict[str, list] = {}
+    for func in module.functions.values():
+        order: list[Operation] = []
+        position: dict[int, int] = {}
+        always: list[int] = []  # positions in `order` of ops with a rewrite besides erase_dead
+        visit: list[Operation] | None = None  # None: every op
+        while True:
+            full = visit is None
+            if full:
+                visit = order = list(func.body)
+                position = {}
+                always = []
+            dropped: list[Value] = []  # operands of the ops erase_dead erased
+            changed = other = False
+            for i, op in enumerate(visit):
+                if op.parent is None:
+                    continue
+                mine = _rewrites_of(op, REWRITES, by_name)
+                if full and (len(mine) != 1 or mine[0] is not erase_dead):
+                    always.append(i)
+                for rewrite in mine:
+                    if rewrite is erase_dead:
+                        operands = op.operands
+                        if not erase_dead(op):
+                            continue
+                        dropped.extend(operands)
+                    elif not rewrite(op):
+                        continue
+                    else:
+                        other = True
+                    count += 1
+                    changed = True
+                    break
+            if not changed:
+                break
+            if other:
+                visit = None
+                continue
+            if not position:
+                position = {id(op): i for i, op in enumerate(order)}
+            at = set(always)
+            for v in dropped:
+                d = v.defining_op
+                if d is not None and d.parent is not None:
+                    at.add(position[id(d)])
+            visit = [order[i] for i in sorted(at)]
     return count
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shardc.ir.core import Module, Value
-from shardc.ir.mapping import NamedMapping
+from shardc.ir.mapping import NamedMapping, interned
 from shardc.ir.mesh import default_mesh
 from shardc.ir.ops.manual import fill_all, sync_all
 from shardc.ir.types import DistributedTensorType
@@ -38,7 +38,7 @@ class CloseShardings(Pass):
                 rank = v.type.rank
                 r = replicated.get(rank)
                 if r is None:
-                    r = replicated[rank] = NamedMapping.fully_replicated(mesh, rank)
+                    r = replicated[rank] = interned(NamedMapping.fully_replicated(mesh, rank))
                 v.set_mapping(r)
 
         for func in module.functions.values():

@@ -16,7 +16,8 @@ search the plan is the cheapest found, never worse than the greedy one, the pass
 reshard is listed under `planner_fallbacks` in the compile report), or with `planner=shardy` from
 Shardy's reshard algorithm (`analysis/collectives/shardy_plan.py`, after an `all_reduce` of the
 unreduced axes the target drops). Each reshard's plan under the other algorithm is costed too
-(`ctx.data["reshard_plans"]`, the report's `reshard_plans`). Every emitted collective carries the
+(`ctx.data["reshard_plans"]`, the report's `reshard_plans`), when the report is built
+(`finish_reshard_plans`). Every emitted collective carries the
 sharding it produces in its result type, so the op verifiers check each step. A reshard whose
 operand is unreduced plans the reduction too (`all_reduce`, or `reduce_scatter` when the target
 shards a dim on those axes).
@@ -30,6 +31,7 @@ located `PassError`.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 from shardc.ir.core import Module, Operation, Value
 from shardc.ir.diagnostics import PassError, ShardcError
@@ -77,20 +79,39 @@ def shardy_reshard(
 
 def record_plans(ctx: PassContext, v: Value, src: NamedMapping, dst: NamedMapping, chosen: Plan,
                  planner: str, cost: str) -> None:
-    """Both plans of a reshard, side by side, for the cost report (`reshard_plans`)."""
+    """Both plans of a reshard, side by side, for the cost report (`reshard_plans`). The other
+    algorithm's plan is made when the report asks (`finish_reshard_plans`): nothing else reads
+    it, and planning every reshard twice was half of this pass on a 32-layer Llama step, which
+    `shardc.jit` compiles without building the report."""
     other_name = "shardy" if planner != "shardy" else "optimal"
-    try:
-        other: Plan | None = (shardy_reshard if other_name == "shardy" else plan_reshard)(
-            v.type.shape, v.type.dtype, src, dst, cost=cost)
-    except ShardcError:
-        other = None
     entry = {"value": v.label, "shape": list(v.type.shape), "from": src.text(), "to": dst.text()}
-    for name, plan in ((planner, chosen), (other_name, other)):
-        entry[name] = None if plan is None else {
-            "collectives": list(plan.kinds), "ring_bytes": plan.ring_bytes,
-            "comm_bytes": plan.comm_bytes,
-        }
+    entry[planner] = _summary(chosen)
+    entry[other_name] = None  # (filled in by finish_reshard_plans; keeps the keys' order)
     ctx.data.setdefault("reshard_plans", []).append(entry)
+    ctx.data.setdefault(_PENDING, []).append(
+        (entry, other_name, tuple(v.type.shape), v.type.dtype, src, dst, cost))
+
+
+_PENDING = "reshard_plans_pending"  # (compiler/report.py looks for it)
+
+
+def finish_reshard_plans(data: dict[str, Any]) -> None:
+    """Cost the reshards recorded in `data` (a `PassContext.data`) under their other algorithm,
+    into their `reshard_plans` entries."""
+    for entry, other_name, shape, dtype, src, dst, cost in data.pop(_PENDING, ()):
+        try:
+            other: Plan | None = (shardy_reshard if other_name == "shardy" else plan_reshard)(
+                shape, dtype, src, dst, cost=cost)
+        except ShardcError:
+            other = None
+        entry[other_name] = _summary(other)
+
+
+def _summary(plan: Plan | None) -> dict[str, Any] | None:
+    return None if plan is None else {
+        "collectives": list(plan.kinds), "ring_bytes": plan.ring_bytes,
+        "comm_bytes": plan.comm_bytes,
+    }
 
 
 @register_pass("lower-collectives")

@@ -100,19 +100,23 @@ class CombineCollectives(Pass):
             {"threshold": self.threshold, "before": 0, "after": 0, "combined": 0},
         )
         effects = _Effects(module)
+        # Each op's combine key, asked once: every key walks the whole function.
+        keys: dict[Operation, tuple | None] = {}
         with bodies_fixed(module):  # (combining moves no manual_computation)
             for func in module.functions.values():
                 before = sum(1 for op in func.body if op.name in COMBINABLE)
                 if self.threshold > 0:
                     for key in _keys(func):
-                        for group in self._groups(func, key, effects):
+                        for group in self._groups(func, key, effects, keys):
                             _combine(func, group)
                             stats["combined"] += 1
                 stats["before"] += before
                 stats["after"] += sum(1 for op in func.body if op.name in COMBINABLE)
 
-    def _groups(self, func: Function, key: tuple, effects: _Effects) -> list[list[Operation]]:
-        """The groups of two or more collectives of `key` to combine, in program order."""
+    def _groups(self, func: Function, key: tuple, effects: _Effects,
+                keys: dict[Operation, tuple | None]) -> list[list[Operation]]:
+        """The groups of two or more collectives of `key` to combine, in program order
+        (`keys`: the combine keys known so far, by op)."""
         ancestors: dict[int, int] = {}  # id(value) -> bit set of the key's collectives it uses
         groups: list[list[Operation]] = []
         members: list[Operation] = []
@@ -123,7 +127,10 @@ class CombineCollectives(Pass):
             for v in op.operands:
                 deps |= ancestors.get(id(v), 0)
             mine = deps
-            if combine_key(op) == key:
+            mine_key = keys.get(op, _UNKNOWN)
+            if mine_key is _UNKNOWN:
+                mine_key = keys[op] = combine_key(op)
+            if mine_key == key:
                 n = result_bytes(op)
                 if members and (deps & mask or sealed or size + n > self.threshold
                                 or len(members) >= self.count):
@@ -192,14 +199,25 @@ def _combine(func: Function, group: list[Operation]) -> None:
         anchor = copy
 
 
+_UNKNOWN: Any = object()
+
+
 class _Effects:
-    """Whether an op has side effects, its callees' and regions' included."""
+    """Whether an op has side effects, its callees' and regions' included (asked once per op:
+    every key's walk asks again)."""
 
     def __init__(self, module: Module):
         self.module = module
         self._funcs: dict[str, bool] = {}
+        self._ops: dict[Operation, bool] = {}
 
     def of(self, op: Operation) -> bool:
+        known = self._ops.get(op)
+        if known is None:
+            known = self._ops[op] = self._of(op)
+        return known
+
+    def _of(self, op: Operation) -> bool:
         if op.name in SIDE_EFFECTS and op.name != "return":
             return True
         return any(self._function(name) for name in op_symbols(op))

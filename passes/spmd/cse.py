@@ -73,8 +73,9 @@ def _attr_key(value: Any) -> Any:
 
 def _key(op: Operation) -> tuple[Any, ...]:
     written = op.attributes
-    attrs = tuple([(k, _attr_key(v)) for k, v in sorted(written.items())]) if written else ()
-    return (op.name, tuple(id(v) for v in op.operands), tuple(r.type for r in op.results),
+    # (keys are distinct: sorting them sorts the items; lists, not generators, for tuple())
+    attrs = tuple([(k, _attr_key(written[k])) for k in sorted(written)]) if written else ()
+    return (op.name, tuple([id(v) for v in op.operands]), tuple([r.type for r in op.results]),
             attrs)
 
 

@@ -51,6 +51,21 @@ def test_report_shows_both_plans_and_the_chosen_one_is_applied() -> None:
         assert lowered == totals[name]
 
 
+def test_the_other_plan_is_made_when_the_report_is_built() -> None:
+    """The other algorithm's plan of each reshard is costed when the report asks for it
+    (`shardc.jit` compiles without a report), and then as the chosen algorithm costs it."""
+    module = parse_module((EXAMPLES / "mlp_fsdp.mlir").read_text(), "mlp_fsdp.mlir")
+    cheapest = compile(module, CompileOptions())
+    entries = cheapest.context.data["reshard_plans"]
+    assert entries and all(e["optimal"] is not None and e["shardy"] is None for e in entries)
+    report = cheapest.report
+    assert "reshard_plans_pending" not in cheapest.context.data
+    shardy = compile(module, CompileOptions(reshard_algorithm="shardy")).report
+    assert [e["shardy"] for e in report["reshard_plans"]] == [
+        e["shardy"] for e in shardy["reshard_plans"]]
+    assert all(e["shardy"] is not None for e in report["reshard_plans"])
+
+
 def test_unknown_algorithm_is_an_error() -> None:
     with pytest.raises(ShardcError, match="unknown reshard algorithm 'fastest'"):
         CompileOptions(reshard_algorithm="fastest").full_pipeline()

@@ -56,6 +56,8 @@ def same_layout(a: NamedMapping, b: NamedMapping) -> bool:
     """Same mesh, same axes per dim and same unreduced axes (ignores replicated/priorities).
     An axis-less mesh (JAX's `@empty_mesh` of 0-d values) goes with any other: a value on it
     is replicated on whichever mesh the program runs on."""
+    if a is b:  # (types keep interned mappings: the common case)
+        return True
     return (
         (a.mesh == b.mesh or a.mesh.is_empty or b.mesh.is_empty)
         and tuple(d.axes for d in a.dims) == tuple(d.axes for d in b.dims)

@@ -239,10 +239,32 @@ def rule_for(op: Operation, *, conservative: bool = False) -> OpShardingRule | N
     entry = RULES.get(op.name)
     if entry is None:
         return None
-    query = _query(op, entry, conservative)
-    if query is None:
+    key = _query_fields(op, entry, conservative)
+    rule = _BUILT.get(key, _MISSING)
+    if rule is _MISSING:
+        if len(_BUILT) >= _BUILT_LIMIT:
+            _BUILT.clear()
+        rule = _BUILT[key] = entry.build(RuleQuery(*key))
+    return rule
+
+
+def rule_key(op: Operation) -> tuple | None:
+    """What `rule_for(op)` (not conservative) builds the op's rule from, as a hashable key:
+    its `RuleQuery`'s fields; None when the rule comes from elsewhere (a written
+    `sdy.sharding_rule`, a custom_call) or there is none. Ops with equal keys have one rule."""
+    if SHARDING_RULE_ATTR in op.attributes or op.name == "custom_call":
         return None
-    return _build(query)
+    entry = RULES.get(op.name)
+    return None if entry is None else _query_fields(op, entry, False)
+
+
+# Each distinct rule built once, keyed by its `RuleQuery`'s fields: the passes ask for the rule
+# of every op (propagation, insert-reshards and spmd: ~50k asks on a 32-layer Llama step), and
+# a plain tuple hashes and compares without building a query per ask. The table is emptied
+# when full; a rule built again is an equal rule.
+_BUILT: dict[tuple, OpShardingRule | None] = {}
+_BUILT_LIMIT = 1 << 16
+_MISSING: Any = object()
 
 
 # Ops insert-reshards and spmd lower under a finer rule than Shardy's (rules/window.py), or
@@ -280,7 +302,14 @@ def _shapes(values: Any) -> tuple[tuple[int, ...], ...]:
     return tuple([v.type.shape for v in values])
 
 
-def _query(op: Operation, entry: RuleEntry, conservative: bool) -> RuleQuery | None:
+def _query(op: Operation, entry: RuleEntry, conservative: bool) -> RuleQuery:
+    return RuleQuery(*_query_fields(op, entry, conservative))
+
+
+def _query_fields(op: Operation, entry: RuleEntry, conservative: bool
+                  ) -> tuple[str, tuple[tuple[int, ...], ...], tuple[tuple[int, ...], ...],
+                             tuple[tuple[str, Any], ...]]:
+    """The fields of the op's `RuleQuery`, in order."""
     operands = _shapes(op.operands)
     results = _shapes(op.results)
     attrs: tuple[tuple[str, Any], ...] = ()
@@ -291,12 +320,7 @@ def _query(op: Operation, entry: RuleEntry, conservative: bool) -> RuleQuery | N
         attrs += (("conservative", conservative),)
     if entry.context is not None:
         attrs += entry.context(op)
-    return RuleQuery(op.name, operands, results, attrs)
-
-
-@functools.lru_cache(maxsize=1 << 16)
-def _build(query: RuleQuery) -> OpShardingRule | None:
-    return RULES[query.name].build(query)
+    return op.name, operands, results, attrs
 
 
 @functools.lru_cache(maxsize=1 << 12)

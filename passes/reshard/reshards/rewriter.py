@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from shardc.ir.builder import Builder
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.diagnostics import PassError, ShardcError
-from shardc.ir.mapping import NamedMapping, axes_text
+from shardc.ir.mapping import NamedMapping, axes_text, interned
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.ops import attr
 from shardc.ir.ops.control import region_signatures
@@ -248,8 +248,11 @@ class FunctionRewriter:
         reduction = [a for f in rule.factors_of_kind(FactorKind.REDUCTION) for a in axes[f]]
         if unreduced_op is None:
             unreduced_op = reduce_op_of(op)
-        targets = tuple(mapping_from_factors(tm, axes, rule, mesh) for tm in rule.operands)
-        produced = tuple(mapping_from_factors(tm, axes, rule, mesh, reduction, unreduced_op)
+        # (interned: the objects the values' types keep; ir/mapping.py)
+        targets = tuple(interned(mapping_from_factors(tm, axes, rule, mesh))
+                        for tm in rule.operands)
+        produced = tuple(interned(mapping_from_factors(tm, axes, rule, mesh, reduction,
+                                                       unreduced_op))
                          for tm in rule.results)
         return tuple(tuple(a) for a in axes), targets, produced
 
@@ -258,6 +261,20 @@ class FunctionRewriter:
     def mesh_of(self, values: Sequence[Value], op: Operation | None = None) -> DeviceMesh | None:
         """The op's mesh: the most common among its non-replicated shardings (Shardy's
         `getMostCommonMesh`), else any mesh one of its values names."""
+        # (the common case first: every value on one mesh, which is then the answer)
+        decided = self.decided
+        first: DeviceMesh | None = None
+        for v in values:
+            m = decided.get(v, v.mapping) or v.mapping
+            if m is None:
+                continue
+            if first is None:
+                first = m.mesh
+            elif m.mesh is not first and m.mesh.name != first.name:
+                return self._most_common_mesh(values)
+        return first
+
+    def _most_common_mesh(self, values: Sequence[Value]) -> DeviceMesh | None:
         counts: dict[str, int] = {}
         meshes: dict[str, DeviceMesh] = {}
         for v in values:
@@ -275,6 +292,8 @@ class FunctionRewriter:
         self, mapping: NamedMapping | None, v: Value, mesh: DeviceMesh, op: Operation
     ) -> NamedMapping:
         """`mapping` on `mesh` (no mapping, or replicated elsewhere: replicated here)."""
+        if mapping is not None and mapping.mesh is mesh:
+            return mapping
         if mapping is None or (mapping.mesh != mesh and mapping.is_fully_replicated):
             return replicated(mesh, v.type.rank)
         if mapping.mesh != mesh:
