@@ -21,6 +21,9 @@ tightly (within 0.5% of the optimum on the Llama-3-8B step with carried state). 
    better plan is the next round's incumbent; the rounds stop once the plan is within the
    effort's gap of `L`, or no better plan is found. With no incumbent in the budget, the free
    plan takes its place for the agreement (and the sub-MIP starts from nothing).
+3. **Dive**, when the plan is still not proven within the gap: the LP's integral groups held,
+   the budgeted MIP over its fractional ones (dive.py). Its plan, when better, is the step's:
+   the full budgeted MIP that follows fixes more variables from it.
 
 Lagrangian plans (the free problem with the memory rows priced into the objective at the LP's
 row duals) were tried as further candidates: they fixed groups the optimum does not take
@@ -35,6 +38,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from shardc.passes.propagation.autoshard.dive import dive
 from shardc.passes.propagation.autoshard.highs import solve_lp, solve_mip
 from shardc.passes.propagation.autoshard.plans import choices_of, evaluate, plan_vector
 
@@ -73,7 +77,16 @@ def neighbourhood(solver, budget: float, incumbent: list[int] | None) -> Step:
         cost = evaluate(p, found)[0]
         if cost <= 0 or (cost - step.bound) / cost <= e.gap:
             break
+    if best is None or not _proven(p, best, step.bound, e.gap):
+        found = dive(solver, budget, out.x[: b.n], best)
+        if found is not None:
+            step.choices = found
     return step
+
+
+def _proven(p, choices: list[int], bound: float, gap: float) -> bool:
+    cost = evaluate(p, choices)[0]
+    return cost <= 0 or (cost - bound) / cost <= gap
 
 
 def _fix_and_solve(solver, budget: float, rounded: list[int], incumbent: list[int] | None,
