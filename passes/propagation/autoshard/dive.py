@@ -28,7 +28,7 @@ from __future__ import annotations
 import numpy as np
 
 from shardc.passes.propagation.autoshard.highs import solve_mip
-from shardc.passes.propagation.autoshard.plans import choices_of, evaluate
+from shardc.passes.propagation.autoshard.plans import choices_of, evaluate, plan_vector
 
 # A group whose largest x is at least 1 - this is integral in the LP's point.
 INTEGRAL = 1e-6
@@ -53,12 +53,11 @@ def dive(solver, budget: float, x: np.ndarray, incumbent: list[int] | None
     """The plan of the module docstring from the budgeted LP's point `x` (problem variables):
     a plan that fits `budget` and moves less than `incumbent` (any plan that fits when None),
     or None. `solver` is solve.py's `_Solver` (it records the sub-MIP as the phase "dive")."""
-    p, b, e = solver.problem, solver.builder, solver.effort
+    p, b = solver.problem, solver.builder
     open_groups = fractional_groups(p, x)
     multi = sum(1 for size in p.space.sizes if size > 1)
     if len(open_groups) > OPEN_SHARE * multi:
         return None
-    limit = evaluate(p, incumbent)[0] if incumbent is not None else None
     rounded = choices_of(p, x)
     held = np.zeros(b.n, dtype=bool)
     is_open = set(open_groups)
@@ -66,13 +65,26 @@ def dive(solver, budget: float, x: np.ndarray, incumbent: list[int] | None
         if size > 1 and g not in is_open:
             held[p.x_offset[g] : p.x_offset[g] + size] = True
             held[p.x_offset[g] + rounded[g]] = False
-    if limit is not None:
-        fixed = solver.fixing(limit, budget)
-        if fixed is not None:
-            held |= fixed
+    return held_mip(solver, budget, held, incumbent, "dive", start=False)
+
+
+def held_mip(solver, budget: float, held: np.ndarray, incumbent: list[int] | None, name: str,
+             *, start: bool) -> list[int] | None:
+    """The budgeted MIP with the variables `held` (bool per problem variable) at 0, and those
+    the reduced costs exclude for plans moving no more than `incumbent`, recorded as phase
+    `name`; from `incumbent` with `start` (it must meet `held`). A plan that fits and moves
+    less than `incumbent` (any that fits when None), or None."""
+    p, b, e = solver.problem, solver.builder, solver.effort
+    limit = evaluate(p, incumbent)[0] if incumbent is not None else None
+    fixed = solver.fixing(limit, budget) if limit is not None else None
+    if fixed is not None:
+        held = held | fixed
+    x0 = None
+    if start and incumbent is not None:
+        x0 = b.start(plan_vector(p, incumbent), memory=True, peak=False)
     lp = b.build(budget=budget, fixed=held)
-    out = solve_mip(lp, ticks=e.ticks, gap=e.gap, time_limit=e.time_limit)
-    solver.record("dive", out, lp)
+    out = solve_mip(lp, ticks=e.ticks, gap=e.gap, start=x0, time_limit=e.time_limit)
+    solver.record(name, out, lp)
     if out.x is None:
         return None
     found = choices_of(p, out.x[: b.n])

@@ -38,9 +38,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from shardc.passes.propagation.autoshard.dive import dive
-from shardc.passes.propagation.autoshard.highs import solve_lp, solve_mip
-from shardc.passes.propagation.autoshard.plans import choices_of, evaluate, plan_vector
+from shardc.passes.propagation.autoshard.dive import dive, held_mip
+from shardc.passes.propagation.autoshard.highs import solve_lp
+from shardc.passes.propagation.autoshard.plans import choices_of, evaluate
 
 # Fix-and-solve rounds at most: the second starts from the first's plan, closer to the LP.
 ROUNDS = 2
@@ -93,9 +93,8 @@ def _fix_and_solve(solver, budget: float, rounded: list[int], incumbent: list[in
                    step: Step) -> list[int] | None:
     """The budgeted MIP over the groups where `incumbent` (else the free plan) and the LP's
     rounded point differ, from `incumbent`; a plan that fits and moves less, or None."""
-    p, b, e = solver.problem, solver.builder, solver.effort
+    p, b = solver.problem, solver.builder
     reference = solver.free_plan if incumbent is None else incumbent
-    limit = evaluate(p, incumbent)[0] if incumbent is not None else None
     held = np.zeros(b.n, dtype=bool)
     open_groups = 0
     for g, size in enumerate(p.space.sizes):
@@ -109,19 +108,4 @@ def _fix_and_solve(solver, budget: float, rounded: list[int], incumbent: list[in
     step.open_groups.append(open_groups)
     if open_groups == 0:
         return None
-    fixed = solver.fixing(limit, budget) if limit is not None else None
-    if fixed is not None:
-        held |= fixed
-    start = None
-    if incumbent is not None:
-        start = b.start(plan_vector(p, incumbent), memory=True, peak=False)
-    lp = b.build(budget=budget, fixed=held)
-    out = solve_mip(lp, ticks=e.ticks, gap=e.gap, start=start, time_limit=e.time_limit)
-    solver.record("neighbourhood", out, lp)
-    if out.x is None:
-        return None
-    found = choices_of(p, out.x[: b.n])
-    cost, peak = evaluate(p, found)
-    if peak <= budget and np.isfinite(cost) and (limit is None or cost < limit):
-        return found
-    return None
+    return held_mip(solver, budget, held, incumbent, "neighbourhood", start=True)
