@@ -21,6 +21,9 @@ tightly (within 0.5% of the optimum on the Llama-3-8B step with carried state). 
    better plan is the next round's incumbent; the rounds stop once the plan is within the
    effort's gap of `L`, or no better plan is found. With no incumbent in the budget, the free
    plan takes its place for the agreement (and the sub-MIP starts from nothing).
+3. **Dive**, when the plan is still not proven within the gap: the LP's integral groups held,
+   the budgeted MIP over its fractional ones (dive.py). Its plan, when better, is the step's:
+   the full budgeted MIP that follows fixes more variables from it.
 
 Lagrangian plans (the free problem with the memory rows priced into the objective at the LP's
 row duals) were tried as further candidates: they fixed groups the optimum does not take
@@ -35,8 +38,9 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from shardc.passes.propagation.autoshard.highs import solve_lp, solve_mip
-from shardc.passes.propagation.autoshard.plans import choices_of, evaluate, plan_vector
+from shardc.passes.propagation.autoshard.dive import dive, held_mip
+from shardc.passes.propagation.autoshard.highs import solve_lp
+from shardc.passes.propagation.autoshard.plans import choices_of, evaluate
 
 # Fix-and-solve rounds at most: the second starts from the first's plan, closer to the LP.
 ROUNDS = 2
@@ -73,16 +77,24 @@ def neighbourhood(solver, budget: float, incumbent: list[int] | None) -> Step:
         cost = evaluate(p, found)[0]
         if cost <= 0 or (cost - step.bound) / cost <= e.gap:
             break
+    if best is None or not _proven(p, best, step.bound, e.gap):
+        found = dive(solver, budget, out.x[: b.n], best)
+        if found is not None:
+            step.choices = found
     return step
+
+
+def _proven(p, choices: list[int], bound: float, gap: float) -> bool:
+    cost = evaluate(p, choices)[0]
+    return cost <= 0 or (cost - bound) / cost <= gap
 
 
 def _fix_and_solve(solver, budget: float, rounded: list[int], incumbent: list[int] | None,
                    step: Step) -> list[int] | None:
     """The budgeted MIP over the groups where `incumbent` (else the free plan) and the LP's
     rounded point differ, from `incumbent`; a plan that fits and moves less, or None."""
-    p, b, e = solver.problem, solver.builder, solver.effort
+    p, b = solver.problem, solver.builder
     reference = solver.free_plan if incumbent is None else incumbent
-    limit = evaluate(p, incumbent)[0] if incumbent is not None else None
     held = np.zeros(b.n, dtype=bool)
     open_groups = 0
     for g, size in enumerate(p.space.sizes):
@@ -96,19 +108,4 @@ def _fix_and_solve(solver, budget: float, rounded: list[int], incumbent: list[in
     step.open_groups.append(open_groups)
     if open_groups == 0:
         return None
-    fixed = solver.fixing(limit, budget) if limit is not None else None
-    if fixed is not None:
-        held |= fixed
-    start = None
-    if incumbent is not None:
-        start = b.start(plan_vector(p, incumbent), memory=True, peak=False)
-    lp = b.build(budget=budget, fixed=held)
-    out = solve_mip(lp, ticks=e.ticks, gap=e.gap, start=start, time_limit=e.time_limit)
-    solver.record("neighbourhood", out, lp)
-    if out.x is None:
-        return None
-    found = choices_of(p, out.x[: b.n])
-    cost, peak = evaluate(p, found)
-    if peak <= budget and np.isfinite(cost) and (limit is None or cost < limit):
-        return found
-    return None
+    return held_mip(solver, budget, held, incumbent, "neighbourhood", start=True)
