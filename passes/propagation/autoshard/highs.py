@@ -175,3 +175,76 @@ def solve_mip(program: LinearProgram, *, ticks: int, gap: float,
     if status == "optimal" and x is None:
         status = "error"
     return Outcome(status, x, objective, bound, found_gap, None, None, work, cpu)
+
+
+class LPSession:
+    """One LP kept in HiGHS between solves, so that each solve starts from the last one's
+    basis: the budgeted LP from the free LP's optimum (only the memory rows are violated), a
+    branch's child from its parent's (one group's choices bounded). Dual simplex re-optimises
+    from a dual feasible basis in a fraction of a cold solve's iterations.
+
+        session = LPSession(program)            # memory rows may be relaxed (+inf) at first
+        out = session.solve(iterations=...)
+        session.set_row_upper(rows, values); session.set_col_upper(cols, values)
+        basis = session.basis(); ...; session.restore(basis)
+        out = session.solve(iterations=..., cutoff=c)   # stops once the bound reaches c
+    """
+
+    def __init__(self, program: LinearProgram) -> None:
+        self.program = program
+        self.col_upper = np.asarray(program.col_upper, dtype=float).copy()
+        self.h = _highs(program, False, {"solver": "simplex"})
+
+    def set_row_upper(self, rows: np.ndarray, values: np.ndarray) -> None:
+        rows = np.asarray(rows, dtype=np.int32)
+        self.h.changeRowsBounds(len(rows), rows, self.program.row_lower[rows],
+                                np.asarray(values, dtype=float))
+
+    def set_col_upper(self, cols: np.ndarray, values: np.ndarray) -> None:
+        cols = np.asarray(cols, dtype=np.int32)
+        values = np.asarray(values, dtype=float)
+        self.col_upper[cols] = values
+        self.h.changeColsBounds(len(cols), cols, self.program.col_lower[cols], values)
+
+    def basis(self) -> highspy.HighsBasis:
+        return self.h.getBasis()
+
+    def restore(self, basis: highspy.HighsBasis) -> None:
+        self.h.setBasis(basis)
+
+    @staticmethod
+    def extended(basis: highspy.HighsBasis, columns: int, equalities: int, rows: int
+                 ) -> highspy.HighsBasis:
+        """`basis` of a program with `columns` columns appended, each defined by one of
+        `equalities` appended equality rows, and `rows` further rows after those: the new
+        columns and the further rows basic, the equalities at their bound. Optimal for the
+        program without the further rows, it is dual feasible for it with them: dual simplex
+        starts there and only repairs the violated rows."""
+        out = highspy.HighsBasis()
+        out.col_status = list(basis.col_status) + [highspy.HighsBasisStatus.kBasic] * columns
+        out.row_status = (list(basis.row_status) + [highspy.HighsBasisStatus.kLower] * equalities
+                          + [highspy.HighsBasisStatus.kBasic] * rows)
+        out.valid = True
+        return out
+
+    def solve(self, *, iterations: int, cutoff: float | None = None,
+              time_limit: float | None = None) -> Outcome:
+        """Re-optimise from the current basis, at most `iterations` simplex iterations; with
+        `cutoff`, stop once the dual objective (a lower bound) exceeds it (status `cutoff`)."""
+        h = self.h
+        h.setOptionValue("simplex_iteration_limit", int(iterations))
+        h.setOptionValue("objective_bound", float(np.inf if cutoff is None else cutoff))
+        h.setOptionValue("time_limit", float(np.inf if time_limit is None else time_limit))
+        start = time.process_time()
+        h.run()
+        cpu = time.process_time() - start
+        name = h.getModelStatus().name
+        status = "cutoff" if name == "kObjectiveBound" else _STATUS.get(name, "error")
+        info = h.getInfo()
+        work = {"lp_iterations": int(info.simplex_iteration_count)}  # this run's
+        if status != "optimal":
+            return Outcome(status, None, None, None, None, work=work, cpu_s=cpu)
+        sol = h.getSolution()
+        objective = float(info.objective_function_value)
+        return Outcome(status, np.array(sol.col_value), objective, objective, 0.0,
+                       np.array(sol.col_dual), np.array(sol.row_dual), work, cpu)

@@ -38,8 +38,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from shardc.passes.propagation.autoshard.dive import dive, held_mip
-from shardc.passes.propagation.autoshard.highs import solve_lp
+from shardc.passes.propagation.autoshard.dive import OPEN_SHARE, dive, held_mip
+from shardc.passes.propagation.autoshard.highs import LPSession, Outcome
 from shardc.passes.propagation.autoshard.plans import choices_of, evaluate
 
 # Fix-and-solve rounds at most: the second starts from the first's plan, closer to the LP.
@@ -51,6 +51,7 @@ class Step:
     bound: float | None = None  # the budgeted LP's optimum (bytes)
     choices: list[int] | None = None  # the best plan found in the budget
     open_groups: list[int] = field(default_factory=list)  # per round: groups left to the MIP
+    root: Outcome | None = None  # the budgeted LP's optimum (in `solver.session`)
 
 
 def neighbourhood(solver, budget: float, incumbent: list[int] | None) -> Step:
@@ -61,10 +62,15 @@ def neighbourhood(solver, budget: float, incumbent: list[int] | None) -> Step:
     limit = evaluate(p, incumbent)[0] if incumbent is not None else None
     fixed = solver.fixing(limit) if limit is not None else None
     lp = b.build(budget=budget, fixed=fixed)
-    out = solve_lp(lp, iterations=e.lp_iterations, time_limit=e.time_limit)
+    session = solver.session = LPSession(lp)
+    if solver.free_basis is not None:  # from the free LP's optimum: only memory rows violated
+        aux = lp.shape[1] - b.n
+        session.restore(LPSession.extended(solver.free_basis, aux, aux, len(p.rows)))
+    out = session.solve(iterations=e.lp_iterations, time_limit=e.time_limit)
     solver.record("budgeted-lp", out, lp)
     if out.x is None or out.reduced_costs is None:
         return step
+    step.root = out
     step.bound = b.unscale_objective(out.objective)
     solver.budget_fixing = (budget, step.bound, out.reduced_costs[: b.n])
     rounded = choices_of(p, out.x[: b.n])
@@ -106,6 +112,7 @@ def _fix_and_solve(solver, budget: float, rounded: list[int], incumbent: list[in
         held[p.x_offset[g] : p.x_offset[g] + size] = True
         held[p.x_offset[g] + rounded[g]] = False
     step.open_groups.append(open_groups)
-    if open_groups == 0:
-        return None
+    choosing = sum(1 for size in p.space.sizes if size > 1)
+    if open_groups == 0 or open_groups > OPEN_SHARE * choosing:
+        return None  # nothing to do, or not a neighbourhood: most of the full MIP
     return held_mip(solver, budget, held, incumbent, "neighbourhood", start=True)

@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from shardc.passes.propagation.autoshard.highs import Outcome, solve_lp, solve_mip
+from shardc.passes.propagation.autoshard.branch import branch
+from shardc.passes.propagation.autoshard.highs import LPSession, Outcome, solve_mip
 from shardc.passes.propagation.autoshard.neighbourhood import neighbourhood
 from shardc.passes.propagation.autoshard.plans import (
     allowed,
@@ -55,6 +56,8 @@ TIE_BREAK_GAP = 0.01
 FREE_GAP = 1e-6
 # Integrality tolerance of the LP relaxation's binaries.
 _INTEGRAL = 1e-6
+# Relative: a gap proven to equal `Effort.gap` up to rounding is within it.
+_GAP_TOLERANCE = 1e-6
 # Bytes of slack in "moves no more than": objectives are whole bytes.
 _SLACK = 0.5
 
@@ -68,6 +71,8 @@ class Effort:
     gap: float = 0.01  # a budgeted solve stops at a plan proven within this relative gap
     tie_break: bool = True
     neighbourhood: bool = True  # try the fix-and-solve step before the full budgeted MIP
+    branch: bool = True  # then the branch step (branch.py) before the full budgeted MIP
+    branch_iterations: int = 60_000  # simplex iterations for all of the branch step's LPs
     time_limit: float | None = None  # seconds per solve: a safety net only (not reproducible)
 
 
@@ -132,6 +137,10 @@ class _Solver:
         # the budgeted LP's (budget, optimum in bytes, reduced costs) (neighbourhood.py)
         self.budget_fixing: tuple[float, float, np.ndarray] | None = None
         self.fixed = 0
+        self.free_basis = None  # the free LP's optimal basis (HighsBasis)
+        self.session: LPSession | None = None  # the budgeted LP, kept warm (neighbourhood.py)
+        # the branch node the budgeted plan is the LP optimum of (branch.py's BranchStep.node)
+        self.node: tuple[np.ndarray, float, np.ndarray] | None = None
 
     def record(self, name: str, out: Outcome, lp, *, peak: bool = False) -> None:
         self.phases.append(_phase(name, out, self.builder, lp, peak=peak))
@@ -158,9 +167,11 @@ class _Solver:
         """The free plan and whether it is proven optimal."""
         b, e = self.builder, self.effort
         lp = b.build()
-        out = solve_lp(lp, iterations=e.lp_iterations, time_limit=e.time_limit)
+        session = LPSession(lp)
+        out = session.solve(iterations=e.lp_iterations, time_limit=e.time_limit)
         self.phases.append(_phase("free-lp", out, b, lp, peak=False))
         if out.x is not None:
+            self.free_basis = session.basis()
             self.lp_bound = b.unscale_objective(out.objective)
             self.reduced = out.reduced_costs
             ints = lp.integer
@@ -190,7 +201,17 @@ class _Solver:
             return choices
         cost, peak = evaluate(p, choices)
         limit = cost + _SLACK
-        lp = b.build(budget=budget, peak=True, limit=limit, fixed=self.fixing(limit, budget))
+        fixed = self.fixing(limit, budget)
+        if budget is not None and self.node is not None:
+            # among the plans of the branch node `choices` is the LP optimum of: its reduced
+            # costs leave only the alternatives moving as few bytes (a small MIP, where the
+            # whole budgeted one took a minute on the NNX LM)
+            held, bound, reduced = self.node
+            room = (limit - bound) * b.obj_scale
+            node = reduced > room + 1e-6 * max(1.0, abs(bound) * b.obj_scale)
+            node[held] = True
+            fixed = node if fixed is None else fixed | node
+        lp = b.build(budget=budget, peak=True, limit=limit, fixed=fixed)
         start = b.start(plan_vector(p, choices), memory=True, peak=True)
         out = solve_mip(lp, ticks=e.ticks, gap=TIE_BREAK_GAP, start=start,
                         time_limit=e.time_limit)
@@ -270,7 +291,7 @@ def solve(problem, budget: float | None, effort: Effort | None = None,
     candidates += [("known", c) for c in known or []]
     found, source, bounds = _neighbourhood(s, budget, candidates, free_bounds)
     phase = None
-    if found is None or _gap(evaluate(problem, found)[0], bounds) > effort.gap:
+    if found is None or not _within(evaluate(problem, found)[0], bounds, effort.gap):
         if found is not None:
             candidates.append((source, found))
         found, source, phase = s.budgeted(budget, candidates)
@@ -289,8 +310,8 @@ def solve(problem, budget: float | None, effort: Effort | None = None,
     result.source = source
     result.bound = max(bounds) if bounds else None
     gap = result.gap
-    result.status = "optimal" if gap is not None and gap <= max(effort.gap, 1e-9) else (
-        "work_limit")
+    result.status = "optimal" if gap is not None and gap <= max(effort.gap, 1e-9) * (
+        1 + _GAP_TOLERANCE) else "work_limit"
     result.fixed = s.fixed
     return _final(result, effort)
 
@@ -307,16 +328,29 @@ def best_fitting(problem, budget: float, known: list[tuple[str, list[int]]]
 
 def _neighbourhood(s: _Solver, budget: float, known: list[tuple[str, list[int]]],
                    free_bounds: list[float]) -> tuple[list[int] | None, str, list[float]]:
-    """The best plan at hand after the fix-and-solve step (neighbourhood.py), where it comes
-    from, and the bounds known (the free ones, the budgeted LP's)."""
+    """The best plan at hand after the fix-and-solve step (neighbourhood.py) and, when that is
+    not proven within the gap, the branch step (branch.py); where it comes from, and the bounds
+    known (the free ones, the budgeted LP's, the branch step's)."""
     source, best = best_fitting(s.problem, budget, known)
     if not s.effort.neighbourhood:
         return best, source, list(free_bounds)
     step = neighbourhood(s, budget, best)
     bounds = list(free_bounds) + ([] if step.bound is None else [step.bound])
     if step.choices is not None:
-        return step.choices, "neighbourhood", bounds
+        best, source = step.choices, "neighbourhood"
+    proven = best is not None and _within(evaluate(s.problem, best)[0], bounds, s.effort.gap)
+    if s.effort.branch and step.root is not None and not proven:
+        tree = branch(s, budget, best, step.root)
+        bounds += [] if tree.bound is None else [tree.bound]
+        if tree.choices is not None and tree.choices is not best:
+            best, source = tree.choices, "branch"
+            s.node = tree.node
     return best, source, bounds
+
+
+def _within(objective: float, bounds: list[float], gap: float) -> bool:
+    """Proven within `gap` (a proof of exactly `gap`, rounded, counts)."""
+    return _gap(objective, bounds) <= gap * (1 + _GAP_TOLERANCE)
 
 
 def _gap(objective: float, bounds: list[float]) -> float:
