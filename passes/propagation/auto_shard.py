@@ -105,9 +105,10 @@ class AutoShard(Pass):
             )
 
     def solver_effort(self) -> Effort:
-        from shardc.passes.propagation.autoshard.solve import Effort
+        from shardc.passes.propagation.autoshard.solve import ITERATIONS_PER_TICK, Effort
 
         return Effort(ticks=self.effort, gap=self.gap, tie_break=self.tie_break,
+                      branch_iterations=self.effort * ITERATIONS_PER_TICK,
                       time_limit=self.time_limit or None)
 
     def run(self, module: Module, ctx: PassContext) -> None:

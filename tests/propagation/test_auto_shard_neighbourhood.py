@@ -41,7 +41,7 @@ def test_a_plan_not_proven_within_the_gap_falls_back_to_the_full_mip(gpt_tp) -> 
     # the budgeted LP bounds this program loosely (48k against 65.5k): the neighbourhood's plan
     # is not proven, the full MIP runs from it and proves it within 1%
     problem, budget = gpt_tp
-    result = solve(problem, budget)
+    result = solve(problem, budget, Effort(branch=False))
     names = _names(result)
     lp = result.phases[names.index("budgeted-lp")]
     near = result.phases[names.index("neighbourhood")]
@@ -51,6 +51,33 @@ def test_a_plan_not_proven_within_the_gap_falls_back_to_the_full_mip(gpt_tp) -> 
     assert result.bound > lp.objective  # HiGHS's bound, tighter than the LP's
 
 
+def test_the_branch_step_proves_what_the_neighbourhood_could_not(gpt_tp) -> None:
+    # the same loose LP bound: branching on the groups it blends closes it without the full MIP
+    problem, budget = gpt_tp
+    result = solve(problem, budget)
+    names = _names(result)
+    assert "branch" in names and "budgeted" not in names
+    assert result.status == "optimal" and result.gap <= 0.01
+    cost, peak = evaluate(problem, result.choices)
+    assert peak <= budget and cost == result.objective
+    lp = result.phases[names.index("budgeted-lp")]
+    assert result.bound > lp.objective  # the children's bounds, tighter than the root's
+    full = solve(problem, budget, Effort(gap=1e-6, branch=False))
+    assert result.bound <= full.objective + 1e-6 <= cost + 1e-6
+    # every LP of the step starts from its parent's basis: far fewer iterations than the root
+    children = [p.work["lp_iterations"] for p in result.phases if p.name == "branch"]
+    assert children and max(children) < lp.work["lp_iterations"]
+
+
+def test_the_branch_steps_work_limit_keeps_the_best_plan_and_its_bound(gpt_tp) -> None:
+    problem, budget = gpt_tp
+    cut = solve(problem, budget, Effort(branch_iterations=1, ticks=1))
+    cost, peak = evaluate(problem, cut.choices)
+    assert peak <= budget and cut.bound is not None and cut.bound <= cost
+    assert sum(p.work["lp_iterations"] for p in cut.phases if p.name == "branch") <= 2
+    assert cut.choices == solve(problem, budget, Effort(branch_iterations=1, ticks=1)).choices
+
+
 def test_a_plan_proven_within_the_gap_skips_the_full_mip() -> None:
     problem = _problem(_unannotated("mlp", "dp_tp"))
     budget = _budget("mlp", "dp_tp")
@@ -58,8 +85,10 @@ def test_a_plan_proven_within_the_gap_skips_the_full_mip() -> None:
     assert free.peak > budget  # the budget binds
     result = solve(problem, budget)
     names = _names(result)
-    assert "neighbourhood" in names and "budgeted" not in names
-    assert result.status == "optimal" and result.source == "neighbourhood"
+    # the LP's bound proves the plan at hand (on this small program the LP and the greedy plan
+    # disagree on most groups: no neighbourhood, which would be the full MIP)
+    assert "budgeted-lp" in names and "budgeted" not in names
+    assert result.status == "optimal" and result.source in ("greedy", "neighbourhood", "branch")
     assert result.gap <= 0.01 and evaluate(problem, result.choices)[1] <= budget
     full = solve(problem, budget, Effort(gap=1e-6, neighbourhood=False))
     assert result.objective <= full.objective / (1 - 0.01)

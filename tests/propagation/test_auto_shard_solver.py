@@ -86,7 +86,7 @@ def test_a_solve_cut_short_keeps_the_best_plan_it_started_from() -> None:
         cost, peak = evaluate(problem, result.choices)
         assert peak <= budget and cost <= evaluate(problem, known)[0]
         assert result.bound is not None and result.bound <= cost
-    assert solve(problem, budget, Effort(ticks=1)).status == "work_limit"
+    assert solve(problem, budget, Effort(ticks=1, branch_iterations=1)).status == "work_limit"
 
 
 def _problem(module, carry: bool = False, tie_rounds: int = 0):
@@ -153,13 +153,13 @@ def _child(budget: int, effort: int, seed: str) -> dict:
 
 
 def test_the_same_plan_in_two_processes_one_under_load() -> None:
-    # A small effort stops the budgeted MIP at its work limit, mid-search: where it stops must
-    # not depend on the machine's load (nor on Python's string hashing).
+    # A small effort stops the branch step and the budgeted MIP at their work limits, mid-search:
+    # where they stop must not depend on the machine's load (nor on Python's string hashing).
     budget = _budget("gpt", "tp")
-    quiet = _child(budget, 30, "1")
+    quiet = _child(budget, 2, "1")
     burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
     try:
-        loaded = _child(budget, 30, "2")
+        loaded = _child(budget, 2, "2")
     finally:
         for b in burners:
             b.kill()

@@ -56,6 +56,9 @@ TIE_BREAK_GAP = 0.01
 FREE_GAP = 1e-6
 # Integrality tolerance of the LP relaxation's binaries.
 _INTEGRAL = 1e-6
+# The branch step's simplex iterations per tick of effort (auto_shard.py): 60,000 at the default
+# effort, 14 times what the NNX LM's proof takes (docs/autoshard.md).
+ITERATIONS_PER_TICK = 15
 # Relative: a gap proven to equal `Effort.gap` up to rounding is within it.
 _GAP_TOLERANCE = 1e-6
 # Bytes of slack in "moves no more than": objectives are whole bytes.
@@ -72,7 +75,9 @@ class Effort:
     tie_break: bool = True
     neighbourhood: bool = True  # try the fix-and-solve step before the full budgeted MIP
     branch: bool = True  # then the branch step (branch.py) before the full budgeted MIP
-    branch_iterations: int = 60_000  # simplex iterations for all of the branch step's LPs
+    # simplex iterations for all of the branch step's LPs; the pass gives it
+    # ITERATIONS_PER_TICK per tick of its effort, so one number bounds both
+    branch_iterations: int = 60_000
     time_limit: float | None = None  # seconds per solve: a safety net only (not reproducible)
 
 
