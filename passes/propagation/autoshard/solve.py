@@ -19,11 +19,14 @@ The order of the solves:
    optimum meets therefore always returns it (more budget never gives a worse plan).
 4. Otherwise, from the best plan at hand that fits (the greedy plans of plans.py, the plans
    the caller knows), the **neighbourhood step** (neighbourhood.py): the budgeted LP's bound
-   `L`, then a small MIP over the groups where that plan and the LP disagree. A plan proven
-   within `Effort.gap` (default 1%) of the bound is the answer; else the **budgeted MIP** runs
-   from the best plan so far. Then the memory tie-break among plans moving no more. The plan
-   kept is the best found, never worse than the start. Its bound is the largest of HiGHS's,
-   `L` and `F`.
+   `L` (its LP started from the free LP's basis), then a small MIP over the groups where that
+   plan and the LP disagree. A plan proven within `Effort.gap` (default 1%) of the bound is
+   the answer; else the **branch step** (branch.py: branching on the groups the LP blends,
+   each child LP warm from its parent's basis, `Effort.branch_iterations` in all); still
+   unproven, the **budgeted MIP** runs from the best plan so far. Then the memory tie-break
+   among plans moving no more (within the branch node a plan from the branch step is the LP
+   optimum of). The plan kept is the best found, never worse than the start. Its bound is the
+   largest of HiGHS's, the branch step's, `L` and `F`.
 
 Every solve is limited by work (`Effort`): MIPs by ticks, LPs by simplex iterations, with one
 thread and a fixed seed, so the same program gives the same plan in every process and under any
