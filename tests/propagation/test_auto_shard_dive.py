@@ -80,9 +80,12 @@ def test_a_mostly_fractional_lp_is_left_to_the_full_mip() -> None:
 
 def test_the_solve_dives_when_the_neighbourhood_is_not_proven(transformer_tp) -> None:
     problem, budget = transformer_tp
-    result = solve(problem, budget)
+    result = solve(problem, budget, Effort(branch=False))
     names = [p.name for p in result.phases]
     assert names.index("neighbourhood") < names.index("dive") < names.index("budgeted")
+    # with the branch step (branch.py), it runs from the dive's plan, before any full MIP
+    default = [p.name for p in solve(problem, budget).phases]
+    assert default.index("dive") < default.index("branch")
     assert result.status == "optimal" and result.gap <= 0.01
     assert result.objective <= result.phases[names.index("dive")].objective
     assert evaluate(problem, result.choices)[1] <= budget
