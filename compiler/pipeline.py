@@ -36,6 +36,10 @@ DEFAULT_PIPELINE = (
 )
 
 
+# A collective's latency priced in bytes (CompileOptions.collective_latency): 16 KiB.
+DEFAULT_LATENCY = 16384
+GATHER_WEIGHTS = ("auto", "always", "never")
+
 # How reshards become collectives: shardc's search for the cheapest plan, or Shardy's algorithm.
 RESHARD_ALGORITHMS = ("cheapest", "shardy")
 
@@ -69,6 +73,15 @@ class CompileOptions:
     # `combine-collectives` on the per-device program: combine independent collectives up to
     # this many result bytes each (XLA's default, 30 MiB + 7); 0 turns it off (docs/spmd.md).
     combine_threshold: int = DEFAULT_THRESHOLD
+    # FSDP's plan (passes/propagation/gather_weights.py, docs/spmd.md "Gathering weights"):
+    # "auto" compiles a program whose weights and batch share a mesh axis both as propagated
+    # and with those weights gathered where they are defined, and keeps the cheaper;
+    # "always" / "never" decide without comparing.
+    gather_weights: str = "auto"
+    # What one issued collective costs beside its bytes, in bytes (its launch and
+    # synchronisation), when "auto" compares the two plans: ring bytes (or bytes under
+    # `lower-collectives{cost=bytes}`) + this x collectives issued by the per-device program.
+    collective_latency: int = DEFAULT_LATENCY
 
     @property
     def verifies_each(self) -> bool:
@@ -176,12 +189,41 @@ def _compile(module: Module, options: CompileOptions, consume: bool) -> CompileR
     # import: make_pass imports only the modules of the passes it names)
     from shardc.passes.propagation.rules import registry  # noqa: F401
 
+    if options.gather_weights not in GATHER_WEIGHTS:
+        raise ShardcError(f"unknown gather_weights '{options.gather_weights}' (expected one of "
+                          f"{', '.join(GATHER_WEIGHTS)})")
+    pipeline = options.full_pipeline()
+    if options.gather_weights == "never" or options.auto_shard or "gather-weights" in pipeline:
+        return _compile_pipeline(module, options, pipeline)
+    from shardc.passes.propagation.gather_weights import weight_gathers
+
+    if not weight_gathers(module):
+        return _compile_pipeline(module, options, pipeline)
+    gathered = _compile_pipeline(module, options, "gather-weights," + pipeline)
+    if options.gather_weights == "always":
+        return gathered
+    propagated = _compile_pipeline(module, options, pipeline)
+    cost = "bytes" if "cost=bytes" in pipeline else "ring"
+    return min((propagated, gathered),
+               key=lambda r: plan_cost(r.report, cost, options.collective_latency))
+
+
+def plan_cost(report: dict[str, Any], cost: str, latency: int) -> int:
+    """A compiled program's communication as `gather_weights="auto"` prices it: its bytes per
+    device (ring-model or plain, as lower-collectives' `cost`) + `latency` per collective the
+    per-device program issues (after combining)."""
+    moved = report["total_ring_bytes"] if cost == "ring" else report["total_comm_bytes"]
+    issued = report.get("issued")
+    count = issued["count"] if issued is not None else len(report["collectives"])
+    return moved + latency * count
+
+
+def _compile_pipeline(module: Module, options: CompileOptions, pipeline: str) -> CompileResult:
     each = options.verifies_each
     ctx = PassContext(strict=options.strict, verify_each=each)
     start = time.perf_counter()
     work = module if consume else clone(module)
     ctx.timings["copy"] = time.perf_counter() - start
-    pipeline = options.full_pipeline()
     PassManager(parse_pipeline(pipeline), verify_each=each).run(work, ctx)
     if not each:
         verify_after(work, "the pipeline")
