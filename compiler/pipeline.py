@@ -74,9 +74,10 @@ class CompileOptions:
     # this many result bytes each (XLA's default, 30 MiB + 7); 0 turns it off (docs/spmd.md).
     combine_threshold: int = DEFAULT_THRESHOLD
     # FSDP's plan (passes/propagation/gather_weights.py, docs/spmd.md "Gathering weights"):
-    # "auto" compiles a program whose weights and batch share a mesh axis both as propagated
-    # and with those weights gathered where they are defined, and keeps the cheaper;
-    # "always" / "never" decide without comparing.
+    # "auto" compiles a program whose weights and batch share a mesh axis as propagated, with
+    # those weights gathered where they are defined, and (when some are embedding tables only
+    # a gather indexes) with the other weights gathered, and keeps the cheapest; "always"
+    # compares only the gathered plans; "never" compiles the propagated one.
     gather_weights: str = "auto"
     # What one issued collective costs beside its bytes, in bytes (its launch and
     # synchronisation), when "auto" compares the two plans: ring bytes (or bytes under
@@ -197,15 +198,18 @@ def _compile(module: Module, options: CompileOptions, consume: bool) -> CompileR
         return _compile_pipeline(module, options, pipeline)
     from shardc.passes.propagation.gather_weights import weight_gathers
 
-    if not weight_gathers(module):
+    gathers = weight_gathers(module)
+    if not gathers:
         return _compile_pipeline(module, options, pipeline)
-    gathered = _compile_pipeline(module, options, "gather-weights," + pipeline)
-    if options.gather_weights == "always":
-        return gathered
-    propagated = _compile_pipeline(module, options, pipeline)
+    plans = ["gather-weights"]
+    if any(g.table for g in gathers) and not all(g.table for g in gathers):
+        plans.append("gather-weights{tables=false}")
+    if options.gather_weights == "auto":
+        plans.insert(0, "")
+    results = [_compile_pipeline(module, options, f"{p},{pipeline}" if p else pipeline)
+               for p in plans]
     cost = "bytes" if "cost=bytes" in pipeline else "ring"
-    return min((propagated, gathered),
-               key=lambda r: plan_cost(r.report, cost, options.collective_latency))
+    return min(results, key=lambda r: plan_cost(r.report, cost, options.collective_latency))
 
 
 def plan_cost(report: dict[str, Any], cost: str, latency: int) -> int:

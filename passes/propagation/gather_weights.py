@@ -28,6 +28,7 @@ and keeps the cheaper (docs/spmd.md, "Gathering weights (FSDP)"); this pass alwa
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.mapping import DimSharding, NamedMapping
@@ -115,11 +116,16 @@ def _reaches(module: Module, arg: Value) -> list[tuple[Operation, int, bool]]:
     return found
 
 
-def weight_gathers(module: Module) -> list[tuple[Value, NamedMapping]]:
-    """(weight argument of the entry point, the sharding to gather it to) for every argument
-    whose contracted or indexed dims are sharded on an axis that, at some product or gather,
-    also shards another argument flowing into it (the weight's dim against the batch's
-    axis); [] when no op has such a conflict (then the pass changes nothing)."""
+class Gather(NamedTuple):
+    arg: Value  # an argument of the entry point
+    target: NamedMapping  # its sharding without the conflicting axes
+    table: bool  # only `gather`s index it on those axes (no product contracts them)
+
+
+def weight_gathers(module: Module) -> list[Gather]:
+    """Every argument whose contracted or indexed dims are sharded on an axis that, at some
+    product or gather, also shards another argument flowing into it (the weight's dim against
+    the batch's axis); [] when no op has such a conflict (then the pass changes nothing)."""
     main = _entry(module)
     if main is None:
         return []
@@ -129,6 +135,7 @@ def weight_gathers(module: Module) -> list[tuple[Value, NamedMapping]]:
     # consumes; per weight, all such axes
     at_op: dict[int, dict[int, set[str]]] = {}
     consumed: dict[int, set[str]] = {}
+    contracted: dict[int, set[str]] = {}  # the axes of those a product (not a gather) consumes
     for a, m, dims in sharded:
         for op, i in _uses(module, a, frozenset()):
             axes = {x.name for d in _consumed_dims(op, i) & dims
@@ -136,6 +143,8 @@ def weight_gathers(module: Module) -> list[tuple[Value, NamedMapping]]:
             if axes:
                 at_op.setdefault(id(op), {}).setdefault(i, set()).update(axes)
                 consumed.setdefault(id(a), set()).update(axes)
+                if op.name != "gather":
+                    contracted.setdefault(id(a), set()).update(axes)
     weight_axes = set().union(*consumed.values())
     conflict: set[str] = set()
     if not consumed:
@@ -153,15 +162,16 @@ def weight_gathers(module: Module) -> list[tuple[Value, NamedMapping]]:
             for j, wanted in at_op.get(id(op), {}).items():
                 if j != i:
                     conflict |= axes & wanted
-    return [(a, _without(m, conflict)) for a, m, _ in sharded
-            if consumed.get(id(a), set()) & conflict]
+    return [Gather(a, _without(m, conflict), not contracted.get(id(a), set()) & conflict)
+            for a, m, _ in sharded if consumed.get(id(a), set()) & conflict]
 
 
-def gather_weights(module: Module) -> int:
-    """Reshard each weight `weight_gathers` names where it is defined; every use but a
-    `return` reads the gathered value. Returns how many were gathered."""
+def gather_weights(module: Module, tables: bool = True) -> int:
+    """Reshard each weight `weight_gathers` names (with `tables=False`, not the tables only
+    gathers index) where it is defined; every use but a `return` reads the gathered value.
+    Returns how many were gathered."""
     main = _entry(module)
-    gathers = weight_gathers(module)
+    gathers = [(g.arg, g.target) for g in weight_gathers(module) if tables or not g.table]
     assert main is not None or not gathers
     anchor = main.body.first if main is not None else None  # the reshards in argument order
     for arg, target in gathers:
@@ -182,5 +192,9 @@ class GatherWeights(Pass):
     """Gather each weight whose contracted dim shares a mesh axis with another argument once,
     where it is defined (FSDP's plan; before propagation)."""
 
+    # false: leave sharded the tables only a `gather` indexes (an embedding's lookup moves
+    # the rows it reads, a gathered table all of them)
+    tables: bool = True
+
     def run(self, module: Module, ctx: PassContext) -> None:
-        gather_weights(module)
+        gather_weights(module, self.tables)

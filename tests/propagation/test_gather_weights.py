@@ -14,7 +14,7 @@ from shardc.ir.diagnostics import ShardcError
 from shardc.ir.parser import parse_module
 from shardc.models.catalogue import MODELS
 from shardc.passes.propagation.gather_weights import weight_gathers
-from shardc.pipeline import CompileOptions, compile, plan_cost
+from shardc.pipeline import DEFAULT_PIPELINE, CompileOptions, compile, plan_cost
 
 GPT = Path(__file__).resolve().parent.parent.parent / "examples" / "jax"
 
@@ -47,8 +47,8 @@ func @main(%x: tensor<16x64xf32, <@mesh, {x}>>, %w1: tensor<64x{ff}xf32, <@mesh,
 
 def test_fsdp_weights_against_the_batch_are_gathered() -> None:
     module = parse_module(_mlp('[{"dp"}, {}]', '[{"dp"}, {"tp"}]', '[{"dp"}, {}]'))
-    got = {a.name_hint: str(m) for a, m in weight_gathers(module)}
-    assert got == {"w1": '<@mesh, [{}, {"tp"}]>', "w2": "<@mesh, [{}, {}]>"}
+    got = {g.arg.name_hint: (str(g.target), g.table) for g in weight_gathers(module)}
+    assert got == {"w1": ('<@mesh, [{}, {"tp"}]>', False), "w2": ("<@mesh, [{}, {}]>", False)}
 
 
 @pytest.mark.parametrize("shardings", [
@@ -63,22 +63,29 @@ def test_no_conflict_gathers_nothing(shardings: tuple[str, str, str]) -> None:
 def test_the_jax_gpt_fsdp_step_gathers_every_weight_and_the_table() -> None:
     gathers = weight_gathers(_gpt("fsdp"))
     assert len(gathers) == 13  # 6 matrices per layer, 2 layers, and the embedding table
-    assert all(not m.used_axes() for _, m in gathers)
+    assert all(not g.target.used_axes() for g in gathers)
+    # the table: the token lookup indexes it; the logits' product contracts d_model, not its
+    # sharded vocab
+    assert [g.arg.type.shape for g in gathers if g.table] == [(256, 64)]
     for name in ("dp", "tp", "dp_tp"):
         assert weight_gathers(_gpt(name)) == []
 
 
-def test_auto_keeps_the_cheaper_plan_and_the_gathered_one_runs_like_the_reference() -> None:
+def test_auto_keeps_the_cheapest_plan_and_it_runs_like_the_reference() -> None:
+    """Three plans: as propagated (51 collectives), every weight gathered (2: one all_gather,
+    one all_reduce of the gradients) and every weight but the embedding table gathered (9,
+    and the fewest bytes: the lookup moves the rows it reads, not the table)."""
     module = _gpt("fsdp")
     auto = compile(module)
-    propagated = compile(module, CompileOptions(gather_weights="never"))
-    gathered = compile(module, CompileOptions(gather_weights="always"))
     latency = CompileOptions().collective_latency
-    costs = [plan_cost(r.report, "ring", latency) for r in (propagated, gathered)]
-    assert costs[1] < costs[0]
-    assert plan_cost(auto.report, "ring", latency) == min(costs)
-    # one combined all_gather of the weights, one combined all_reduce of the gradients
-    assert auto.report["issued"]["count"] == 2 < propagated.report["issued"]["count"]
+    plans = {p: compile(module, CompileOptions(pipeline=p + DEFAULT_PIPELINE,
+                                               gather_weights="never")).report
+             for p in ("", "gather-weights,", "gather-weights{tables=false},")}
+    issued = [r["issued"]["count"] for r in plans.values()]
+    assert issued == [51, 2, 9]
+    costs = [plan_cost(r, "ring", latency) for r in plans.values()]
+    assert plan_cost(auto.report, "ring", latency) == min(costs) == costs[2]
+    assert auto.report["total_comm_bytes"] == min(r["total_comm_bytes"] for r in plans.values())
     inputs = _inputs(module)
     want = run_reference(module, inputs)
     for backend in ("numpy", "jax"):
@@ -112,7 +119,7 @@ def test_the_zoo_gpt_fsdp_step_gathers_its_weights_and_moves_less() -> None:
     the token gather and every product meet the batch's axis, so its weights and table are
     gathered; that moves fewer bytes in fewer collectives, and runs like the unsharded step."""
     module = MODELS["gpt"].build("fsdp", train="sgd")
-    assert {a.name_hint for a, _ in weight_gathers(module)} == {
+    assert {g.arg.name_hint for g in weight_gathers(module)} == {
         "table", "wq_0", "wk_0", "wv_0", "wo_0", "w1_0", "w2_0"}
     auto = compile(module)
     never = compile(module, CompileOptions(gather_weights="never")).report

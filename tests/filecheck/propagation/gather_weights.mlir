@@ -3,6 +3,7 @@
 // weights (FSDP)").
 // RUN: shardc opt %s -p gather-weights --split-input-file | filecheck %s
 // RUN: shardc opt %s -p gather-weights,propagation-pipeline --split-input-file | filecheck %s --check-prefix=PROP
+// RUN: shardc opt %s -p 'gather-weights{tables=false}' --split-input-file | filecheck %s --check-prefix=NOTAB
 
 // FSDP on "dp": both weights' contracted dims and the batch on "dp". Each weight is gathered
 // to its sharding without "dp" (w1 keeps "tp") right after the arguments, and every use,
@@ -16,6 +17,10 @@
 // CHECK-NEXT: %[[G:.*]] = dot_general %[[H]], %[[Y]]
 // CHECK-NEXT: %[[U:.*]] = subtract %[[G2]], %[[G]]
 // CHECK-NEXT: return %[[U]], %w1
+// With tables=false the same: no weight here is only indexed.
+// NOTAB-LABEL: func @fsdp
+// NOTAB-NEXT: reshard %w1
+// NOTAB-NEXT: reshard %w2
 // Propagation then shards the activations by the batch; the gathered weights stay gathered.
 // PROP-LABEL: func @fsdp
 // PROP: %[[G2:.*]] = reshard %w2 : tensor<256x64xf32, <@mesh, [{}, {}]>>
@@ -56,6 +61,10 @@ func @megatron(%x: tensor<16x64xf32, <@mesh, [{"dp"}, {}]>>, %w1: tensor<64x256x
 // CHECK-NEXT: return %[[E]]
 // PROP-LABEL: func @embed
 // PROP-NEXT: reshard %table
+// With tables=false a table only gathers index stays sharded: the lookup then moves the rows
+// it reads.
+// NOTAB-LABEL: func @embed
+// NOTAB-NEXT: %[[E:.*]] = call %table, %ids {callee = @take}
 mesh @mesh = <["dp"=2, "tp"=2]>
 func @embed(%table: tensor<256x64xf32, <@mesh, [{"dp"}, {}]>>, %ids: tensor<8x1xi32, <@mesh, [{"dp"}, {}]>>) -> tensor<8x64xf32> {
   %e = call %table, %ids {callee = @take} : tensor<8x64xf32>
