@@ -209,7 +209,20 @@ def _compile(module: Module, options: CompileOptions, consume: bool) -> CompileR
     results = [_compile_pipeline(module, options, f"{p},{pipeline}" if p else pipeline)
                for p in plans]
     cost = "bytes" if "cost=bytes" in pipeline else "ring"
-    return min(results, key=lambda r: plan_cost(r.report, cost, options.collective_latency))
+    prices = [plan_cost(r.report, cost, options.collective_latency) for r in results]
+    kept = prices.index(min(prices))
+    chosen = results[kept]
+    names = [p or "as propagated" for p in plans]
+    choice = {
+        "kept": names[kept], "cost": cost, "collective_latency": options.collective_latency,
+        "plans": [{"plan": n, "bytes": r.report["total_comm_bytes"],
+                   "ring_bytes": r.report["total_ring_bytes"],
+                   "issued": r.report["issued"]["count"], "price": price}
+                  for n, r, price in zip(names, results, prices)],
+    }
+    chosen.context.data["gather_weights"] = choice
+    chosen.report["gather_weights"] = choice  # (the report is built already: it was priced)
+    return chosen
 
 
 def plan_cost(report: dict[str, Any], cost: str, latency: int) -> int:

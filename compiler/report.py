@@ -9,8 +9,9 @@ greedy_cost, edges_searched, budget), `reshard_plans` (every lowered reshard's c
 bytes under both reshard algorithms: shardc's cheapest plan and Shardy's, with their totals in
 `reshard_plan_totals`), `issued` (the collectives the per-device program runs, after
 `combine-collectives`: count, bytes, combined ops; each global entry's `steps` lists the
-per-dim collectives it is issued as) and, with `--auto-shard`, `auto_shard` (the solver's status,
-objective, gap and time; docs/cost.md).
+per-dim collectives it is issued as), with `--auto-shard`, `auto_shard` (the solver's status,
+objective, gap and time; docs/cost.md) and, when `compile` compared FSDP's plans,
+`gather_weights` (each plan's bytes, collectives and price, and which it kept; docs/cost.md).
 """
 
 from __future__ import annotations
@@ -81,8 +82,9 @@ def build_report(
         combine = context.data.get("combine_collectives")
         issued["combine_threshold"] = combine["threshold"] if combine else 0
         report["issued"] = issued
-    if "auto_shard" in context.data:
-        report["auto_shard"] = context.data["auto_shard"]
+    for key in ("auto_shard", "gather_weights"):
+        if key in context.data:
+            report[key] = context.data[key]
     report["timings_s"] = {k: round(v, 6) for k, v in timings.items()}
     return report
 
@@ -166,6 +168,11 @@ def report_text(report: dict[str, Any]) -> str:
             + f"budget {_bytes(budget) if budget else 'none'}"
             + ("" if auto.get("fits_budget", True) else " (NOT met)")
         )
+    chosen = report.get("gather_weights")
+    if chosen is not None:
+        parts = [f"{p['plan']}: {p['issued']} collectives, ring {_bytes(p['ring_bytes'])}"
+                 for p in chosen["plans"]]
+        lines.append(f"gather-weights: kept {chosen['kept']} ({'; '.join(parts)})")
     totals = report.get("reshard_plan_totals", {})
     if len(totals) > 1:
         names = {"optimal": "shardc's cheapest plans", "greedy": "greedy plans",

@@ -83,6 +83,7 @@ def compile_options(args: argparse.Namespace):
     if args.memory_budget is not None and not args.auto_shard:
         raise UsageError("--memory-budget is the budget of --auto-shard; give both")
     combine = getattr(args, "combine_threshold", None)
+    latency = getattr(args, "collective_latency", None)
     if args.auto_shard_effort is not None and not args.auto_shard:
         raise UsageError("--auto-shard-effort is the effort of --auto-shard; give both")
     return CompileOptions(
@@ -92,7 +93,9 @@ def compile_options(args: argparse.Namespace):
         auto_shard=args.auto_shard,
         memory_budget=args.memory_budget,
         auto_shard_effort=args.auto_shard_effort,
+        gather_weights=getattr(args, "gather_weights", "auto"),
         **({} if combine is None else {"combine_threshold": combine}),
+        **({} if latency is None else {"collective_latency": latency}),
     )
 
 
@@ -172,6 +175,21 @@ def add_input_options(p: argparse.ArgumentParser) -> None:
         metavar="BYTES",
         help="combine independent collectives of the per-device program up to this many bytes "
         "(default: XLA's 30 MiB + 7; 0: off; docs/spmd.md)",
+    )
+    p.add_argument(
+        "--gather-weights",
+        choices=["auto", "always", "never"],
+        default="auto",
+        help="FSDP's plan, weights gathered where they are defined: compare it with the "
+        "propagated plan and keep the cheaper (auto), take it, or not (docs/spmd.md)",
+    )
+    p.add_argument(
+        "--collective-latency",
+        type=parse_threshold,
+        default=None,
+        metavar="BYTES",
+        help="with --gather-weights auto: what one issued collective costs beside its bytes "
+        "(default 16KiB)",
     )
     p.add_argument(
         "--auto-shard-effort",

@@ -128,3 +128,27 @@ def test_the_zoo_gpt_fsdp_step_gathers_its_weights_and_moves_less() -> None:
     inputs = _inputs(module)
     for g, w in zip(auto.run(inputs), run_reference(module, inputs), strict=True):
         np.testing.assert_allclose(g, w, rtol=0, atol=1e-5 * max(np.max(np.abs(w)), 1.0))
+
+
+def test_the_command_takes_the_choice_and_reports_the_plans(capsys) -> None:
+    import json
+
+    from shardc.cli import main as shardc
+
+    path = str(GPT / "gpt_train_fsdp.mlir")
+    pytest.importorskip("jax")
+    assert shardc(["compile", path, "--input-format", "sdy", "--report", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    choice = report["gather_weights"]
+    assert choice["kept"] == "gather-weights{tables=false}"
+    assert [p["issued"] for p in choice["plans"]] == [51, 2, 9]
+    assert min(p["price"] for p in choice["plans"]) == choice["plans"][2]["price"]
+    # latency priced at 0: the ring bytes alone, where moving activations is cheapest
+    assert shardc(["compile", path, "--input-format", "sdy", "--collective-latency", "0",
+                   "--report", "text"]) == 0
+    assert "gather-weights: kept as propagated (as propagated: 51 collectives" in (
+        capsys.readouterr().out)
+    assert shardc(["compile", path, "--input-format", "sdy", "--gather-weights", "never",
+                   "--report", "json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert "gather_weights" not in report and report["issued"]["count"] == 51
