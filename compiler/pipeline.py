@@ -194,7 +194,10 @@ def _compile(module: Module, options: CompileOptions, consume: bool) -> CompileR
         raise ShardcError(f"unknown gather_weights '{options.gather_weights}' (expected one of "
                           f"{', '.join(GATHER_WEIGHTS)})")
     pipeline = options.full_pipeline()
-    if options.gather_weights == "never" or options.auto_shard or "gather-weights" in pipeline:
+    # (a choice made before propagation: not for a pipeline without it, nor one that names the
+    # pass itself, nor auto-shard's, which chooses every sharding)
+    if (options.gather_weights == "never" or options.auto_shard or "gather-weights" in pipeline
+            or "propagat" not in pipeline):
         return _compile_pipeline(module, options, pipeline)
     from shardc.passes.propagation.gather_weights import weight_gathers
 
