@@ -209,13 +209,22 @@ def _compile(module: Module, options: CompileOptions, consume: bool) -> CompileR
         plans.append("gather-weights{tables=false}")
     if options.gather_weights == "auto":
         plans.insert(0, "")
-    results = [_compile_pipeline(module, options, f"{p},{pipeline}" if p else pipeline)
-               for p in plans]
+    results, names = [], []
+    for p in plans:
+        try:
+            text = f"{p},{pipeline}" if p else pipeline
+            results.append(_compile_pipeline(module, options, text))
+        except ShardcError:
+            # a gathered plan this program cannot take (the propagated one, compiled first,
+            # raises as it always did); `always` with none that compiles raises the last error
+            if p == "" or (options.gather_weights == "always" and p == plans[-1] and not results):
+                raise
+            continue
+        names.append(p or "as propagated")
     cost = "bytes" if "cost=bytes" in pipeline else "ring"
     prices = [plan_cost(r.report, cost, options.collective_latency) for r in results]
     kept = prices.index(min(prices))
     chosen = results[kept]
-    names = [p or "as propagated" for p in plans]
     choice = {
         "kept": names[kept], "cost": cost, "collective_latency": options.collective_latency,
         "plans": [{"plan": n, "bytes": r.report["total_comm_bytes"],

@@ -106,6 +106,10 @@ def test_auto_weighs_bytes_against_collectives(ff: int, gathered: bool) -> None:
     assert always["total_ring_bytes"] > never["total_ring_bytes"]
     kept = always if gathered else never
     assert auto["collectives"] == kept["collectives"] and auto["issued"] == kept["issued"]
+    inputs = _inputs(module)
+    (want,) = run_reference(module, inputs)
+    (got,) = compile(module, CompileOptions(gather_weights="always")).run(inputs)
+    np.testing.assert_allclose(got, want, rtol=0, atol=1e-5 * np.max(np.abs(want)))
 
 
 def test_an_unknown_choice_is_an_error() -> None:
@@ -152,3 +156,21 @@ def test_the_command_takes_the_choice_and_reports_the_plans(capsys) -> None:
                    "--report", "json"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert "gather_weights" not in report and report["issued"]["count"] == 51
+
+
+def test_a_gathered_plan_that_fails_to_compile_is_skipped_by_auto(monkeypatch) -> None:
+    import shardc.pipeline as pipeline
+
+    compile_pipeline = pipeline._compile_pipeline
+
+    def failing(module, options, text):
+        if text.startswith("gather-weights"):
+            raise ShardcError("error: this plan cannot compile")
+        return compile_pipeline(module, options, text)
+
+    monkeypatch.setattr(pipeline, "_compile_pipeline", failing)
+    module = parse_module(_mlp('[{"dp"}, {}]', '[{"dp"}, {"tp"}]', '[{"dp"}, {}]'))
+    report = compile(module).report
+    assert [p["plan"] for p in report["gather_weights"]["plans"]] == ["as propagated"]
+    with pytest.raises(ShardcError, match="this plan cannot compile"):
+        compile(module, CompileOptions(gather_weights="always"))
