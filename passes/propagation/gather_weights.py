@@ -19,7 +19,10 @@ activations by the batch.
       %y = dot_general %x, %g {...}
 
 A weight is an argument one of whose sharded dims a `dot_general` contracts or a `gather`
-indexes (looking into the functions it is passed to), directly as the operand. Whether the
+indexes (looking into the functions it is passed to), directly as the operand. It conflicts
+when, at such an op, another argument's sharding on the same axis reaches a dim the op keeps
+(a batch or free dim), following that argument through ops that keep its dims apart
+(elementwise ops, broadcasts, transposes, size-preserving reshapes, calls) up to the op. Whether the
 gathered plan is cheaper is a whole-program question (it trades activation collectives for
 weight and gradient ones): `compile` with `CompileOptions.gather_weights="auto"` compiles both
 and keeps the cheaper (docs/spmd.md, "Gathering weights (FSDP)"); this pass always gathers.
@@ -84,35 +87,76 @@ def _entry(module: Module) -> Function | None:
 
 
 CONTRACTIONS = ("dot_general", "gather")
+# Ops whose result keeps each operand dim where it was (whatever their shapes do).
+SAME_DIMS = frozenset({"slice", "pad", "dynamic_slice", "dynamic_update_slice", "concatenate",
+                       "reverse", "sort", "clamp", "select", "iota"})
+
+Dims = frozenset[int]
 
 
-def _reaches(module: Module, arg: Value) -> list[tuple[Operation, int, bool]]:
-    """(product or gather, operand index, whether `arg` itself is that operand) for every one
-    that `arg` flows into through other ops and calls; the flow stops at each product or
-    gather (what comes out of one is an activation, no longer the argument)."""
-    found: list[tuple[Operation, int, bool]] = []
-    seen: set[int] = set()
-    work = [(arg, True)]
+def _result_dims(op: Operation, index: int, dims: Dims) -> Dims | None:
+    """Where operand `index`'s `dims` are in `op`'s (first) result; None: not followed (a
+    reduction, a shuffle of dims this walk does not model)."""
+    operand, result = op.operand(index).type, op.results[0].type
+    if op.name == "broadcast_in_dim":
+        return frozenset(op.attributes["broadcast_dimensions"][d] for d in dims)
+    if op.name == "transpose":
+        perm = list(op.attributes["permutation"])
+        return frozenset(perm.index(d) for d in dims)
+    if op.name == "reshape":
+        # a dim keeps its identity where the sizes before it multiply to the same number
+        # and it keeps its size (a [8,16] -> [8,16,1] reshape, say)
+        before, where = 1, {}
+        for j, n in enumerate(result.shape):
+            where.setdefault((before, n), j)
+            before *= n
+        before, out = 1, set()
+        for i, n in enumerate(operand.shape):
+            if i in dims:
+                if (before, n) not in where:
+                    return None
+                out.add(where[(before, n)])
+            before *= n
+        return frozenset(out)
+    if operand.shape == result.shape or op.name in SAME_DIMS:
+        return dims if len(result.shape) == len(operand.shape) else None
+    return None
+
+
+def _reaches(module: Module, value: Value, dims: Dims,
+             seen: set[tuple[int, Dims]] | None = None,
+             escapes: list[tuple[int, Dims]] | None = None) -> list[tuple[Operation, int, Dims]]:
+    """(product or gather, operand index, the operand's dims carrying `value`'s `dims`) for
+    every one `value` flows into through ops that keep its dims apart and through calls;
+    the flow stops at each product or gather (what comes out of one is an activation, no
+    longer the argument). Inside a callee, what reaches its `return` goes to `escapes`."""
+    seen = set() if seen is None else seen
+    found: list[tuple[Operation, int, Dims]] = []
+    work = [(value, dims)]
     while work:
-        value, direct = work.pop()
-        if id(value) in seen:
+        v, ds = work.pop()
+        if not ds or (id(v), ds) in seen:
             continue
-        seen.add(id(value))
-        for use in value.uses:
+        seen.add((id(v), ds))
+        for use in v.uses:
             user, i = use.op, use.index
             if user.name == "return":  # (the entry's returns thousands: never a product)
-                continue
-            if user.name in CONTRACTIONS:
-                found.append((user, i, direct))
+                if escapes is not None:
+                    escapes.append((i, ds))
+            elif user.name in CONTRACTIONS:
+                found.append((user, i, ds))
             elif user.name == "call":
-                # into the callee, and on from what it returns (not followed to the result it
-                # came from: any result may carry it)
                 callee = module.lookup_function(user.attr("callee").name)
-                if callee is not None and i < len(callee.args):
-                    work.append((callee.args[i], direct))
-                work += [(r, False) for r in user.results]
-            else:
-                work += [(r, False) for r in user.results]
+                if callee is None or i >= len(callee.args):
+                    continue
+                out: list[tuple[int, Dims]] = []
+                found += _reaches(module, callee.args[i], ds, seen, out)
+                work += [(user.results[k], d) for k, d in out if k < len(user.results)]
+            elif user.results:
+                moved = _result_dims(user, i, ds)
+                if moved is not None:
+                    work += [(r, moved) for r in user.results if r.type.shape ==
+                             user.results[0].type.shape]
     return found
 
 
@@ -153,15 +197,14 @@ def weight_gathers(module: Module) -> list[Gather]:
         mine = {x.name for x in m.used_axes()} & weight_axes
         if not mine or id(a) in consumed:
             continue
-        for op, i, direct in _reaches(module, a):
-            # read directly, only the argument's dims the op keeps count; through other ops
-            # its dims are not followed, so any of its axes does
-            axes = mine if not direct else {
-                x.name for d in dims - _consumed_dims(op, i)
-                for x in m.dims[d].axes} & mine
-            for j, wanted in at_op.get(id(op), {}).items():
-                if j != i:
-                    conflict |= axes & wanted
+        carrying = frozenset(d for d in dims if {x.name for x in m.dims[d].axes} & mine)
+        for op, i, at in _reaches(module, a, carrying):
+            # the argument's axis on a dim the op keeps (a batch dim) against a weight's on a
+            # dim it consumes: the two claims propagation cannot both keep
+            if at - _consumed_dims(op, i):
+                for j, wanted in at_op.get(id(op), {}).items():
+                    if j != i:
+                        conflict |= mine & wanted
     return [Gather(a, _without(m, conflict), not contracted.get(id(a), set()) & conflict)
             for a, m, _ in sharded if consumed.get(id(a), set()) & conflict]
 

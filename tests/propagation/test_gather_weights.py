@@ -174,3 +174,24 @@ def test_a_gathered_plan_that_fails_to_compile_is_skipped_by_auto(monkeypatch) -
     assert [p["plan"] for p in report["gather_weights"]["plans"]] == ["as propagated"]
     with pytest.raises(ShardcError, match="this plan cannot compile"):
         compile(module, CompileOptions(gather_weights="always"))
+
+
+def test_a_megatron_bias_reaching_the_contracted_dim_is_no_conflict() -> None:
+    """b1 on "tp" flows (broadcast, add, tanh) into w2's product on the dim that product
+    contracts, where w2 has "tp" too: the same factor, no conflict. On the batch's dim it is."""
+    def text(b1_dims: str) -> str:
+        return f"""mesh @mesh = <["tp"=2]>
+func @main(%x: tensor<16x64xf32>, %w1: tensor<64x256xf32, <@mesh, [{{}}, {{"tp"}}]>>,
+           %b1: tensor<{b1_dims}xf32, <@mesh, [{{"tp"}}]>>,
+           %w2: tensor<256x64xf32, <@mesh, [{{"tp"}}, {{}}]>>) -> tensor<16x64xf32> {{
+  %h = dot_general %x, %w1 {{lhs_contracting_dims = [1], rhs_contracting_dims = [0]}} : tensor<16x256xf32>
+  %b = broadcast_in_dim %b1 {{broadcast_dimensions = [{1 if b1_dims == "256" else 0}]}} : tensor<16x256xf32>
+  %a = add %h, %b : tensor<16x256xf32>
+  %t = tanh %a : tensor<16x256xf32>
+  %y = dot_general %t, %w2 {{lhs_contracting_dims = [1], rhs_contracting_dims = [0]}} : tensor<16x64xf32>
+  return %y
+}}
+"""
+    assert weight_gathers(parse_module(text("256"))) == []
+    # the same axis broadcast onto the batch dim instead: w2's "tp" must go
+    assert [g.arg.name_hint for g in weight_gathers(parse_module(text("16")))] == ["w2"]
