@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -235,6 +235,22 @@ def _compile(module: Module, options: CompileOptions, consume: bool) -> CompileR
     chosen.context.data["gather_weights"] = choice
     chosen.report["gather_weights"] = choice  # (the report is built already: it was priced)
     return chosen
+
+
+def with_chosen_plan(module: Module, options: CompileOptions) -> CompileOptions:
+    """`options` whose pipeline is the one `compile` keeps for `module`: with `gather-weights`
+    (and its `tables` option) in front when a gathered plan is the cheapest. For tools that
+    run the pipeline themselves (`shardc explain`'s baseline and its what-ifs), so that they
+    see the program `compile` makes; the choice costs the compiles `compile`'s does."""
+    from shardc.passes.propagation.gather_weights import weight_gathers
+
+    if (options.gather_weights == "never" or options.auto_shard
+            or "gather-weights" in options.pipeline or not weight_gathers(module)):
+        return options
+    kept = compile(module, options).report.get("gather_weights", {}).get("kept")
+    if kept is None or kept == "as propagated":
+        return options
+    return replace(options, pipeline=f"{kept},{options.pipeline}")
 
 
 def plan_cost(report: dict[str, Any], cost: str, latency: int) -> int:

@@ -28,7 +28,7 @@ from shardc.passes.propagation.origins import AUTO_SHARD, Origin, OriginTracker
 # Kinds of decision. The user wrote the first five; the rest are named rules.
 USER_KINDS = ("in_sharding", "out_sharding", "sharding_constraint", "annotation", "reshard")
 RULE_KINDS = ("factor rule", "no sharding rule", "auto-shard", "unannotated", "split rewrite",
-              "single-device op")
+              "single-device op", "gather-weights")
 STEP_KINDS = ("propagation", "layout")  # a step on the way, never the end of a chain
 TERMINAL = frozenset(USER_KINDS + RULE_KINDS)
 

@@ -43,6 +43,9 @@ _NAMED_REASONS = {
     ReshardReason.SINGLE_DEVICE: ("single-device op", "'{op}' runs on one device: its operands "
                                   "go there as {target}"),
     ReshardReason.WRITTEN: ("reshard", "the program reshards it to {target}"),
+    ReshardReason.GATHERED_WEIGHT: ("gather-weights", "FSDP's plan gathers this weight to "
+                                    "{target} where it is defined, once for all its uses "
+                                    "(compile kept it as the cheapest; docs/spmd.md)"),
     ReshardReason.SHARED_REDUCTION: ("factor rule", "one reduction is shared by consumers that "
                                      "need {target}"),
 }

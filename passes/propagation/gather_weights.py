@@ -33,7 +33,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from shardc.ir.core import Function, Module, Operation, Value
+from shardc.ir.core import Cause, Function, Module, Operation, Value
 from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.passes.manager import Pass, PassContext, register_pass
 
@@ -160,6 +160,15 @@ def _reaches(module: Module, value: Value, dims: Dims,
     return found
 
 
+@dataclass(frozen=True, slots=True, eq=False)
+class GatheredWeight(Cause):
+    """The cause of a reshard this pass made: `arg` gathered off `axes` (what insert-reshards
+    records for it, and what `shardc explain --collectives` says)."""
+
+    arg: Value
+    axes: tuple[str, ...]
+
+
 class Gather(NamedTuple):
     arg: Value  # an argument of the entry point
     target: NamedMapping  # its sharding without the conflicting axes
@@ -217,11 +226,20 @@ def gather_weights(module: Module, tables: bool = True) -> int:
     gathers = [(g.arg, g.target) for g in weight_gathers(module) if tables or not g.table]
     assert main is not None or not gathers
     anchor = main.body.first if main is not None else None  # the reshards in argument order
+    position = {id(op): i for i, op in enumerate(main.body)} if gathers and main else {}
     for arg, target in gathers:
         assert isinstance(main, Function)
         uses = [(u, i) for u in arg.users if u.name != "return"
                 for i, o in enumerate(u.operands) if o is arg]
-        op = Operation("reshard", [arg], [arg.type.with_mapping(target)], {})
+        result = [arg.type.with_mapping(target)]
+        # at the first use's location: where the weight is gathered in the source
+        first = min((u for u, _ in uses), key=lambda u: position.get(id(u), len(position)),
+                    default=None)
+        op = (Operation.at(first, "reshard", [arg], result) if first is not None
+              else Operation("reshard", [arg], result, {}))
+        dropped = {a.name for a in arg.type.mapping.used_axes()} - {
+            a.name for a in target.used_axes()}
+        op.cause = GatheredWeight(arg, tuple(sorted(dropped)))
         reshard = (main.body.insert_before(anchor, op) if anchor is not None
                    else main.body.append(op))
         for user, i in uses:

@@ -195,3 +195,19 @@ func @main(%x: tensor<16x64xf32>, %w1: tensor<64x256xf32, <@mesh, [{{}}, {{"tp"}
     assert weight_gathers(parse_module(text("256"))) == []
     # the same axis broadcast onto the batch dim instead: w2's "tp" must go
     assert [g.arg.name_hint for g in weight_gathers(parse_module(text("16")))] == ["w2"]
+
+
+def test_explain_explains_the_plan_compile_keeps() -> None:
+    """`shardc explain --collectives` runs the pipeline itself: it runs the one compile kept,
+    and says why each weight is gathered."""
+    from shardc.explain.collectives_report import collectives_report
+
+    module = _gpt("fsdp")
+    report = collectives_report(module, CompileOptions(), lint=False)
+    assert report.base.totals.comm_bytes == compile(module).report["total_comm_bytes"] == 924_676
+    gathered = [e for e in report.explanations
+                if e.reason == "weight gathered where it is defined"]
+    assert len(gathered) == 12  # the weight matrices; the table stays sharded
+    assert all(e.ends_at_user_or_rule() and e.kind == "all_gather" for e in gathered)
+    texts = {d.text for e in gathered for c in e.chains for d in c}
+    assert any(t.startswith("FSDP's plan gathers this weight") for t in texts)

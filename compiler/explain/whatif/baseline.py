@@ -20,7 +20,7 @@ from shardc.ir.core import Module, Operation, Value
 from shardc.passes.analysis.cost import collective_report
 from shardc.passes.manager import Pass, PassContext, PassManager, load_all_passes, parse_pipeline
 from shardc.passes.propagation.audit import ChoiceAudit
-from shardc.pipeline import CompileOptions
+from shardc.pipeline import CompileOptions, with_chosen_plan
 
 PROPAGATION_PASSES = ("propagation-pipeline", "propagate")
 
@@ -103,7 +103,8 @@ class Baseline:
 def compile_baseline(module: Module, options: CompileOptions | None = None) -> Baseline:
     """Compile `module` as `shardc.pipeline.compile` does (the global program only), keeping a
     copy of it right after propagation (see the module docstring)."""
-    options = options or CompileOptions()
+    # the plan compile keeps (FSDP's, say), which the what-ifs then recompile as it is
+    options = with_chosen_plan(module, options or CompileOptions())
     load_all_passes()
     ctx = PassContext(strict=options.strict, verify_each=options.verifies_each)
     ctx.data["propagation_audit"] = ChoiceAudit()

@@ -38,6 +38,7 @@ class ReshardReason(enum.Enum):
     SPLIT = "split rewrite"  # a step of an op insert-reshards splits (scan, top_k, sort, ...)
     SHARED_REDUCTION = "shared reduction"  # one reduction for consumers wanting two layouts
     WRITTEN = "reshard written in the program"
+    GATHERED_WEIGHT = "weight gathered where it is defined"  # gather-weights (FSDP's plan)
     SINGLE_DEVICE = "single-device op"  # an op placed on one device (a maximal mesh)
 
 

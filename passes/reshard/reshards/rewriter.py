@@ -22,6 +22,7 @@ from shardc.passes.propagation.factor_axes import (
     unshard_one_sided,
     unshard_unspellable,
 )
+from shardc.passes.propagation.gather_weights import GatheredWeight
 from shardc.passes.propagation.layouts import reduce_op_of, replicated
 from shardc.passes.propagation.rules.memo import MISSING, RuleMemo
 from shardc.passes.propagation.rules.registry import lowering_rule
@@ -130,10 +131,10 @@ class FunctionRewriter:
 
     def visit_reshard(self, op: Operation) -> None:
         source, target = self.actual(op.operand(0), op.result.mapping), op.result.mapping
-        if op.cause is None and source is not None and target is not None:
-            op.cause = ReshardCause(
-                ReshardReason.WRITTEN, ((op, 0),), op.operand(0), source, target
-            )
+        if (op.cause is None or isinstance(op.cause, GatheredWeight)) and (
+                source is not None and target is not None):
+            reason = ReshardReason.WRITTEN if op.cause is None else ReshardReason.GATHERED_WEIGHT
+            op.cause = ReshardCause(reason, ((op, 0),), op.operand(0), source, target)
         if source is not None and target is not None and same_layout(source, target):
             op.result.replace_all_uses_with(op.operand(0))
             op.erase()
