@@ -7,7 +7,8 @@ state (driver.py, state.py, edges.py, walk_order.py, liveness.py, data_flow.py,
 manual_edges.py), the priority loops (priorities.py) and the origins (origins.py). The passes:
 `propagate` and `propagation-pipeline` (propagate.py), Shardy's four propagation passes
 (sdy_propagate.py) and its pipeline (sdy_propagation_pipeline.py), `apply-sharding-constraints`,
-`populate-sharding-rules`, and `auto-shard` (auto_shard.py, its solver in autoshard/).
+`populate-sharding-rules`, `auto-shard` (auto_shard.py, its solver in autoshard/), and
+`gather-weights` (gather_weights.py: FSDP's plan, weights gathered where they are defined).
 """
 
 from shardc.passes.propagation.direction import PropagationDirection
