@@ -198,12 +198,12 @@ def _compile(module: Module, options: CompileOptions, consume: bool) -> CompileR
     # pass itself, nor auto-shard's, which chooses every sharding)
     if (options.gather_weights == "never" or options.auto_shard or "gather-weights" in pipeline
             or "propagat" not in pipeline):
-        return _compile_pipeline(module, options, pipeline)
+        return _compile_pipeline(module, options, pipeline, consume)
     from shardc.passes.propagation.gather_weights import weight_gathers
 
     gathers = weight_gathers(module)
     if not gathers:
-        return _compile_pipeline(module, options, pipeline)
+        return _compile_pipeline(module, options, pipeline, consume)
     plans = ["gather-weights"]
     if any(g.table for g in gathers) and not all(g.table for g in gathers):
         plans.append("gather-weights{tables=false}")
@@ -213,7 +213,8 @@ def _compile(module: Module, options: CompileOptions, consume: bool) -> CompileR
     for p in plans:
         try:
             text = f"{p},{pipeline}" if p else pipeline
-            results.append(_compile_pipeline(module, options, text))
+            # (each plan on its own copy: the module is compiled again for the next)
+            results.append(_compile_pipeline(module, options, text, consume=False))
         except ShardcError:
             # a gathered plan this program cannot take (the propagated one, compiled first,
             # raises as it always did); `always` with none that compiles raises the last error
@@ -263,7 +264,8 @@ def plan_cost(report: dict[str, Any], cost: str, latency: int) -> int:
     return moved + latency * count
 
 
-def _compile_pipeline(module: Module, options: CompileOptions, pipeline: str) -> CompileResult:
+def _compile_pipeline(module: Module, options: CompileOptions, pipeline: str,
+                      consume: bool) -> CompileResult:
     each = options.verifies_each
     ctx = PassContext(strict=options.strict, verify_each=each)
     start = time.perf_counter()

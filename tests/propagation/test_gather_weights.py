@@ -163,10 +163,10 @@ def test_a_gathered_plan_that_fails_to_compile_is_skipped_by_auto(monkeypatch) -
 
     compile_pipeline = pipeline._compile_pipeline
 
-    def failing(module, options, text):
+    def failing(module, options, text, consume):
         if text.startswith("gather-weights"):
             raise ShardcError("error: this plan cannot compile")
-        return compile_pipeline(module, options, text)
+        return compile_pipeline(module, options, text, consume)
 
     monkeypatch.setattr(pipeline, "_compile_pipeline", failing)
     module = parse_module(_mlp('[{"dp"}, {}]', '[{"dp"}, {"tp"}]', '[{"dp"}, {}]'))
