@@ -27,6 +27,7 @@ from shardc.ir.mesh import DeviceMesh
 from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
 from shardc.ir.types import shard_shape
+from shardc.passes.analysis.cost import collective_report, issued_report
 from shardc.passes.manager import PassContext, PassManager, parse_pipeline, verify_after
 from shardc.passes.spmd.combine_collectives import DEFAULT_THRESHOLD
 from shardc.report import build_report
@@ -223,19 +224,26 @@ def _compile(module: Module, options: CompileOptions, consume: bool) -> CompileR
             continue
         names.append(p or "as propagated")
     cost = "bytes" if "cost=bytes" in pipeline else "ring"
-    prices = [plan_cost(r.report, cost, options.collective_latency) for r in results]
+    # priced from the two programs alone: the report (and the work it defers until asked,
+    # such as the other reshard algorithm's plans) is built only for the plan kept
+    figures = [plan_figures(r) for r in results]
+    prices = [plan_cost(f, cost, options.collective_latency) for f in figures]
     kept = prices.index(min(prices))
     chosen = results[kept]
-    choice = {
+    chosen.context.data["gather_weights"] = {
         "kept": names[kept], "cost": cost, "collective_latency": options.collective_latency,
-        "plans": [{"plan": n, "bytes": r.report["total_comm_bytes"],
-                   "ring_bytes": r.report["total_ring_bytes"],
-                   "issued": r.report["issued"]["count"], "price": price}
-                  for n, r, price in zip(names, results, prices)],
+        "plans": [{"plan": n, "bytes": f["total_comm_bytes"], "ring_bytes": f["total_ring_bytes"],
+                   "issued": f["issued"]["count"], "price": price}
+                  for n, f, price in zip(names, figures, prices)],
     }
-    chosen.context.data["gather_weights"] = choice
-    chosen.report["gather_weights"] = choice  # (the report is built already: it was priced)
     return chosen
+
+
+def plan_figures(result: CompileResult) -> dict[str, Any]:
+    """What `plan_cost` reads of a compiled program, without building its report."""
+    figures = collective_report(result.module)
+    figures["issued"] = issued_report(result.spmd)
+    return figures
 
 
 def with_chosen_plan(module: Module, options: CompileOptions) -> CompileOptions:
