@@ -30,7 +30,8 @@ _VALUE_OPTIONS = (
     ("--seed", "seed"), ("--rtol", "rtol"), ("--atol", "atol"), ("-o", "output"),
     ("--memory-budget", "memory_budget"), ("--reshard-algorithm", "reshard_algorithm"),
     ("--train", "train"), ("--scale", "scale"), ("--combine-threshold", "combine_threshold"),
-    ("--auto-shard-effort", "auto_shard_effort"),
+    ("--auto-shard-effort", "auto_shard_effort"), ("--gather-weights", "gather_weights"),
+    ("--collective-latency", "collective_latency"),
 )
 _FLAG_OPTIONS = (("--strict", "strict"), ("--check", "check"), ("--auto-shard", "auto_shard"))
 

@@ -144,7 +144,8 @@ def test_every_run_option_reaches_each_process() -> None:
             "--memory-budget", "36KiB", "--auto-shard-effort", "5",
             "--inputs", "in.npz", "--seed", "7", "--check", "--rtol", "0.5", "--atol", "0.25",
             "-o", "out.npz", "--timeout", "9", "--limit", "devices=9", "--limit", "depth=7",
-            "--train", "adam", "--scale", "0.25", "--combine-threshold", "1MiB"]
+            "--train", "adam", "--scale", "0.25", "--combine-threshold", "1MiB",
+            "--gather-weights", "never", "--collective-latency", "4KiB"]
     given = parser.parse_args(argv)
     defaults = parser.parse_args(["run", "--backend", "jax"])
     cluster = {"processes", "coordinator", "num_processes", "process_id", "coordinator_bind",
