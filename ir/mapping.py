@@ -21,6 +21,7 @@ import math
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 
+from shardc.ir.bounded import BoundedTable
 from shardc.ir.diagnostics import ConversionError, ShardingError
 from shardc.ir.mesh import AxisRef, DeviceMesh, identity_first_eq
 from shardc.ir.placements import Partial, Placement, ReduceOp, Replicated, Sharded
@@ -452,15 +453,12 @@ class PlacementMapping:
 # memos (keyed on the mappings of an op's values) compared ~110k such pairs per compile. With
 # the types' mappings interned those comparisons are identity tests. Bounded: the table is
 # emptied when full (interning only saves comparisons; nothing depends on it).
-_INTERNED: dict[NamedMapping, NamedMapping] = {}
-_INTERNED_LIMIT = 1 << 16
+_INTERNED = BoundedTable(1 << 16)
 
 
 def interned(m: NamedMapping) -> NamedMapping:
     """The one object kept for mappings equal to `m` (`m` itself the first time)."""
     got = _INTERNED.get(m)
     if got is None:
-        if len(_INTERNED) >= _INTERNED_LIMIT:
-            _INTERNED.clear()
-        got = _INTERNED[m] = m
+        got = _INTERNED.put(m, m)
     return got

@@ -183,7 +183,7 @@ def test_types_keep_one_object_per_distinct_mapping(monkeypatch: pytest.MonkeyPa
     v = Value(TensorType((4, 8), "f32"), None, 0)
     v.set_mapping(b)
     assert v.mapping is ta.mapping
-    monkeypatch.setattr(mapping_module, "_INTERNED_LIMIT", 1)
+    monkeypatch.setattr(mapping_module._INTERNED, "limit", 1)
     mapping_module._INTERNED.clear()
     assert DistributedTensorType((4, 8), "f32", c).mapping is c
     assert len(mapping_module._INTERNED) == 1

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+from shardc.ir.bounded import BoundedTable
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.passes.analysis.collectives.axes import cut_points, ref_interval, split_refs
@@ -25,15 +26,13 @@ def device_groups(mesh: DeviceMesh, axes: Sequence[AxisRef]) -> list[list[int]]:
     key = (mesh, tuple(axes))
     known = _GROUPS.get(key)
     if known is None:
-        if len(_GROUPS) >= 1 << 12:
-            _GROUPS.clear()
-        known = _GROUPS[key] = tuple(tuple(g) for g in _device_groups(mesh, key[1]))
+        known = _GROUPS.put(key, tuple(tuple(g) for g in _device_groups(mesh, key[1])))
     return [list(g) for g in known]
 
 
 # `device_groups` per (mesh, axes): a model's collectives are over a few axis sets, and each
 # collective the spmd pass lowers asks (873 asks, ~30 us each, on a 32-layer Llama step).
-_GROUPS: dict[tuple[DeviceMesh, tuple[AxisRef, ...]], tuple[tuple[int, ...], ...]] = {}
+_GROUPS = BoundedTable(1 << 12)  # (mesh, axes) -> groups as tuples
 
 
 def _device_groups(mesh: DeviceMesh, axes: Sequence[AxisRef]) -> list[list[int]]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from shardc.ir.bounded import BoundedTable
 from shardc.passes.propagation.rules.rule import OpShardingRule
 
 MISSING: Any = object()
@@ -19,8 +20,7 @@ MISSING: Any = object()
 
 class RuleMemo:
     def __init__(self, size: int = 1 << 14):
-        self.size = size
-        self.table: dict[tuple, tuple[OpShardingRule, Any]] = {}
+        self.table = BoundedTable(size)  # (id(rule), key) -> (rule, value)
 
     def get(self, rule: OpShardingRule, key: tuple) -> Any:
         """The value stored for (`rule`, `key`), or `MISSING`."""
@@ -28,6 +28,4 @@ class RuleMemo:
         return hit[1] if hit is not None and hit[0] is rule else MISSING
 
     def put(self, rule: OpShardingRule, key: tuple, value: Any) -> None:
-        if len(self.table) >= self.size:
-            self.table.clear()
-        self.table[(id(rule), key)] = (rule, value)
+        self.table.put((id(rule), key), (rule, value))

@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from shardc.ir.attributes import OpaqueAttr
+from shardc.ir.bounded import BoundedTable
 from shardc.ir.core import Operation
 from shardc.ir.diagnostics import ShardcError, VerifyError
 from shardc.ir.ops import attr
@@ -242,9 +243,7 @@ def rule_for(op: Operation, *, conservative: bool = False) -> OpShardingRule | N
     key = _query_fields(op, entry, conservative)
     rule = _BUILT.get(key, _MISSING)
     if rule is _MISSING:
-        if len(_BUILT) >= _BUILT_LIMIT:
-            _BUILT.clear()
-        rule = _BUILT[key] = entry.build(RuleQuery(*key))
+        rule = _BUILT.put(key, entry.build(RuleQuery(*key)))
     return rule
 
 
@@ -262,8 +261,7 @@ def rule_key(op: Operation) -> tuple | None:
 # of every op (propagation, insert-reshards and spmd: ~50k asks on a 32-layer Llama step), and
 # a plain tuple hashes and compares without building a query per ask. The table is emptied
 # when full; a rule built again is an equal rule.
-_BUILT: dict[tuple, OpShardingRule | None] = {}
-_BUILT_LIMIT = 1 << 16
+_BUILT = BoundedTable(1 << 16)  # RuleQuery fields -> OpShardingRule | None
 _MISSING: Any = object()
 
 
