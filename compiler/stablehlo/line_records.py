@@ -52,7 +52,8 @@ class _Forms:
             rf"(?:{_W},{_W}batching_dims{_W}={_W}(?P<lb>{ints}){_W}x{_W}(?P<rb>{ints}))?"
             rf"{_W},{_W}contracting_dims{_W}={_W}(?P<lc>{ints}){_W}x{_W}(?P<rc>{ints})"
             rf"(?:{_W},{_W}precision{_W}={_W}\[(?P<precision>{_W}[A-Za-z_]\w*(?:{_W},{_W}"
-            rf"[A-Za-z_]\w*)*)?{_W}\])?{sig}")
+            rf"[A-Za-z_]\w*)*)?{_W}\])?"
+            rf"(?:{_W},{_W}algorithm{_W}={_W}(?P<algorithm><[^<>\"]*>))?{sig}")
         self.call = re.compile(
             rf"(?P<name>{terminal('CALL')}){_W}(?P<callee>@[A-Za-z_][\w$.\-]*){_W}\("
             rf"(?P<ops>{_W}{_VALUE}(?:{_W},{_W}{_VALUE})*)?{_W}\){sig}")
@@ -184,9 +185,12 @@ def _dot(f: _Forms, p: _Place, m: re.Match, sig: tuple) -> OpRec:
     precision = None
     if m.group("precision") is not None:
         precision = ("precision", tuple(x.strip() for x in m.group("precision").split(",")))
+    algorithm = None
+    if m.group("algorithm") is not None:
+        algorithm = ("algorithm", m.group("algorithm"))
     return READ_RULES["dot_op"]([p.tok("DOT_GENERAL", m, "name"), p.tok("VALUE", m, "a"),
                                  p.tok("VALUE", m, "b"), batching, _ints(f, m, "lc"),
-                                 _ints(f, m, "rc"), precision, None, sig])
+                                 _ints(f, m, "rc"), precision, algorithm, None, sig])
 
 
 def _call(f: _Forms, p: _Place, m: re.Match, sig: tuple) -> OpRec:

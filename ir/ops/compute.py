@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+import re
+
 from shardc.ir.core import Operation
 from shardc.ir.ops.linalg import dot_dims
 from shardc.ir.ops.registry import OpDef, attr, op_error, opt, register, req
@@ -31,6 +33,15 @@ def _check_dims(op: Operation, dims, rank: int, what: str) -> None:
             raise op_error(op, f"{what} {d} is out of range for rank {rank}")
     if len(set(dims)) != len(dims):
         raise op_error(op, f"{what} {list(dims)} repeats a dim")
+
+
+def dot_algorithm(op: Operation) -> dict[str, str] | None:
+    """The fields of a dot_general's `algorithm` (`#stablehlo.dot_algorithm<lhs_precision_type =
+    bf16, ..., allow_imprecise_accumulation = false>`) as text by name, or None without one."""
+    algorithm = op.attributes.get("algorithm")
+    if algorithm is None:
+        return None
+    return dict(re.findall(r"(\w+)\s*=\s*([\w.]+)", getattr(algorithm, "text", str(algorithm))))
 
 
 def dot_general_dims(op: Operation):
@@ -201,6 +212,7 @@ _DOT_ATTRS = {
     "lhs_contracting_dims": opt("ints", ()),
     "rhs_contracting_dims": opt("ints", ()),
     "precision": opt("any", None),
+    "algorithm": opt("any", None),  # #stablehlo.dot_algorithm<...>, kept as an OpaqueAttr
 }
 register(OpDef("dot_general", 2, 1, _DOT_ATTRS, _infer_dot_general))
 register(

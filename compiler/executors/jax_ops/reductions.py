@@ -17,8 +17,10 @@ from shardc.executors.jax_runtime import jax_lax, lax_reducer
 from shardc.executors.reduce_kinds import identity
 from shardc.executors.scalar_bodies import body_of, evaluate_body
 from shardc.ir.core import Operation
-from shardc.ir.ops.compute import dot_general_dims
+from shardc.ir.diagnostics import ExecutionError
+from shardc.ir.ops.compute import dot_algorithm, dot_general_dims
 from shardc.ir.ops.registry import attr
+from shardc.ir.types import numpy_dtype
 
 
 def reduce_op(table: Mapping[str, JaxOp]) -> JaxOp:
@@ -56,12 +58,36 @@ _MONOID_REDUCERS = {"add": "reduce_sum", "multiply": "reduce_prod", "maximum": "
                     "minimum": "reduce_min", "and": "reduce_and", "or": "reduce_or"}
 
 
+def _algorithm(op: Operation) -> Any:
+    """The op's `algorithm` as JAX takes it: the `lax.DotAlgorithmPreset` that lowers to it (what
+    `jax.jit` had, and all the CPU backend accepts), else a `lax.DotAlgorithm`; None without one."""
+    fields = dot_algorithm(op)
+    if fields is None:
+        return None
+    lax = jax_lax()
+    counts = [int(fields.get(k, 1)) for k in ("lhs_component_count", "rhs_component_count",
+                                               "num_primitive_operations")]
+    imprecise = fields.get("allow_imprecise_accumulation") == "true"
+    try:
+        types = [fields[k] for k in ("lhs_precision_type", "rhs_precision_type",
+                                     "accumulation_type")]
+        if counts[:2] == [1, 1] and not imprecise:
+            name = "_".join(t.upper() for t in types) + (f"_X{counts[2]}" if counts[2] > 1 else "")
+            preset = getattr(lax.DotAlgorithmPreset, name, None)
+            if preset is not None:
+                return preset
+        return lax.DotAlgorithm(*(numpy_dtype(t) for t in types), *counts, imprecise)
+    except (KeyError, ValueError) as e:
+        raise ExecutionError(f"'dot_general' op: cannot run its algorithm "
+                             f"{op.attributes['algorithm']}: {e}", op.loc) from None
+
+
 def dot_general(op: Operation, lhs: Any, rhs: Any) -> Any:
     lb, rb, lc, rc = dot_general_dims(op)
     dtype = result_dtype(op)
     out = jax_lax().dot_general(
         lhs, rhs, ((tuple(lc), tuple(rc)), (tuple(lb), tuple(rb))),
-        preferred_element_type=dtype,
+        precision=_algorithm(op), preferred_element_type=dtype,
     )
     return out if out.dtype == dtype else out.astype(dtype)
 

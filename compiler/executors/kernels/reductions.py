@@ -1,7 +1,9 @@
 """numpy kernels of the ops that reduce dims: dot_general, reduce and top_k.
 
 - `dot_general` computes floats in float32 (float64 if an operand or the result is f64), i1 as
-  int64 (OR of ANDs), other integers in the result type (wrapping as it does).
+  int64 (OR of ANDs), other integers in the result type (wrapping as it does). Its
+  `algorithm`, if any, does not change that: XLA's CPU backend computes f32 operands in f32
+  under every algorithm it accepts (`BF16_BF16_F32` included), and these kernels agree with it.
 - `reduce` combines `init` once with the reduction of `dimensions` (so empty dims give `init`);
   with a `body` function it is scalar_bodies.py's vectorised fold over the whole kernel table
   (`reduce_kernel(with_body)`; table.py wires it).

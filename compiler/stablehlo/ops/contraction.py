@@ -29,6 +29,10 @@ if TYPE_CHECKING:
     from shardc.stablehlo.names import Names
     from shardc.stablehlo.printer import Printer
 
+# `algorithm = <lhs_precision_type = bf16, ...>` of the pretty form is this attribute; the native
+# IR keeps it whole (`#opaque<"#stablehlo.dot_algorithm<...>">`), the executors read its fields.
+ALGORITHM_PREFIX = "#stablehlo.dot_algorithm"
+
 # `window = {stride = ..}` entry -> native attribute.
 WINDOW_KEYS = {
     "stride": "window_strides",
@@ -52,6 +56,11 @@ def dot_precision(c: list) -> tuple:
     return ("precision", tuple(str(t) for t in c if t is not None))
 
 
+@read_rule("dot_algorithm")
+def dot_algorithm(c: list) -> tuple:
+    return ("algorithm", str(c[0]))
+
+
 @read_rule("dot_op")
 def dot_op(c: list) -> OpRec:
     extra: dict[str, Any] = {"batching": ((), ()), "contracting": (c[4], c[5])}
@@ -59,7 +68,9 @@ def dot_op(c: list) -> OpRec:
         extra["batching"] = (c[3][1], c[3][2])
     if c[6] is not None:
         extra["precision"] = c[6][1]
-    return OpRec("dot_general", c[0], [c[1], c[2]], extra, c[7], c[8])
+    if c[7] is not None:
+        extra["algorithm"] = c[7][1]
+    return OpRec("dot_general", c[0], [c[1], c[2]], extra, c[8], c[9])
 
 
 @pretty_form("dot_general")
@@ -71,6 +82,8 @@ def _dot_general(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
     attrs["lhs_contracting_dims"], attrs["rhs_contracting_dims"] = lc, rc
     if "precision" in rec.extra:
         attrs["precision"] = tuple(Keyword(w) for w in rec.extra["precision"])
+    if "algorithm" in rec.extra:
+        attrs["algorithm"] = OpaqueAttr(ALGORITHM_PREFIX + rec.extra["algorithm"])
     return "dot_general", attrs, fb.results_of(rec, operands), None
 
 
@@ -87,6 +100,12 @@ def _generic_dot_general(fb: FunctionBuilder, rec: OpRec, operands: list[Value],
     if props.get("precision_config") is not None:
         words = [enum_word(a) for a in props["precision_config"].value]
         attrs["precision"] = tuple(Keyword(w) for w in words)
+    algorithm = props.get("algorithm")
+    if algorithm is not None:
+        if not str(algorithm.value).startswith(ALGORITHM_PREFIX + "<"):
+            raise ValueError(f"'algorithm' must be a {ALGORITHM_PREFIX}<...>, "
+                             f"got {algorithm.value!r}")
+        attrs["algorithm"] = OpaqueAttr(algorithm.value)
     return "dot_general", attrs, results, None
 
 
@@ -221,6 +240,9 @@ def _print_dot_general(p: Printer, op: Operation, n: Names, args: str) -> str:
     if precision is not None:
         words = precision if isinstance(precision, tuple) else ()
         parts.append("precision = [" + ", ".join(str(w) for w in words) + "]")
+    algorithm = at.get("algorithm")
+    if algorithm is not None:
+        parts.append("algorithm = " + algorithm.text.removeprefix(ALGORITHM_PREFIX))
     text = f"stablehlo.dot_general {args}, " + ", ".join(parts) + f"{p.op_attrs(op)} : "
     return text + functional_type(op)
 
