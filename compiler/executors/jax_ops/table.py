@@ -10,6 +10,8 @@ program, the sharding ops are the executors' own (jax_exec.py, jax_global.py).
 
 from __future__ import annotations
 
+from typing import Any
+
 from shardc.executors.jax_ops import JaxOp
 from shardc.executors.jax_ops.bits import BITS_OPS
 from shardc.executors.jax_ops.custom_calls import CUSTOM_CALL_OPS
@@ -22,6 +24,13 @@ from shardc.executors.jax_ops.windows import window_ops
 from shardc.executors.jax_runtime import jax_lax, jax_numpy
 from shardc.executors.kernels.replica_collectives import REPLICA_COLLECTIVE_KERNELS
 from shardc.executors.scalar_bodies import sort_kernel
+from shardc.ir.core import Operation
+
+
+def _optimization_barrier(op: Operation, *xs: Any) -> Any:
+    out = jax_lax().optimization_barrier(tuple(xs))
+    return out[0] if len(xs) == 1 else tuple(out)  # one result is a value, as every op's is
+
 
 JAX_OPS: dict[str, JaxOp] = {}
 JAX_OPS.update(
@@ -37,6 +46,7 @@ JAX_OPS.update(
         **LINALG_OPS,
         **BITS_OPS,
         **REPLICA_COLLECTIVE_KERNELS,  # groups of one only: the identity on any arrays
-        "optimization_barrier": lambda op, *xs: tuple(jax_lax().optimization_barrier(tuple(xs))),
+        "optimization_barrier": _optimization_barrier,
     }
 )
+

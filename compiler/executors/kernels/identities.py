@@ -22,8 +22,8 @@ def _no_result(op: Operation, *xs: np.ndarray) -> tuple[()]:
     return ()
 
 
-def _optimization_barrier(op: Operation, *xs: np.ndarray) -> tuple[np.ndarray, ...]:
-    return tuple(xs)
+def _optimization_barrier(op: Operation, *xs: np.ndarray) -> np.ndarray | tuple[np.ndarray, ...]:
+    return xs[0] if len(xs) == 1 else tuple(xs)  # one result is a value, as every kernel's is
 
 
 IDENTITY_KERNELS: dict[str, Kernel] = {
