@@ -40,12 +40,12 @@ from shardc.ir.diagnostics import ShardcError
 from shardc.jax_api import _jax
 from shardc.jit_arguments import Donation, check_argnums, ints, strs
 from shardc.jit_keys import key_data, rewrap, unwrap_results
+from shardc.jit_mesh import auto_mesh, call_mesh, given_mesh, mesh_context
 from shardc.jit_paths import ArgumentNames, array_text, leaf_paths
 from shardc.jit_specs import (
     broadcast,
     check_spec,
     committed_spec,
-    is_leaf,
     is_spec_leaf,
     spec_key,
     to_specs,
@@ -175,10 +175,14 @@ class Jitted:
                           "backend (it computes on copies of numpy arrays)", ShardcWarning,
                           stacklevel=3)
         self.names = ArgumentNames.of(fun)
-        self.mesh = _mesh_of(jax, mesh, in_shardings, out_shardings, backend)
-        self.trace_mesh = _auto_mesh(jax, self.mesh)
-        self.in_specs = to_specs(jax, in_shardings, self.mesh, f"{self.name}: in_shardings")
-        self.out_specs = to_specs(jax, out_shardings, self.mesh, f"{self.name}: out_shardings")
+        self._shardings = (in_shardings, out_shardings)
+        # Without a mesh given (or shardings naming one), each call's: its jax.set_mesh, else
+        # its arguments' (jit_mesh.call_mesh); the first one binds it.
+        self._from_call = (mesh := given_mesh(jax, mesh, in_shardings, out_shardings,
+                                              backend)) is None
+        self.mesh: Any = None
+        if mesh is not None:
+            self._bind(mesh)
         self._arrays = (jax.Array, np.ndarray, jax.ShapeDtypeStruct)
         # call signature -> (program, whether its arguments must be moved first)
         self._cache: dict[Any, tuple[Compiled, bool]] = {}
@@ -187,10 +191,18 @@ class Jitted:
         self._programs: dict[Any, list[tuple[tuple[Any, ...], tuple[Any, ...], Compiled]]] = {}
         functools.update_wrapper(self, fun)
 
+    def _bind(self, mesh: Any) -> None:
+        jax, (ins, outs) = self.jax, self._shardings
+        self.mesh, self.trace_mesh = mesh, auto_mesh(jax, mesh)
+        self.in_specs = to_specs(jax, ins, mesh, f"{self.name}: in_shardings")
+        self.out_specs = to_specs(jax, outs, mesh, f"{self.name}: out_shardings")
+
     # ----- calling ------------------------------------------------------------------------------
 
     def __call__(self, *args: Any, **kwargs: Any) -> Any:
         leaves, key = self._flatten(args, kwargs)
+        if self._from_call:
+            self._bind_call(leaves)
         hit = self._cache.get(key)
         if hit is None:
             hit = self._miss(self._call(args, kwargs, leaves, key))
@@ -238,8 +250,15 @@ class Jitted:
         """Trace, import and compile with shardc for these arguments (arrays or
         `jax.ShapeDtypeStruct`s)."""
         leaves, key = self._flatten(args, kwargs)
+        if self._from_call:
+            self._bind_call(leaves)
         call = self._call(args, kwargs, leaves, key)
         return self._lower(call, self._leaf_specs(call), self._donated(call))
+
+    def _bind_call(self, leaves: list[Any]) -> None:
+        mesh = call_mesh(self.jax, self.name, self.mesh, leaves)
+        if mesh is not self.mesh:
+            self._bind(mesh)
 
     def cache_size(self) -> int:
         """How many programs shardc has compiled (one per distinct argument shapes, dtypes
@@ -289,7 +308,16 @@ class Jitted:
         try:
             key = (tree, tuple(statics), tuple(_leaf_key(jax, x) for x in leaves))
             hash(key)
-        except TypeError as e:
+        except (TypeError, AttributeError) as e:
+            tracer = next((i for i, x in enumerate(leaves) if isinstance(x, jax.core.Tracer)),
+                          None)
+            if tracer is not None:
+                raise ShardcError(
+                    f"{self.name}: {self._leaf_path(args, kwargs, tracer)} is a tracer: a "
+                    "shardc.jit function cannot run under a JAX transformation (jax.grad, "
+                    "jax.vmap, or a jax.jit whose function calls it); apply the transformation "
+                    "inside the function shardc.jit compiles, e.g. shardc.jit(step) with "
+                    "jax.grad in step") from None
             raise ShardcError(
                 f"{self.name}: static arguments must be hashable ({e}); pass arrays as "
                 "ordinary arguments"
@@ -366,7 +394,7 @@ class Jitted:
         try:
             # Under the mesh, as `jax.jit` under `jax.set_mesh`: `with_sharding_constraint`
             # in `fun` may then name a bare PartitionSpec.
-            with _mesh_context(jax, self.trace_mesh):
+            with mesh_context(jax, self.trace_mesh):
                 text = lower_to_text(flat_fun, *structs, mesh=self.trace_mesh,
                                      in_shardings=specs, out_shardings=self.out_specs)
         except ShardcError:
@@ -443,41 +471,6 @@ class Jitted:
 
     def __repr__(self) -> str:
         return f"<shardc.jit {self.name} backend={self.backend}>"
-
-
-# ----- meshes and shardings ---------------------------------------------------------------------
-
-
-def _mesh_of(jax: Any, mesh: Any, ins: Any, outs: Any, backend: str) -> Any:
-    """The mesh given, or the one every NamedSharding in `ins`/`outs` is on."""
-    Mesh, AbstractMesh = jax.sharding.Mesh, jax.sharding.AbstractMesh  # noqa: N806
-    if mesh is not None and not isinstance(mesh, (Mesh, AbstractMesh)):
-        raise ShardcError(f"mesh must be a jax.sharding.Mesh, got {type(mesh).__name__}")
-    if mesh is None:
-        named = [s for s in jax.tree_util.tree_leaves((ins, outs), is_leaf=is_leaf(jax))
-                 if isinstance(s, jax.sharding.NamedSharding)]
-        if not named:
-            raise ShardcError("shardc.jit needs a mesh: pass mesh=jax.sharding.Mesh(...), or "
-                              "NamedShardings as in_shardings/out_shardings")
-        mesh = named[0].mesh
-    if isinstance(mesh, AbstractMesh) and backend == "jax":
-        raise ShardcError("an AbstractMesh has no devices to run on: pass a jax.sharding.Mesh, "
-                          "or backend='numpy' to run on simulated devices")
-    return mesh
-
-
-def _mesh_context(jax: Any, mesh: Any) -> Any:
-    if isinstance(mesh, jax.sharding.AbstractMesh):
-        return jax.sharding.use_abstract_mesh(mesh)
-    return jax.set_mesh(mesh)
-
-
-def _auto_mesh(jax: Any, mesh: Any) -> Any:
-    """`mesh` with every axis `Auto`: shardc's propagation decides what JAX leaves open."""
-    auto = (jax.sharding.AxisType.Auto,) * len(mesh.axis_names)
-    if isinstance(mesh, jax.sharding.AbstractMesh):
-        return jax.sharding.AbstractMesh(mesh.axis_sizes, mesh.axis_names, axis_types=auto)
-    return jax.sharding.Mesh(mesh.devices, mesh.axis_names, axis_types=auto)
 
 
 # ----- argument leaves --------------------------------------------------------------------------

@@ -23,12 +23,26 @@ from shardc.ir.types import element_bits, numpy_dtype
 
 @dataclass(frozen=True, slots=True)
 class Symbol:
-    """A reference to a symbol: `@main`."""
+    """A reference to a symbol: `@main` (`@"<lambda>"`, quoted, for a name that is not a bare
+    identifier, as MLIR writes it)."""
 
     name: str
 
     def __str__(self) -> str:
-        return f"@{self.name}"
+        return symbol_text(self.name)
+
+
+_BARE_SYMBOL = re.compile(r"[A-Za-z_][\w$.]*")
+
+
+def symbol_text(name: str) -> str:
+    """`@name`, quoted when `name` is not a bare identifier: `@"<lambda>"`."""
+    return "@" + name if _BARE_SYMBOL.fullmatch(name) else "@" + format_string(name)
+
+
+def symbol_name(token: str) -> str:
+    """`@name` or `@"<lambda>"` -> the name."""
+    return unescape(token[1:]) if token.startswith('@"') else token[1:]
 
 
 @dataclass(frozen=True, slots=True)

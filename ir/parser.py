@@ -22,6 +22,7 @@ from shardc.ir.attributes import (
     OpaqueAttr,
     Symbol,
     flatten_nested,
+    symbol_name,
     unescape,
 )
 from shardc.ir.core import Function, Module, Operation, Value
@@ -214,7 +215,7 @@ class _Builder(lark.Transformer):
         return False
 
     def symbol_value(self, c):
-        return Symbol(str(c[0])[1:])
+        return Symbol(symbol_name(str(c[0])))
 
     def keyword_value(self, c):
         return Keyword(str(c[0]))
@@ -318,7 +319,7 @@ class _Builder(lark.Transformer):
         func_attrs = rest[-1]
         results = rest[-2] if rest[-3] is not None else []
         args = [a for a in rest[:-3] if a is not None]
-        name = str(sym)[1:]
+        name = symbol_name(str(sym))
         func = Function(
             name,
             [ty for _, ty, _, _ in args],

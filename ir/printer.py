@@ -9,7 +9,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from shardc.ir.attributes import MESH_ATTRS_PREFIX, format_attr_value, format_string
+from shardc.ir.attributes import (
+    MESH_ATTRS_PREFIX,
+    format_attr_value,
+    format_string,
+    symbol_text,
+)
 from shardc.ir.core import Function, Module, Operation, Value
 from shardc.ir.diagnostics import Location
 
@@ -109,7 +114,8 @@ def print_function(func: Function) -> str:
             text += " " + format_attr_dict(attrs)
         args.append(text)
     header = (
-        "func " + ("private " if func.is_private else "") + f"@{func.name}(" + ", ".join(args) + ")"
+        "func " + ("private " if func.is_private else "") + symbol_text(func.name)
+        + "(" + ", ".join(args) + ")"
     )
     results = []
     for t, attrs in zip(func.result_types, func.res_attrs):

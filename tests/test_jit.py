@@ -219,7 +219,7 @@ def test_shardings_hand_back_to_jax_jit(mesh, data):
 
 
 @pytest.mark.parametrize("kwargs, call, message", [
-    ({"in_shardings": MLP_SHARDINGS}, None, "needs a mesh"),
+    ({"in_shardings": MLP_SHARDINGS}, "data", "needs a mesh"),
     ({"mesh": "dp=2", "in_shardings": MLP_SHARDINGS}, None, "must be a jax.sharding.Mesh"),
     ({"mesh": "MESH", "backend": "torch"}, None, "unknown backend"),
     ({"mesh": AbstractMesh((2, 4), ("dp", "tp"))}, None, "no devices"),

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from shardc.ir.attributes import OpaqueAttr
+from shardc.ir.attributes import OpaqueAttr, symbol_text
 from shardc.ir.core import Function, Module, Operation
 from shardc.ir.diagnostics import Location
 from shardc.ir.ops import OPS
@@ -169,7 +169,7 @@ class Printer:
             any_attrs = any_attrs or bool(all_attrs)
             results.append(_ty(t) + (" " + attr_dict(all_attrs) if all_attrs else ""))
         visibility = f"{func.visibility} " if func.visibility_written else ""
-        header = f"  func.func {visibility}@{func.name}({', '.join(args)})"
+        header = f"  func.func {visibility}{symbol_text(func.name)}({', '.join(args)})"
         if len(results) == 1 and not any_attrs:
             header += f" -> {results[0]}"
         elif results:

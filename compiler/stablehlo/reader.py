@@ -24,6 +24,7 @@ from lark import TextSlice, Token
 from lark.lexer import LexerState, LexerThread, LineCounter
 
 import shardc.stablehlo.ops  # noqa: F401  (registers every op family's reader rules)
+from shardc.ir.attributes import symbol_name
 from shardc.ir.diagnostics import Location, ParseError
 from shardc.ir.mesh import AxisRef
 from shardc.stablehlo.attributes import unescape
@@ -230,7 +231,7 @@ class _Reader(lark.Transformer):
             if kind == "BOOL":
                 return AttrRec("bool", str(first) == "true", start, end)
             if kind == "SYMBOL":
-                return AttrRec("symbol", str(first)[1:], start, end)
+                return AttrRec("symbol", symbol_name(str(first)), start, end)
             if kind == "LSQB":
                 return AttrRec("list", [x for x in c if isinstance(x, AttrRec)], start, end)
             if kind == "LBRACE":

@@ -26,7 +26,7 @@ from typing import Any, Protocol
 
 from lark import Token
 
-from shardc.ir.attributes import OpaqueAttr
+from shardc.ir.attributes import OpaqueAttr, symbol_name
 from shardc.ir.core import Function, Module, Value
 from shardc.ir.diagnostics import Location, ParseError, ShardcError, VerifyError
 from shardc.ir.mapping import NamedMapping
@@ -58,7 +58,7 @@ class ModuleBuilder(Protocol):
 def declare_function(b: ModuleBuilder, f: FuncRec) -> Function:
     """The function `f` declares, its body still empty; its deferred errors go to `b` (see
     above)."""
-    name = str(f.name)[1:]
+    name = symbol_name(str(f.name))
     if b.module.lookup_function(name) is not None:
         raise b.fail(f"function @{name} is defined twice", f.name)
     deferred: list[ShardcError] = []  # type errors

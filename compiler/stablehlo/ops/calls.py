@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from shardc.ir.attributes import Symbol
+from shardc.ir.attributes import Symbol, symbol_name
 from shardc.ir.core import Operation, Value
 from shardc.stablehlo.attributes import unescape
 from shardc.stablehlo.export_table import prints
@@ -37,10 +37,8 @@ def call_op(c: list) -> OpRec:
 
 @pretty_form("call")
 def _call(fb: FunctionBuilder, rec: OpRec, operands: list[Value]):
-    callee = str(rec.extra["callee"])[1:]
-    if callee.startswith('"'):
-        callee = unescape(callee)
-    return "call", {"callee": Symbol(callee)}, fb.results_of(rec, operands), None
+    callee = Symbol(symbol_name(str(rec.extra["callee"])))
+    return "call", {"callee": callee}, fb.results_of(rec, operands), None
 
 
 @generic("func.call", "call")
@@ -124,10 +122,10 @@ def _print_return(p: Printer, op: Operation, n: Names, args: str) -> str:
 
 @prints("call")
 def _print_call(p: Printer, op: Operation, n: Names, args: str) -> str:
-    callee = op.attributes["callee"].name
+    callee = op.attributes["callee"]
     # func's ops drop their dialect prefix only directly inside a func.func.
     prefix = "func." if n.parent is not None else ""
-    return f"{prefix}call @{callee}({args}){p.op_attrs(op)} : {functional_type(op)}"
+    return f"{prefix}call {callee}({args}){p.op_attrs(op)} : {functional_type(op)}"
 
 
 @prints("custom_call")
