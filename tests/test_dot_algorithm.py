@@ -81,9 +81,9 @@ def test_reference_executor_runs_as_xla_cpu_does(preset: str) -> None:
 
 
 def test_sharded_contraction_runs_the_algorithm_on_both_executors() -> None:
-    import shardc
     from jax.sharding import NamedSharding, PartitionSpec
 
+    import shardc
     from shardc.pipeline import compile
 
     mesh = jax.make_mesh((2, 4), ("dp", "tp"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
