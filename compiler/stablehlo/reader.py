@@ -190,9 +190,9 @@ class _Reader(lark.Transformer):
         res = c[1]
         return ("fn", c[0] or [], [res] if isinstance(res, Token) else (res or []))
 
-    def sig_arrow(self, c):
-        res = c[1]
-        return ("fn", [c[0]], [res] if isinstance(res, Token) else (res or []))
+    def sig_arrow(self, c):  # `T -> R`, and chlo's binary ops' `T, T -> R`
+        res = c[-1]
+        return ("fn", list(c[:-1]), [res] if isinstance(res, Token) else (res or []))
 
     def type_list(self, c):
         return list(c)

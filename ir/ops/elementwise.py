@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from shardc.ir.core import Operation
 from shardc.ir.ops.registry import ELEMENTWISE, OpDef, op_error, opt, register, req
-from shardc.ir.types import TensorType
+from shardc.ir.types import TensorType, is_float
 
 UNARY = (
     "abs",
@@ -57,6 +57,12 @@ BINARY = (
     "shift_right_arithmetic",
     "shift_right_logical",
 )
+# The special functions JAX writes as `chlo.*` ops (jnp.sinh, jnp.arcsin, lax.lgamma,
+# lax.digamma, lax.erfc, lax.bessel_i1e; lax.nextafter, lax.zeta, lax.polygamma): floats in,
+# the same type out. Apart from UNARY/BINARY, whose ops StableHLO has and Shardy has rules for.
+SPECIAL_UNARY = ("sinh", "cosh", "asin", "acos", "atan", "asinh", "acosh", "atanh", "lgamma",
+                 "digamma", "erfc", "bessel_i1e")
+SPECIAL_BINARY = ("next_after", "zeta", "polygamma")
 DIRECTIONS = ("EQ", "NE", "GE", "GT", "LE", "LT")
 
 
@@ -81,6 +87,13 @@ def _infer_same(op: Operation) -> list[TensorType]:
                 op, f"operand {i} has element type {t.dtype}, operand 0 has {first.dtype}"
             )
     return [TensorType(first.shape, first.dtype)]
+
+
+def _infer_float(op: Operation) -> list[TensorType]:
+    out = _infer_same(op)
+    if not is_float(out[0].dtype):
+        raise op_error(op, f"takes floats, got {out[0].dtype}")
+    return out
 
 
 def _infer_compare(op: Operation) -> list[TensorType]:
@@ -142,6 +155,9 @@ for _name in UNARY:
 for _name in BINARY:
     infer = _infer_integer if _name in _INTEGER_OPS + _LOGICAL_OPS else _infer_same
     register(OpDef(_name, 2, 1, {}, infer, traits=frozenset({ELEMENTWISE})))
+for _arity, _names in ((1, SPECIAL_UNARY), (2, SPECIAL_BINARY)):
+    for _name in _names:
+        register(OpDef(_name, _arity, 1, {}, _infer_float, traits=frozenset({ELEMENTWISE})))
 
 register(OpDef("convert", 1, 1, {}, _infer_convert, traits=frozenset({ELEMENTWISE})))
 register(

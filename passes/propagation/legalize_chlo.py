@@ -15,7 +15,9 @@ that text: it first converts the module to HLO, which legalizes `chlo` — `squa
         #sdy.op_sharding_rule<([i, j])->([i, j]) {i=8, j=4}>} : tensor<8x4xf32>
                                             (the element-wise rule of its expansion)
 
-`erf` is left as it is.
+`erf` is left as it is. The special functions (`sinh`, `asin`, `lgamma`, `digamma`, `erfc`,
+`next_after`, `zeta`, ...: `SPECIAL_UNARY`/`SPECIAL_BINARY`) are expanded by XLA as `erf_inv`
+is, and get its element-wise rule.
 """
 
 from __future__ import annotations
@@ -24,9 +26,14 @@ from dataclasses import dataclass
 
 from shardc.ir.attributes import OpaqueAttr
 from shardc.ir.core import Module, Operation
+from shardc.ir.ops.elementwise import SPECIAL_BINARY, SPECIAL_UNARY
 from shardc.passes.manager import Pass, PassContext, register_pass
 from shardc.passes.propagation.rules.builder import pointwise_rule
 from shardc.passes.propagation.rules.registry import SHARDING_RULE_ATTR
+
+# The chlo ops XLA expands into element-wise StableHLO before Shardy sees them (so a sharding
+# goes through them under jax.jit; measured for each with jax.jit on 8 CPU devices, JAX 0.10).
+EXPANDED = frozenset({"erf_inv", *SPECIAL_UNARY, *SPECIAL_BINARY})
 
 
 def legalize_chlo(module: Module) -> int:
@@ -40,10 +47,10 @@ def legalize_chlo(module: Module) -> int:
                 op.replace_with(Operation.at(op, "multiply", [x, x], [op.result.type],
                                              dict(op.attributes)))
                 changed += 1
-            elif op.name == "erf_inv" and SHARDING_RULE_ATTR not in op.attributes:
+            elif op.name in EXPANDED and SHARDING_RULE_ATTR not in op.attributes:
                 shape = op.result.type.shape
                 op.attributes[SHARDING_RULE_ATTR] = OpaqueAttr(
-                    pointwise_rule([shape], [shape]).text()
+                    pointwise_rule([shape] * op.num_operands, [shape]).text()
                 )
                 changed += 1
     return changed

@@ -16,6 +16,7 @@ import numpy as np
 from shardc.executors.jax_ops import JaxOp
 from shardc.executors.jax_runtime import jax_lax, jax_numpy
 from shardc.ir.core import Operation
+from shardc.ir.ops.elementwise import SPECIAL_BINARY, SPECIAL_UNARY
 from shardc.ir.ops.registry import attr
 from shardc.ir.types import numpy_dtype
 
@@ -112,7 +113,18 @@ def _convert(op: Operation, x: Any) -> Any:
     return lax.convert_element_type(x, dtype)
 
 
+def _special(name: str) -> JaxOp:
+    """The `jax.lax` function of a special-function op (ir/ops/elementwise.py's SPECIAL_*)."""
+    attr_name = {"next_after": "nextafter"}.get(name, name)
+
+    def fn(op: Operation, *xs: Any) -> Any:
+        return getattr(jax_lax(), attr_name)(*xs)
+
+    return fn
+
+
 ELEMENTWISE_OPS: dict[str, JaxOp] = {
+    **{n: _special(n) for n in SPECIAL_UNARY + SPECIAL_BINARY},
     **{n: _unary(n) for n in (
         "abs", "negate", "exponential", "exponential_minus_one", "log", "log_plus_one", "sqrt",
         "rsqrt", "cbrt", "tanh", "logistic", "sine", "cosine", "tan", "floor", "ceil",

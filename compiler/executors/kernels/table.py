@@ -21,6 +21,7 @@ from shardc.executors.kernels.linalg import LINALG_KERNELS
 from shardc.executors.kernels.movement import MOVEMENT_KERNELS
 from shardc.executors.kernels.reductions import REDUCTION_KERNELS, reduce_kernel
 from shardc.executors.kernels.replica_collectives import REPLICA_COLLECTIVE_KERNELS
+from shardc.executors.kernels.special import SPECIAL_KERNELS
 from shardc.executors.kernels.windows import window_kernels
 from shardc.executors.scalar_bodies import body_reduce_kernel, sort_kernel
 
@@ -28,6 +29,7 @@ KERNELS: dict[str, Kernel] = {}
 KERNELS.update(
     {
         **ELEMENTWISE_KERNELS,
+        **SPECIAL_KERNELS,
         **MOVEMENT_KERNELS,
         **REDUCTION_KERNELS,
         "reduce": reduce_kernel(body_reduce_kernel(KERNELS, np)),

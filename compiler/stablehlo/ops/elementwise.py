@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from shardc.ir.attributes import Keyword
 from shardc.ir.core import Operation, Value
 from shardc.ir.ops import OPS
+from shardc.ir.ops.elementwise import SPECIAL_BINARY, SPECIAL_UNARY
 from shardc.stablehlo.attributes import enum_word
 from shardc.stablehlo.export_table import prints, prints_by_default
 from shardc.stablehlo.import_table import (
@@ -46,7 +47,7 @@ BINARY = {
     "remainder", "subtract", "xor", "shift_left", "shift_right_arithmetic", "shift_right_logical",
     "complex",
 }
-CHLO = {"erf", "erf_inv", "square", "tan"}
+CHLO = {"erf", "erf_inv", "square", "tan", *SPECIAL_UNARY, *SPECIAL_BINARY}
 
 # The generic form of an element-wise op is the native op of its short name.
 generic(
@@ -119,7 +120,7 @@ def _generic_compare(fb: FunctionBuilder, rec: OpRec, operands: list[Value], pro
 
 # ----- export ---------------------------------------------------------------------------------
 
-_CHLO = {"erf", "erf_inv", "square"}
+_CHLO = {"erf", "erf_inv", "square", *SPECIAL_UNARY, *SPECIAL_BINARY}
 _NO_STABLEHLO = {"reciprocal"}
 
 
@@ -133,8 +134,8 @@ def _print_compare(p: Printer, op: Operation, n: Names, args: str) -> str:
 
 @prints(*sorted(_CHLO))
 def _print_chlo(p: Printer, op: Operation, n: Names, args: str) -> str:
-    return (f"chlo.{op.name} {args}{p.op_attrs(op)} : {_ty(op.operands[0].type)} -> "
-            f"{_ty(op.results[0].type)}")
+    types = ", ".join(_ty(v.type) for v in op.operands)  # `T, T -> T` for a binary one
+    return f"chlo.{op.name} {args}{p.op_attrs(op)} : {types} -> {_ty(op.results[0].type)}"
 
 
 @prints("select")

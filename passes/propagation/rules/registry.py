@@ -27,7 +27,7 @@ from shardc.ir.bounded import BoundedTable
 from shardc.ir.core import Operation
 from shardc.ir.diagnostics import ShardcError, VerifyError
 from shardc.ir.ops import attr
-from shardc.ir.ops.elementwise import BINARY, UNARY
+from shardc.ir.ops.elementwise import BINARY, SPECIAL_BINARY, SPECIAL_UNARY, UNARY
 from shardc.ir.ops.registry import register_attribute_verifier
 from shardc.ir.ops.scalar_bodies import scatter_reduction
 from shardc.passes.propagation.rules import (
@@ -106,11 +106,12 @@ _DOT_ATTRS = (
     "rhs_contracting_dims",
 )
 
-# Element-wise ops JAX writes as `chlo.*` (jnp.square, lax.erf, lax.erf_inv): jaxlib's Shardy
-# registers no rule for them, so propagation does not go through them (a value they produce gets
-# its sharding from its users only). They are still computed element-wise where they stand
-# (`LOWERING_RULES`). shardc.jit first legalizes them as XLA does (legalize_chlo.py).
-CHLO_POINTWISE = ("square", "erf", "erf_inv")
+# Element-wise ops JAX writes as `chlo.*` (jnp.square, lax.erf, lax.erf_inv, and the special
+# functions SPECIAL_UNARY/SPECIAL_BINARY): jaxlib's Shardy registers no rule for them, so
+# propagation does not go through them (a value they produce gets its sharding from its users
+# only). They are still computed element-wise where they stand (`LOWERING_RULES`). shardc.jit
+# first legalizes them as XLA does (legalize_chlo.py).
+CHLO_POINTWISE = ("square", "erf", "erf_inv", *SPECIAL_UNARY, *SPECIAL_BINARY)
 
 RULES: dict[str, RuleEntry] = {
     **{name: _POINTWISE for name in UNARY + BINARY if name not in CHLO_POINTWISE},
