@@ -76,6 +76,9 @@ JAX_PROGRAMS = {
         lambda: [_rng().permutation(128).astype(np.float32).reshape(8, 16)],
     ),
     "cbrt": (lambda x: lax.cbrt(x), lambda: [_rng().standard_normal((8, 4), np.float32)]),
+    # abs of a complex value is real (complex<f32> -> f32)
+    "abs_complex": (lambda x: jnp.abs(jnp.fft.rfft(x)),
+                    lambda: [_rng().standard_normal((8, 16), np.float32)]),
     # a barrier over one value has one result, a value (its kernels once returned a 1-tuple)
     "optimization_barrier_one": (lambda x: lax.optimization_barrier(x) * 2.0,
                                  lambda: [_rng().standard_normal((8, 4), np.float32)]),
@@ -96,7 +99,7 @@ def test_jax_program_round_trips_and_runs_to_jax_numbers(name: str) -> None:
 
 @pytest.mark.parametrize("name", ["fft", "rfft", "bitcast_convert", "reduce_precision",
                                   "popcnt_clz", "complex_parts", "max_pool_grad",
-                                  "optimization_barrier_one"])
+                                  "optimization_barrier_one", "abs_complex"])
 def test_sharded_batch_dim_compiles_to_jax_numbers(name: str) -> None:
     from jax.sharding import Mesh, NamedSharding, PartitionSpec
 

@@ -149,8 +149,16 @@ def _infer_integer(op: Operation) -> list[TensorType]:
     return out
 
 
+def _infer_abs(op: Operation) -> list[TensorType]:
+    """abs of a complex number is its real modulus: complex<f32> -> f32 (StableHLO)."""
+    t = op.operand(0).type
+    dtype = t.dtype[len("complex<"):-1] if t.dtype.startswith("complex<") else t.dtype
+    return [TensorType(t.shape, dtype)]
+
+
 for _name in UNARY:
     infer = _infer_integer if _name in _INTEGER_OPS + _LOGICAL_OPS else _infer_same
+    infer = _infer_abs if _name == "abs" else infer
     register(OpDef(_name, 1, 1, {}, infer, traits=frozenset({ELEMENTWISE})))
 for _name in BINARY:
     infer = _infer_integer if _name in _INTEGER_OPS + _LOGICAL_OPS else _infer_same
