@@ -125,3 +125,37 @@ def test_clone_is_deep_and_prints_the_same() -> None:
     assert "shardc.note" not in print_module(b.module)
     assert [u.op.name for u in copy.main.args[0].uses] == ["dot_general"]
     assert x.uses and copy.main.args[0] is not x
+    # the copy's block links both ways and counts its ops; its values name their new owners
+    body = copy.main.body
+    assert len(body) == len(b.module.main.body)
+    assert [op.name for op in reversed(body)] == [op.name for op in reversed(b.module.main.body)]
+    for op in body:
+        assert op.parent is body and all(r.owner is op for r in op.results)
+        assert [r.index for r in op.results] == list(range(len(op.results)))
+        assert all(u.op.parent is body for r in op.results for u in r.uses)
+
+
+def test_verifier_checks_every_repeat_of_an_op() -> None:
+    """The verifier passes an op like one it passed (same name, types, attribute objects)
+    without checking it again: an op that differs from it only in an attribute's value, in a
+    second function too, is still checked."""
+    b = Builder()
+    with b.function("main") as f:
+        x = f.arg((8, 16))
+        first = b.transpose(x, (1, 0))
+        second = b.transpose(x, (1, 0))
+        f.returns(b.add(first, second))
+    verify_module(b.module)  # both pass
+    second.defining_op.attributes["permutation"] = (1, 1)
+    with pytest.raises(VerifyError, match="permutation"):
+        verify_module(b.module)
+    second.defining_op.attributes["permutation"] = first.defining_op.attributes["permutation"]
+    verify_module(b.module)
+    with b.function("other") as g:
+        y = g.arg((8, 16))
+        t = b.transpose(y, (1, 0))
+        g.returns(t)
+    verify_module(b.module)
+    t.defining_op.attributes["permutation"] = (0, 0)
+    with pytest.raises(VerifyError, match="permutation"):
+        verify_module(b.module)
