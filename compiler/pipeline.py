@@ -28,7 +28,7 @@ from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
 from shardc.ir.types import shard_shape
 from shardc.passes.analysis.cost import collective_report, issued_report
-from shardc.passes.manager import PassContext, PassManager, parse_pipeline, verify_after
+from shardc.passes.manager import Pass, PassContext, PassManager, parse_pipeline, verify_after
 from shardc.passes.spmd.combine_collectives import DEFAULT_THRESHOLD
 from shardc.report import build_report
 
@@ -282,11 +282,27 @@ def _compile_pipeline(module: Module, options: CompileOptions, pipeline: str,
     PassManager(parse_pipeline(pipeline), verify_each=each).run(work, ctx)
     if not each:
         verify_after(work, "the pipeline")
-    spmd = clone(work)
-    PassManager(parse_pipeline(options.spmd_pipeline()), verify_each=each).run(spmd, ctx)
+    spmd, passes = spmd_copy(work, parse_pipeline(options.spmd_pipeline()), ctx)
+    PassManager(passes, verify_each=each).run(spmd, ctx)
     if not each:
         verify_after(spmd, "the per-device pipeline")
     return CompileResult(work, spmd, ctx, dict(ctx.timings))
+
+
+def spmd_copy(module: Module, passes: list[Pass], ctx: PassContext) -> tuple[Module, list[Pass]]:
+    """The copy of the global program the per-device pipeline `passes` runs on, and the passes
+    left to run: a pipeline that starts with `cse` (every pipeline `compile` makes) has it run
+    as the copy is made (`cse.merged_copy`; timed as the pass)."""
+    if not passes or passes[0].name != "cse":
+        return clone(module), passes
+    from shardc.passes.spmd.cse import merged_copy
+
+    start = time.perf_counter()
+    copy = merged_copy(module)
+    ctx.timings["cse"] = ctx.timings.get("cse", 0.0) + time.perf_counter() - start
+    if ctx.verify_each:
+        verify_after(copy, "pass 'cse'")  # (as the pass manager does after the pass)
+    return copy, passes[1:]
 
 
 def local_shape(value) -> list[int]:

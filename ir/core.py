@@ -8,12 +8,15 @@ drift. A block is a doubly linked list of ops, so inserting and erasing are O(1)
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any
 
 from shardc.ir.diagnostics import Location, VerifyError
 from shardc.ir.mesh import DeviceMesh
 from shardc.ir.types import DistributedTensorType, TensorType, with_sharding
+
+# `Function.clone`'s `merge`: (op, its operands in the copy) -> a key, or None.
+MergeKey = Callable[["Operation", list["Value"]], Hashable | None]
 
 
 class Use:
@@ -417,9 +420,11 @@ class Function:
     def is_private(self) -> bool:
         return self.visibility == "private"
 
-    def clone(self, name: str | None = None) -> Function:
+    def clone(self, name: str | None = None, merge: MergeKey | None = None) -> Function:
         """A deep copy named `name` (default: the same), not added to any module: new ops and
-        values (attributes and types are immutable and shared)."""
+        values (attributes and types are immutable and shared). `merge(op, operands)` (the
+        op's operands in the copy): a key under which the copy keeps only the first of the
+        ops it gives (the others' results read the first's), or None for an op it keeps."""
         g = Function(
             self.name if name is None else name,
             [a.type for a in self.args],
@@ -442,9 +447,17 @@ class Function:
         block = g.body
         prev: Operation | None = None
         count = 0
+        firsts: dict[Hashable, Operation] = {}
         for op in self.body:
-            copy = new_op(Operation)
             operands = [values[v] for v in op._operands]
+            key = None if merge is None else merge(op, operands)
+            if key is not None:
+                first = firsts.get(key)
+                if first is not None:
+                    for r, kept in zip(op.results, first.results, strict=True):
+                        values[r] = kept
+                    continue
+            copy = new_op(Operation)
             copy.name, copy._operands = op.name, operands
             results = []
             for r in op.results:
@@ -465,6 +478,8 @@ class Function:
                 prev.next = copy
             prev = copy
             count += 1
+            if key is not None:
+                firsts[key] = copy
         block.last = prev
         block._len = count
         return g
@@ -513,14 +528,14 @@ class Module:
         for f in self.functions.values():
             yield from f.body
 
-    def clone(self) -> Module:
+    def clone(self, merge: MergeKey | None = None) -> Module:
         """A deep copy: new functions, ops and values (attributes and types are immutable and
-        shared)."""
+        shared); `merge`: see `Function.clone`."""
         new = Module()
         new.meshes = dict(self.meshes)
         new.mesh_locs = dict(self.mesh_locs)
         new.attributes = dict(self.attributes)
         for f in self.functions.values():
-            g = f.clone()
+            g = f.clone(merge=merge)
             new.add_function(g)
         return new

@@ -157,6 +157,8 @@ class NamedMapping:
     # `is_fully_replicated`, computed on first use: insert-reshards asks it of every operand
     # and result of every op (one interned mapping stands for many values).
     _replicated: bool | None = field(default=None, init=False, repr=False, compare=False)
+    # `shard_counts()`, computed on first use: the spmd pass and the executors ask every value's.
+    _counts: tuple[int, ...] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __eq__(self, other: object) -> bool:
         # (the generated one, with the identity test first and unequal cached hashes telling
@@ -324,7 +326,11 @@ class NamedMapping:
         return self.dims[dim].num_shards(self.mesh)
 
     def shard_counts(self) -> tuple[int, ...]:
-        return tuple(d.num_shards(self.mesh) for d in self.dims)
+        counts = self._counts
+        if counts is None:
+            counts = tuple(d.num_shards(self.mesh) for d in self.dims)
+            object.__setattr__(self, "_counts", counts)
+        return counts
 
     def shard_index(self, dim: int, position: int) -> int:
         """Which shard of `dim` the device at row-major mesh position `position` holds."""

@@ -71,3 +71,49 @@ def test_a_rope_table_is_computed_once_per_device() -> None:
     assert _count(spmd, "cosine") == 1 and _count(spmd, "sine") == 1
     assert _count(spmd, "iota") <= 2
     _close([np.asarray(f(x))], [np.asarray(jax.jit(rope)(x))])
+
+
+def _clone_then_cse(module: Module) -> Module:
+    copy = module.clone()
+    PassManager(parse_pipeline("cse")).run(copy)
+    return copy
+
+
+@pytest.mark.parametrize("name", ["dp", "tp", "dp_tp"])
+def test_the_merged_copy_is_the_copy_after_cse(name: str) -> None:
+    """`compile` copies the global program with cse run as the copy is made: the same program,
+    op for op and name for name, as copying and then running the pass; the original keeps
+    every op and use."""
+    from shardc.passes.spmd.cse import merged_copy
+
+    program = compile(_import(GPT / f"gpt_train_{name}.mlir")).module
+    before = print_module(program)
+    uses = [len(r.uses) for f in program.functions.values() for op in f.body for r in op.results]
+    merged = merged_copy(program)
+    want = _clone_then_cse(program)
+    assert _ops(merged) < _ops(program)
+    assert print_module(merged) == print_module(want)
+    assert print_module(program) == before
+    assert uses == [len(r.uses) for f in program.functions.values() for op in f.body
+                    for r in op.results]
+    # the copy's use lists are its own and whole: every use is an operand of an op in it
+    for f in merged.functions.values():
+        ops = set(f.body)
+        for op in f.body:
+            for i, v in enumerate(op.operands):
+                assert any(u.op is op and u.index == i for u in v.uses)
+            assert all(u.op in ops for r in op.results for u in r.uses)
+
+
+def test_the_merged_copy_of_the_filecheck_cases_is_the_copy_after_cse() -> None:
+    """cse's FileCheck cases (chains, -0.0 against 0.0, collectives, shardings) copied with cse
+    run as the copy is made: what the pass makes of them, to the names."""
+    from shardc.ir.parser import parse_module
+    from shardc.passes.spmd.cse import merged_copy
+
+    path = ROOT / "tests" / "filecheck" / "spmd" / "cse.mlir"
+    module = parse_module(path.read_text(), str(path))
+    merged = merged_copy(module)
+    assert print_module(merged) == print_module(_clone_then_cse(module))
+    assert _ops(merged) < _ops(module)
+    assert [op.name for op in merged.main.body][:4] == ["iota", "cosine", "constant", "constant"]
