@@ -111,3 +111,37 @@ def test_moveaxis_is_jnp_moveaxis(source, dest) -> None:
     x = np.arange(2 * 3 * 4 * 5).reshape(2, 3, 4, 5)
     np.testing.assert_array_equal(_moveaxis(lax, jnp.asarray(x), source, dest),
                                   np.moveaxis(x, source, dest))
+
+
+@pytest.mark.parametrize("kind,init,combined", [
+    ("add", "0.0", False), ("add", "-0.0", True), ("add", "2.5", True),
+    ("maximum", "0xFF800000", False), ("maximum", "0.0", True), ("minimum", "0x7F800000", False),
+    ("multiply", "1.0", False),
+])
+def test_a_reduce_from_its_identity_is_the_monoid_reducer_alone(kind, init, combined) -> None:
+    """A reduce whose init is a constant holding the identity its monoid reducer starts from
+    (bit for bit: -0.0 is not a sum's) is that reducer alone; any other init is combined once.
+    The JAX executor computes what the numpy one does either way."""
+    from shardc.executors.jax_exec import JaxExecutor
+    from shardc.executors.numpy_exec import NumpyExecutor
+    from shardc.ir.parser import parse_module
+
+    module = parse_module(f"""mesh @m = <["x"=2]>
+
+func @main(%x: tensor<4x6xf32>) -> (tensor<4xf32>) attributes {{mesh = @m, in_shapes = [[4, 6]], \
+in_shardings = [<@m, [{{}}, {{}}]>], out_shapes = [[4]], out_shardings = [<@m, [{{}}]>]}} {{
+  %z = constant {{value = dense<{init}>}} : tensor<f32>
+  %r = reduce %x, %z {{dimensions = [1], kind = {kind}}} : tensor<4xf32>
+  return %r
+}}
+""")
+    ex = JaxExecutor(module)
+    x = np.random.default_rng(0).standard_normal((4, 6)).astype(np.float32)
+    x[0] = -0.0  # (a sum of -0.0s: +0.0 from a sum's identity, -0.0 from -0.0)
+    jaxpr = jax.make_jaxpr(lambda v: ex.call(ex.func, [v]))(x)
+    names = [e.primitive.name for e in jaxpr.eqns]
+    combine = {"add": "add", "maximum": "max", "minimum": "min", "multiply": "mul"}[kind]
+    assert (combine in names) == combined, names
+    got = np.asarray(jax.jit(lambda v: ex.call(ex.func, [v]))(x)[0])
+    (want,) = NumpyExecutor(module).run([x])
+    np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))

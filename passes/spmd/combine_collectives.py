@@ -100,29 +100,36 @@ class CombineCollectives(Pass):
             {"threshold": self.threshold, "before": 0, "after": 0, "combined": 0},
         )
         effects = _Effects(module)
-        # Each op's combine key, asked once: every key walks the whole function.
+        # Each op's combine key, asked once: every key walks from its first collective to its last.
         keys: dict[Operation, tuple | None] = {}
         with bodies_fixed(module):  # (combining moves no manual_computation)
             for func in module.functions.values():
                 before = sum(1 for op in func.body if op.name in COMBINABLE)
                 if self.threshold > 0:
-                    for key in _keys(func):
-                        for group in self._groups(func, key, effects, keys):
+                    for key, (first, count) in _keys(func, keys).items():
+                        if count < 2:
+                            continue  # (nothing to combine it with)
+                        if first.parent is None:  # moved by an earlier key's combining
+                            first = func.body.first
+                        for group in self._groups(first, count, key, effects, keys):
                             _combine(func, group)
                             stats["combined"] += 1
                 stats["before"] += before
                 stats["after"] += sum(1 for op in func.body if op.name in COMBINABLE)
 
-    def _groups(self, func: Function, key: tuple, effects: _Effects,
+    def _groups(self, first: Operation, count: int, key: tuple, effects: _Effects,
                 keys: dict[Operation, tuple | None]) -> list[list[Operation]]:
         """The groups of two or more collectives of `key` to combine, in program order
-        (`keys`: the combine keys known so far, by op)."""
+        (`keys`: the combine keys known so far, by op). The walk starts at `first`, the key's
+        first collective, and stops at its last (the `count`th): before the first no value
+        depends on one, after the last none can join a group."""
         ancestors: dict[int, int] = {}  # id(value) -> bit set of the key's collectives it uses
         groups: list[list[Operation]] = []
         members: list[Operation] = []
         mask = size = seen = 0
         sealed = False
-        for op in func.body:
+        op: Operation | None = first
+        while op is not None and seen < count:
             deps = 0
             for v in op.operands:
                 deps |= ancestors.get(id(v), 0)
@@ -149,19 +156,26 @@ class CombineCollectives(Pass):
             if mine:
                 for r in op.results:
                     ancestors[id(r)] = mine
+            op = op.next
         if len(members) > 1:
             groups.append(members)
         return groups
 
 
-def _keys(func: Function) -> list[tuple]:
-    """The combine keys of `func`'s collectives, in order of first appearance."""
-    keys: dict[tuple, None] = {}
+def _keys(func: Function, known: dict[Operation, tuple | None]) -> dict[tuple, tuple[
+        Operation, int]]:
+    """The combine keys of `func`'s collectives in order of first appearance, each with its
+    first collective and their number (`known`: filled with every op's key). Combining the
+    groups of one key leaves another's number as it was, and its first collective first unless
+    that one moved: an op it moves (one that depends on a member) goes later, as a copy with the
+    key it had."""
+    keys: dict[tuple, tuple[Operation, int]] = {}
     for op in func.body:
-        key = combine_key(op)
+        key = known[op] = combine_key(op)
         if key is not None:
-            keys.setdefault(key)
-    return list(keys)
+            first, count = keys.get(key, (op, 0))
+            keys[key] = (first, count + 1)
+    return keys
 
 
 def _combine(func: Function, group: list[Operation]) -> None:

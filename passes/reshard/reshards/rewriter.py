@@ -212,8 +212,12 @@ class FunctionRewriter:
                 plan = self.plan(op, rule, decided, mesh, unreduced_op)
                 _plans.put(rule, key, plan)
         axes, targets, produced = plan
-        choice = FactorChoice(rule, decided, axes)
+        choice = None
         for i, target in enumerate(targets):
+            if values[i].mapping is target:
+                continue  # (laid out so already: most operands, as propagation decided them)
+            if choice is None:
+                choice = FactorChoice(rule, decided, axes)
             self.reshard_operand(op, i, target, ReshardReason.RULE, choice)
         for r, m in zip(op.results, produced, strict=True):
             self.produce(r, m)

@@ -106,3 +106,22 @@ func @count(%arg0: tensor<2xf32>, %arg1: tensor<2xf32>, %arg2: tensor<2xf32>, %a
   %4 = spmd.all_reduce %arg4 {axes = ["x"], kind = add, groups = [[0, 1]]} : tensor<2xf32>
   return %0, %1, %2, %3, %4
 }
+
+// -----
+
+// A key whose first collective reads a member of an earlier key's group moves with the ops that
+// do (to after the combined op); its collectives still combine, where the last of them stood.
+// CHECK-LABEL: func @moved_first(
+// CHECK-SAME: %[[A:[^:]*]]: tensor<4xf32>, %[[B:[^:]*]]: tensor<4xf32>, %[[C:[^:]*]]: tensor<4xf32>
+// CHECK-NEXT: %[[RA:.*]], %[[RB:.*]] = spmd.all_reduce %[[A]], %[[B]] {axes = ["x"], kind = add, groups = {{\[}}[0, 1]]} : tensor<4xf32>, tensor<4xf32>
+// CHECK-NEXT: %[[GA:.*]], %[[GC:.*]] = spmd.all_gather %[[RA]], %[[C]] {axes = ["x"], dim = 0, groups = {{\[}}[0, 1]]} : tensor<8xf32>, tensor<8xf32>
+// CHECK-NEXT: return %[[GA]], %[[GC]], %[[RB]]
+mesh @m = <["x"=2]>
+
+func @moved_first(%a: tensor<4xf32>, %b: tensor<4xf32>, %c: tensor<4xf32>) -> (tensor<8xf32>, tensor<8xf32>, tensor<4xf32>) attributes {mesh = @m, in_shapes = [[4], [4], [4]], in_shardings = [<@m, [{}]>, <@m, [{}]>, <@m, [{}]>], out_shapes = [[8], [8], [4]], out_shardings = [<@m, [{}]>, <@m, [{}]>, <@m, [{}]>]} {
+  %ra = spmd.all_reduce %a {axes = ["x"], kind = add, groups = [[0, 1]]} : tensor<4xf32>
+  %ga = spmd.all_gather %ra {axes = ["x"], dim = 0, groups = [[0, 1]]} : tensor<8xf32>
+  %rb = spmd.all_reduce %b {axes = ["x"], kind = add, groups = [[0, 1]]} : tensor<4xf32>
+  %gc = spmd.all_gather %c {axes = ["x"], dim = 0, groups = [[0, 1]]} : tensor<8xf32>
+  return %ga, %gc, %rb
+}
