@@ -234,6 +234,8 @@ class _Effects:
     def _of(self, op: Operation) -> bool:
         if op.name in SIDE_EFFECTS and op.name != "return":
             return True
+        if not op.attributes:
+            return False  # (names no function: most ops)
         return any(self._function(name) for name in op_symbols(op))
 
     def _function(self, name: str) -> bool:
