@@ -9,8 +9,16 @@ from shardc.ir.core import Operation
 SIDE_EFFECTS = frozenset({"return", "custom_call", "sharding_group", "manual_computation"})
 
 
+def is_dead(op: Operation) -> bool:
+    """Whether `op` may go: no side effects, and results, none of them used."""
+    results = op.results
+    if len(results) == 1:  # (the common case, without a generator)
+        return not results[0].uses and op.name not in SIDE_EFFECTS
+    return bool(results) and op.name not in SIDE_EFFECTS and not any(r.uses for r in results)
+
+
 def erase_dead(op: Operation) -> bool:
-    if op.name in SIDE_EFFECTS or not op.results or any(r.uses for r in op.results):
+    if not is_dead(op):
         return False
     op.erase()
     return True

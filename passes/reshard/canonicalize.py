@@ -17,7 +17,7 @@ from shardc.ir.diagnostics import PassError, ShardcError
 from shardc.ir.mapping import DimSharding, NamedMapping
 from shardc.ir.mesh import AxisRef
 from shardc.ir.ops import GLOBAL_COLLECTIVES, verify_operation
-from shardc.ir.ops.effects import SIDE_EFFECTS, erase_dead
+from shardc.ir.ops.effects import SIDE_EFFECTS, erase_dead, is_dead
 from shardc.ir.types import DistributedTensorType
 from shardc.passes.analysis.collectives.steps import same_layout
 from shardc.passes.analysis.collectives.sub_axes import add_or_merge
@@ -373,10 +373,10 @@ def _lean_sweeps(module: Module) -> int:
                     always.append(i)
                 for rewrite in mine:
                     if rewrite is erase_dead:
-                        operands = op.operands
-                        if not erase_dead(op):
+                        if not is_dead(op):  # (most ops: asked before copying the operands)
                             continue
-                        dropped.extend(operands)
+                        dropped.extend(op.operands)
+                        op.erase()
                     elif not rewrite(op):
                         continue
                     else:
