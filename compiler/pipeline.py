@@ -27,6 +27,7 @@ from shardc.ir.mesh import DeviceMesh
 from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
 from shardc.ir.types import shard_shape
+from shardc.passes import manager
 from shardc.passes.analysis.cost import collective_report, issued_report
 from shardc.passes.manager import Pass, PassContext, PassManager, parse_pipeline, verify_after
 from shardc.passes.spmd.combine_collectives import DEFAULT_THRESHOLD
@@ -300,8 +301,8 @@ def spmd_copy(module: Module, passes: list[Pass], ctx: PassContext) -> tuple[Mod
     start = time.perf_counter()
     copy = merged_copy(module)
     ctx.timings["cse"] = ctx.timings.get("cse", 0.0) + time.perf_counter() - start
-    if ctx.verify_each:
-        verify_after(copy, "pass 'cse'")  # (as the pass manager does after the pass)
+    if ctx.verify_each:  # (the pass manager's check after a pass, as it would have run it)
+        manager.verify_after(copy, "pass 'cse'")
     return copy, passes[1:]
 
 

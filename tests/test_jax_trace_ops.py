@@ -145,3 +145,50 @@ in_shardings = [<@m, [{{}}, {{}}]>], out_shapes = [[4]], out_shardings = [<@m, [
     got = np.asarray(jax.jit(lambda v: ex.call(ex.func, [v]))(x)[0])
     (want,) = NumpyExecutor(module).run([x])
     np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+
+
+def test_all_slices_of_one_block_size_share_their_start() -> None:
+    """The all_slices of one function over the same axes and block size compute where the
+    device's block starts once (one axis_index). Each device still gets its block."""
+    from shardc.executors.jax_arrays import JaxArrayProgram
+    from shardc.executors.numpy_exec import NumpyExecutor
+    from shardc.ir.parser import parse_module
+
+    module = parse_module("""mesh @m = <["x"=2, "y"=2]>
+
+func @main(%a: tensor<8xf32>, %b: tensor<8xf32>, %c: tensor<8xf32>) -> (tensor<4xf32>, \
+tensor<4xf32>, tensor<4xf32>, tensor<2xf32>) attributes {mesh = @m, in_shapes = [[8], [8], [8]], \
+in_shardings = [<@m, [{}]>, <@m, [{}]>, <@m, [{}]>], out_shapes = [[8], [8], [8], [8]], \
+out_shardings = [<@m, [{"x"}]>, <@m, [{"x"}]>, <@m, [{"y"}]>, <@m, [{"x", "y"}]>]} {
+  %sa = spmd.all_slice %a {axes = ["x"], dim = 0, groups = [[0, 2], [1, 3]]} : tensor<4xf32>
+  %sb = spmd.all_slice %b {axes = ["x"], dim = 0, groups = [[0, 2], [1, 3]]} : tensor<4xf32>
+  %sc = spmd.all_slice %c {axes = ["y"], dim = 0, groups = [[0, 1], [2, 3]]} : tensor<4xf32>
+  %sd = spmd.all_slice %sa {axes = ["y"], dim = 0, groups = [[0, 1], [2, 3]]} : tensor<2xf32>
+  return %sa, %sb, %sc, %sd
+}
+""")
+    mesh = _mesh((2, 2), ("x", "y"))
+    program = JaxArrayProgram(module, devices=list(mesh.devices.flat), mesh=mesh)
+    structs = [jax.ShapeDtypeStruct((8,), np.float32, sharding=s) for s in program.in_shardings]
+    jaxpr = jax.make_jaxpr(program.jitted)(*structs)
+    names = []
+
+    def walk(j) -> None:
+        for e in j.eqns:
+            names.append(e.primitive.name)
+            for p in e.params.values():
+                if hasattr(p, "eqns"):
+                    walk(p)
+                elif hasattr(p, "jaxpr") and hasattr(p.jaxpr, "eqns"):
+                    walk(p.jaxpr)
+
+    walk(jaxpr.jaxpr)
+    # x: one start for %sa and %sb; y: blocks of 4 (%sc) and 2 (%sd) start apart
+    assert names.count("dynamic_slice") == 4
+    assert names.count("axis_index") == 3, names
+    rng = np.random.default_rng(0)
+    inputs = [rng.standard_normal(8).astype(np.float32) for _ in range(3)]
+    got = [np.asarray(o) for o in program(*inputs)]
+    want = NumpyExecutor(module).run(inputs)
+    for g, w in zip(got, want, strict=True):
+        np.testing.assert_array_equal(g, w)

@@ -20,11 +20,14 @@ from shardc.ir.mesh import DeviceMesh
 from shardc.ir.ops.registry import attr
 
 
-def named_axes_collective(jax: Any, op: Operation, xs: Sequence[Any], axes: tuple) -> Any:
+def named_axes_collective(jax: Any, op: Operation, xs: Sequence[Any], axes: tuple,
+                          starts: dict[tuple[tuple, int], Any] | None = None) -> Any:
     """An `spmd.*` collective (but collective_permute) as the JAX collective over the named
     mesh axes `axes`, inside `shard_map` (ir/ops/spmd.py gives the correspondence). A combined
     collective (several operands) returns a tuple and is one collective in the program JAX
-    runs: a tuple all-reduce, or its operands in one buffer (`_packed`)."""
+    runs: a tuple all-reduce, or its operands in one buffer (`_packed`). `starts`: where the
+    device's block of an `all_slice` starts, by axes and block size, kept for the next ones of
+    the same trace (the caller's: a value of one traced function)."""
     lax, jnp = jax.lax, jax.numpy
     name = op.name
     if name == "spmd.axis_index":
@@ -37,8 +40,12 @@ def named_axes_collective(jax: Any, op: Operation, xs: Sequence[Any], axes: tupl
     if name == "spmd.all_slice":
         d = attr(op, "dim")
         size = op.results[0].type.shape[d]
-        start = axis_index(lax, axes)
-        start = lax.mul(start, np.array(size, start.dtype))
+        start = None if starts is None else starts.get((axes, size))
+        if start is None:
+            start = axis_index(lax, axes)
+            start = lax.mul(start, np.array(size, start.dtype))
+            if starts is not None:
+                starts[(axes, size)] = start
         # (in range: no wrapping of negative indices)
         return lax.dynamic_slice_in_dim(x, start, size, axis=d, allow_negative_indices=False)
     if name == "spmd.all_to_all":

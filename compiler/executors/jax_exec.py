@@ -58,6 +58,7 @@ class JaxExecutor:
         self.jax = jax
         self.module = module
         self.func = func
+        self._starts: dict[tuple[tuple, int], Any] = {}  # (see `call`)
         self.sig = SpmdSignature.of(func)
         # None: loops run as lax.while_loop does, unbounded (the jitted Python API).
         self.loops = control.LoopWatch(limits) if limits is not None else None
@@ -142,16 +143,22 @@ class JaxExecutor:
 
     def call(self, func: Function, args: Sequence[Any]) -> tuple[Any, ...]:
         env: dict[int, Any] = {id(a): x for a, x in zip(func.args, args)}
-        for op in func.body:
-            xs = [env[id(v)] for v in op.operands]
-            if op.name == "return":
-                return tuple(xs)
-            out = self._op(op, xs)
-            if len(op.results) == 1:
-                env[id(op.results[0])] = out
-            else:
-                for r, v in zip(op.results, out):
-                    env[id(r)] = v
+        # (the all_slices' block starts computed in this function's trace: a region or callee
+        # traced inside it starts its own, as values of one trace are not another's)
+        outer, self._starts = self._starts, {}
+        try:
+            for op in func.body:
+                xs = [env[id(v)] for v in op.operands]
+                if op.name == "return":
+                    return tuple(xs)
+                out = self._op(op, xs)
+                if len(op.results) == 1:
+                    env[id(op.results[0])] = out
+                else:
+                    for r, v in zip(op.results, out):
+                        env[id(r)] = v
+        finally:
+            self._starts = outer
         raise ExecutionError(f"function @{func.name} has no return", func.loc)
 
     def _op(self, op: Operation, xs: list[Any]) -> Any:
@@ -180,7 +187,8 @@ class JaxExecutor:
                 return xs[0]
             perm = [(self.position[s], self.position[t]) for s, t in attr(op, "pairs")]
             return lax.ppermute(xs[0], self.names, perm)
-        return named_axes_collective(self.jax, op, xs, self.axis_names(attr(op, "axes")))
+        return named_axes_collective(self.jax, op, xs, self.axis_names(attr(op, "axes")),
+                                     self._starts)
 
 
 def run_jax(

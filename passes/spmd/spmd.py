@@ -122,8 +122,14 @@ def _record_signature(low: FunctionLowering) -> None:
     ]
     values = list(func.args) + [r for op in func.body for r in op.results]
     local = [low.local_shape(v) for v in values]
+    # (types are immutable: the values of one local shape and element type share one)
+    made: dict[tuple[tuple[int, ...], str], DistributedTensorType] = {}
     for v, local_shape in zip(values, local):
-        v.type = DistributedTensorType(local_shape, v.type.dtype)
+        key = (local_shape, v.type.dtype)
+        t = made.get(key)
+        if t is None:
+            t = made[key] = DistributedTensorType(local_shape, v.type.dtype)
+        v.type = t
 
 
 # op name -> its lowering; every other op computes locally (local.py).

@@ -12,7 +12,7 @@ from shardc.ir.ops.control import region_signatures
 from shardc.ir.ops.manual import fill_all, sync_all
 from shardc.ir.types import DistributedTensorType
 from shardc.passes.analysis.collectives.steps import same_layout
-from shardc.passes.propagation.layouts import closed, replicated
+from shardc.passes.propagation.layouts import closed, per_mapping, replicated
 
 
 def close_regions(module: Module) -> None:
@@ -79,14 +79,16 @@ def close_signatures(module: Module) -> None:
     """Close every sharding (open dims are treated as closed) and give function results without
     a declared sharding the one of the value they return."""
     fill_all(module)
+    close = per_mapping(closed)  # (once per distinct sharding, not once per value)
     for func in module.functions.values():
         for a in func.args:
             if a.mapping is not None:
-                a.set_mapping(closed(a.mapping))
+                a.set_mapping(close(a.mapping))
         for op in func.body:
             for r in op.results:
-                if r.mapping is not None:
-                    r.set_mapping(closed(r.mapping))
+                m = r.mapping
+                if m is not None:
+                    r.set_mapping(close(m))
         ret = func.return_op
         for i, t in enumerate(func.result_types):
             mapping = getattr(t, "mapping", None)
