@@ -11,11 +11,13 @@ from __future__ import annotations
 from collections.abc import Callable, Hashable, Iterator, Sequence
 from typing import Any
 
+from shardc.ir.cause import Cause
 from shardc.ir.diagnostics import Location, VerifyError
 from shardc.ir.mesh import DeviceMesh
 from shardc.ir.types import DistributedTensorType, TensorType, with_sharding
 
-# `Function.clone`'s `merge`: (op, its operands in the copy) -> a key, or None.
+# `Function.clone`'s `merge(op, its operands in the copy)`: a key under which the copy keeps only
+# the first op (the others' results read its results), or None for an op it keeps.
 MergeKey = Callable[["Operation", list["Value"]], Hashable | None]
 
 
@@ -102,15 +104,6 @@ class Value:
         return f"<Value %{self.name_hint or '?'}: {self.type}>"
 
 
-class Cause:
-    """Why a pass made an op: passes subclass it with frozen dataclasses (e.g. the reshard
-    insert-reshards put on an operand, passes/reshard/reshards/provenance.py). It is not part of
-    the IR's meaning (never printed or compared); an op a rewrite derives from another inherits
-    it with the location (`Operation.at`), so a collective still knows which reshard it lowers."""
-
-    __slots__ = ()
-
-
 class Operation:
     """One op: a name, operands, results, typed attributes and a source location.
 
@@ -126,20 +119,8 @@ class Operation:
     program (docs/benchmarks.md).
     """
 
-    __slots__ = (
-        "name",
-        "_operands",
-        "results",
-        "attributes",
-        "loc",
-        "loc_written",
-        "cause",
-        "parent",
-        "prev",
-        "next",
-        "scratch",
-        "__weakref__",
-    )
+    __slots__ = ("name", "_operands", "results", "attributes", "loc", "loc_written", "cause",
+                 "parent", "prev", "next", "scratch", "__weakref__")
 
     def __init__(
         self,
@@ -235,15 +216,9 @@ class Operation:
 
     def clone(self, operands: Sequence[Value] | None = None) -> Operation:
         """A detached copy (same name, attributes, result types and location)."""
-        op = Operation(
-            self.name,
-            list(self._operands) if operands is None else operands,
-            [r.type for r in self.results],
-            dict(self.attributes),
-            self.loc,
-            self.loc_written,
-            self.cause,
-        )
+        op = Operation(self.name, list(self._operands) if operands is None else operands,
+                       [r.type for r in self.results], dict(self.attributes), self.loc,
+                       self.loc_written, self.cause)
         for mine, theirs in zip(op.results, self.results):
             mine.name_hint = theirs.name_hint if not (theirs.name_hint or "").isdigit() else None
         return op
@@ -422,9 +397,7 @@ class Function:
 
     def clone(self, name: str | None = None, merge: MergeKey | None = None) -> Function:
         """A deep copy named `name` (default: the same), not added to any module: new ops and
-        values (attributes and types are immutable and shared). `merge(op, operands)` (the
-        op's operands in the copy): a key under which the copy keeps only the first of the
-        ops it gives (the others' results read the first's), or None for an op it keeps."""
+        values (attributes and types are immutable and shared). `merge`: see `MergeKey`."""
         g = Function(
             self.name if name is None else name,
             [a.type for a in self.args],
@@ -439,49 +412,34 @@ class Function:
         g.arg_labels = list(self.arg_labels)
         g.res_attrs = [dict(a) for a in self.res_attrs]
         g.attributes = dict(self.attributes)
-        # (what `Operation.__init__`, `Operation.clone` and `Block.append` do, inlined and built
-        # straight into the slots: the per-device program is a copy of the global one, and this
-        # loop was ~3 us per op of `shardc.jit`'s first call)
         values: dict[Value, Value] = dict(zip(self.args, g.args))  # (values hash by identity)
-        new_op, new_value = Operation.__new__, Value.__new__
-        block = g.body
-        prev: Operation | None = None
-        count = 0
         firsts: dict[Hashable, Operation] = {}
+        block, prev, count = g.body, None, 0
         for op in self.body:
             operands = [values[v] for v in op._operands]
             key = None if merge is None else merge(op, operands)
-            if key is not None:
-                first = firsts.get(key)
-                if first is not None:
-                    for r, kept in zip(op.results, first.results, strict=True):
-                        values[r] = kept
-                    continue
-            copy = new_op(Operation)
-            copy.name, copy._operands = op.name, operands
-            results = []
-            for r in op.results:
-                fresh = new_value(Value)
-                fresh.type, fresh.owner, fresh.index = r.type, copy, r.index
-                fresh.uses, fresh.name_hint = [], r.name_hint
-                values[r] = fresh
-                results.append(fresh)
-            copy.results = results
-            copy.attributes = dict(op.attributes)
+            first = None if key is None else firsts.get(key)
+            if first is not None:  # (a repeat: its results read the first's)
+                values.update(zip(op.results, first.results))
+                continue
+            # (Operation.__init__ and Block.append inlined, the slots set directly: this loop
+            # was ~3 us per op of `shardc.jit`'s first call, which copies the global program)
+            copy = Operation.__new__(Operation)
+            copy.name, copy._operands, copy.attributes = op.name, operands, dict(op.attributes)
             copy.loc, copy.loc_written, copy.cause = op.loc, op.loc_written, op.cause
             copy.parent, copy.prev, copy.next, copy.scratch = block, prev, None, None
+            copy.results = [Value(r.type, copy, r.index, r.name_hint) for r in op.results]
+            values.update(zip(op.results, copy.results))
             for i, v in enumerate(operands):
                 v.uses.append(Use(copy, i))
             if prev is None:
                 block.first = copy
             else:
                 prev.next = copy
-            prev = copy
-            count += 1
+            prev, count = copy, count + 1
             if key is not None:
                 firsts[key] = copy
-        block.last = prev
-        block._len = count
+        block.last, block._len = prev, count
         return g
 
     def __repr__(self) -> str:
