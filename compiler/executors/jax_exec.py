@@ -26,8 +26,10 @@ from shardc.executors.control import control_flow
 from shardc.executors.device_layout import DeviceLayout, module_layout
 from shardc.executors.jax_collectives import named_axes_collective
 from shardc.executors.jax_ops.table import JAX_OPS
+from shardc.executors.jax_replica import replica_collective
 from shardc.executors.jax_runtime import import_jax, on_mesh, shard_map
 from shardc.executors.reduce_kinds import REDUCE_OP_KIND, REDUCE_UFUNCS, identity
+from shardc.executors.replica_groups import DEVICE_IDS
 from shardc.executors.signature import SpmdSignature, check_spmd_inputs
 from shardc.ir.core import Function, Module, Operation
 from shardc.ir.diagnostics import ExecutionError
@@ -35,6 +37,7 @@ from shardc.ir.limits import DEFAULT_LIMITS, Limits
 from shardc.ir.mapping import NamedMapping
 from shardc.ir.mesh import DeviceMesh
 from shardc.ir.ops.registry import attr
+from shardc.ir.ops.replica_collectives import REPLICA_COLLECTIVES
 from shardc.ir.types import shard_shape
 
 _WIDE = ("f64", "i64", "ui64")
@@ -174,6 +177,8 @@ class JaxExecutor:
             return control.single(op, control_flow(self.module, op, self.call, xs, self.loops))
         if name.startswith("spmd."):
             return self._collective(op, xs)
+        if name in DEVICE_IDS or name in REPLICA_COLLECTIVES:
+            return replica_collective(self, op, xs)
         fn = JAX_OPS.get(name)
         if fn is None:
             raise ExecutionError(f"the JAX backend has no translation of '{name}' yet", op.loc)
