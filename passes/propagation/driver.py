@@ -39,6 +39,7 @@ walk_order.py, the dead ops it replays in liveness.py, and what a run shares in 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from heapq import heappop, heappush
 
 from shardc.ir.core import Function, Operation, Value
 from shardc.ir.diagnostics import PassError, ShardcError
@@ -92,13 +93,21 @@ def _uniform_none(n: int) -> tuple[PropagationDirection, ...]:
 class Driver:
     """Runs one propagation (one stage) over the module with a given direction function."""
 
-    def __init__(self, state: PropagationState, direction: DirectionFn, stage: str = ""):
+    def __init__(self, state: PropagationState, direction: DirectionFn, stage: str = "",
+                 pure_directions: bool = False):
         self.state = state
         self.direction = direction
         self.stage = stage
+        # `direction` depends on the op alone, not on when it is asked (see `_first_sweep`).
+        self.pure_directions = pure_directions
         self._stack: list[Site | RegionEdge | ManualEdge] = []
         self._current: Site | RegionEdge | ManualEdge | None = None
         self._erased = state.erased
+        # A sweep of some items (`_sweep_some`): the walk orders still to pop, a heap, and the
+        # order of the last item popped from the walk; the items the last sweep changed.
+        self._pending: list[int] | None = None
+        self._cursor = -1
+        self._revisit: list[Site | RegionEdge | ManualEdge] = []
 
     # ----- the worklist ----------------------------------------------------------------------
 
@@ -106,36 +115,11 @@ class Driver:
         module = self.state.module
         sync_func_results(self)
         items = self.state.walk()
+        partial = self.state.ordered
+        # What a sweep pops (by walk order) when it need not pop every item: see `_sweep`.
+        heap = self._first_sweep(items) if partial and self.pure_directions else None
         for sweep in range(MAX_SWEEPS):
-            stack = self._stack = list(reversed(items))
-            for item in items:
-                item.queued = True
-            pop = stack.pop
-            erase_if_dead, visit = self._erase_if_dead, self._visit
-            erased = self._erased
-            changed = False
-            while stack:
-                item = pop()
-                item.queued = False
-                if item.__class__ is Site:
-                    op = item.op
-                    if id(op) in erased:
-                        continue
-                    # A used op is alive: the common case, decided by a user found alive
-                    # before and still not erased.
-                    user = item.witness
-                    if user is None or user in erased:
-                        user = _live_user(op, erased)
-                        if user is None:
-                            if erase_if_dead(op):
-                                continue
-                        else:
-                            item.witness = user
-                    last = item.clean
-                    if last is not None and (last is _NOTHING_SHARDED or last is self):
-                        continue  # see _visit
-                if visit(item):
-                    changed = True
+            changed = self._sweep(items) if heap is None else self._sweep_some(heap)
             if not changed:
                 break
             if sweep == MAX_SWEEPS - 1:
@@ -144,9 +128,119 @@ class Driver:
                     f"({self.state.visits} op visits); this is a bug in shardc, please report it"
                 )
             items = self.state.walk()
+            heap = self._next_sweep() if partial else None
         sync_func_results(self)
         if self.state.manual is not None and self.state.manual.args:
             sync_manual(module)
+
+    # A sweep pops every item of the walk in order (ops erased as dead left out), each item
+    # it puts back meanwhile popped first (LIFO). Most pops do nothing: an op whose last visit
+    # changed nothing (`Site.clean`) is skipped, and a dead op was erased when its last user
+    # was (`_erase_if_dead` puts it back). So after the first sweep of a stage, a sweep need
+    # only pop what the last one changed (and the edges, always visited): `_sweep_some` pops
+    # those by walk order, and an item put back that is still ahead of the sweep's place in the
+    # walk (`_cursor`) waits for that place (`_pending`), as it would in the whole walk, so the
+    # visits are the same, in the same order. So is a stage's first sweep when its directions
+    # are a pure function of the op (`pure_directions`): an op whose directions are those of a
+    # visit that changed nothing is skipped without popping it.
+
+    def _sweep(self, items: list) -> bool:
+        """Pop every item of the walk; True if a visit changed something."""
+        stack = self._stack = list(reversed(items))
+        for item in items:
+            item.queued = True
+        pop = stack.pop
+        changed = False
+        revisit = self._revisit = []
+        while stack:
+            item = pop()
+            item.queued = False
+            if self._pop(item):
+                changed = True
+                revisit.append(item)
+        return changed
+
+    def _sweep_some(self, heap: list[int]) -> bool:
+        """Pop the items whose walk orders are in `heap` (queued) by walk order, what is put back
+        meanwhile as `_notify` says; True if a visit changed something."""
+        stack = self._stack = []
+        self._pending = heap
+        self._cursor = -1
+        by_order = self.state.by_order
+        revisit = self._revisit = []
+        changed = False
+        try:
+            while True:
+                if stack:
+                    item = stack.pop()
+                elif heap:
+                    order = heappop(heap)
+                    self._cursor = order
+                    item = by_order[order]
+                else:
+                    break
+                item.queued = False
+                if self._pop(item):
+                    changed = True
+                    revisit.append(item)
+        finally:
+            self._pending = None
+        return changed
+
+    def _first_sweep(self, items: list) -> list[int]:
+        """The walk orders a stage's first sweep pops (`pure_directions`): all but the ops
+        nothing flows through and those whose directions are what a visit that changed nothing
+        had (`_visit` would only mark them clean). (The walk has no erased op.)"""
+        heap = []
+        for item in items:
+            if item.__class__ is Site:
+                last = item.clean
+                if last is not None:
+                    if last is _NOTHING_SHARDED or last is self:
+                        continue
+                    if item.barrier is not None or (
+                            self._directions(item) is item.clean_directions):
+                        continue
+            item.queued = True
+            heap.append(item.order)
+        return heap  # (in walk order: a heap)
+
+    def _next_sweep(self) -> list[int]:
+        """The walk orders the next sweep pops: the items a visit changed (a site stays dirty
+        after a visit that changed something) and the edges (visited at every pop)."""
+        out = set()
+        for item in self._revisit:
+            out.add(item.order)
+        for item in self.state.walk_edges:
+            out.add(item.order)
+        out.discard(-1)
+        heap = sorted(out)
+        by_order = self.state.by_order
+        for order in heap:
+            by_order[order].queued = True
+        return heap
+
+    def _pop(self, item: Site | RegionEdge | ManualEdge) -> bool:
+        """What a sweep does with an item it pops; True if visiting it changed something."""
+        if item.__class__ is Site:
+            op = item.op
+            erased = self._erased
+            if id(op) in erased:
+                return False
+            # A used op is alive: the common case, decided by a user found alive
+            # before and still not erased.
+            user = item.witness
+            if user is None or user in erased:
+                user = _live_user(op, erased)
+                if user is None:
+                    if self._erase_if_dead(op):
+                        return False
+                else:
+                    item.witness = user
+            last = item.clean
+            if last is not None and (last is _NOTHING_SHARDED or last is self):
+                return False  # see _visit
+        return self._visit(item)
 
     def _erase_if_dead(self, op: Operation) -> bool:
         """MLIR's driver erases an op nothing uses any more, then revisits its operands'
@@ -191,7 +285,11 @@ class Driver:
         elif item is self._current or item.queued:  # type: ignore[union-attr]
             return
         item.queued = True  # type: ignore[union-attr]
-        self._stack.append(item)  # type: ignore[arg-type]
+        pending = self._pending
+        if pending is not None and item.order > self._cursor:  # type: ignore[union-attr]
+            heappush(pending, item.order)  # type: ignore[union-attr]  # (see _sweep_some)
+        else:
+            self._stack.append(item)  # type: ignore[arg-type]
 
     def _notify_value(self, v: Value) -> None:
         """Revisit the defining op and every user of `v` (the data-flow edge of a data-flow op's

@@ -133,10 +133,12 @@ def _any(op: Operation | None, rule: OpShardingRule) -> tuple[PropagationDirecti
 
 def run_op_priority(state: PropagationState, op_priority: bool, label: str) -> None:
     if not op_priority:
-        Driver(state, _any, label).run()
+        Driver(state, _any, label, pure_directions=True).run()
         return
     for stage in range(NUM_STAGES):
-        Driver(state, stage_direction(stage, state.erased), f"{label}op stage {stage}").run()
+        # (only the first stage's directions depend on the ops erased when it asks)
+        Driver(state, stage_direction(stage, state.erased), f"{label}op stage {stage}",
+               pure_directions=stage >= 1).run()
 
 
 # ----- user priorities -----------------------------------------------------------------------

@@ -109,7 +109,7 @@ class Site:
 
     __slots__ = ("op", "kind", "info", "operands", "results", "unsharded_operands",
                  "unsharded_results", "barrier", "data_flow", "queued", "clean",
-                 "clean_directions", "witness", "asked_by", "directions")
+                 "clean_directions", "witness", "asked_by", "directions", "order")
 
     def __init__(self, op: Operation, data_flow: bool):
         self.op = op
@@ -128,6 +128,7 @@ class Site:
         self.witness: int | None = None
         self.asked_by: object = None
         self.directions: tuple[PropagationDirection, ...] | None = None
+        self.order = -1  # its place in the run's walk (`PropagationState.walk`); -1: not in it
 
     def describe(self, kind: str, info: OpInfo | None, barrier=None) -> str:
         op = self.op
@@ -180,6 +181,11 @@ class PropagationState:
     sites: list[Site] = field(default_factory=list)
     _walk: list | None = None
     _walk_erased: int = 0
+    # The first walk, indexed by each item's `order`, and its edges (never erased), in order;
+    # `ordered` is False if an item appeared twice in it (the driver then sweeps it whole).
+    by_order: list = field(default_factory=list)
+    walk_edges: list = field(default_factory=list)
+    ordered: bool = True
 
     def walk(self) -> list:
         """`walk_order` of the module without the erased ops, each op as its `Site`.
@@ -189,6 +195,12 @@ class PropagationState:
             walk = walk_order(self.module, self.erased, self.regions, self.manual)
             self._walk = [self.site_of(x) if x.__class__ is Operation else x for x in walk]
             self._walk_erased = len(self.erased)
+            for i, x in enumerate(self._walk):
+                if x.order != -1:
+                    self.ordered = False
+                x.order = i
+            self.by_order = list(self._walk)
+            self.walk_edges = [x for x in self._walk if x.__class__ is not Site]
         elif self._walk_erased != len(self.erased):
             erased = self.erased
             self._walk = [x for x in self._walk
@@ -216,6 +228,8 @@ class PropagationState:
         # The walk's sites point at the drivers (`clean`, `asked_by`), which point back here:
         # without this the run's sites would be a cycle only the collector frees.
         self._walk = None
+        self.by_order = []
+        self.walk_edges = []
 
     def describe(self, site: Site) -> str:
         """Fill in `site` at the op's first visit; its kind."""
