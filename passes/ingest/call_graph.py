@@ -208,6 +208,12 @@ def clone_recursively(
 def check_acyclic(module: Module) -> list[Function]:
     """A recursive call (a function reaching itself through calls) cannot be given a copy per
     call site: a located error at the call that closes the cycle. Returns `post_order`."""
+    return checked_call_graph(module)[0]
+
+
+def checked_call_graph(module: Module) -> tuple[list[Function], dict[str, list[Operation]]]:
+    """`check_acyclic`, and `calls_in` of each function of the post order (by name): what the
+    passes that give call sites their own copies walk, from one walk of the module."""
     order, calls_of = _call_graph(module)
     state: dict[str, int] = {}  # 1: on the stack, 2: done
 
@@ -232,4 +238,4 @@ def check_acyclic(module: Module) -> list[Function]:
     for f in order:
         if f.name not in state:
             visit(f)
-    return order
+    return order, calls_of

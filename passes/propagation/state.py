@@ -176,6 +176,9 @@ class PropagationState:
     # Outcome. Propagation through an op is a pure function of these, and a model's layers
     # repeat the same ops with the same shardings, so most visits are a lookup.
     outcomes: dict[tuple, Outcome | None] = field(default_factory=dict)
+    # The same for the identity edge of an entry function's result (edges.py's
+    # `sync_func_results`): (shape, returned value's mapping, declared mapping) -> outcome.
+    result_outcomes: dict[tuple, tuple] = field(default_factory=dict)
     # Every op's Site (`site_of`), in the order they were made; `release` takes them off the
     # ops. Whoever changes shardings behind the driver's back must `forget_visits`.
     sites: list[Site] = field(default_factory=list)
