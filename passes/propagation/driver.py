@@ -127,8 +127,10 @@ class Driver:
                     f"propagation did not converge after {MAX_SWEEPS} sweeps over the module "
                     f"({self.state.visits} op visits); this is a bug in shardc, please report it"
                 )
-            items = self.state.walk()
-            heap = self._next_sweep() if partial else None
+            if partial:
+                heap = self._next_sweep()
+            else:
+                items = self.state.walk()
         sync_func_results(self)
         if self.state.manual is not None and self.state.manual.args:
             sync_manual(module)
@@ -439,8 +441,9 @@ class Driver:
         in_ops: tuple[NamedMapping | None, ...],
         in_res: tuple[NamedMapping | None, ...],
     ) -> bool:
-        directions = tuple(directions)
-        if directions == _uniform_none(len(directions)):
+        if directions.__class__ is not tuple:
+            directions = tuple(directions)
+        if NONE in directions and directions == _uniform_none(len(directions)):
             return False  # nothing may drive propagation through this op in this stage
         key = (info, directions, in_ops, in_res)
         outcomes = self.state.outcomes

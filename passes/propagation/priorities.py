@@ -91,10 +91,21 @@ def stage_direction(stage: int, dead: set[int] = frozenset()) -> StageFn:  # typ
     # test needs) and keeps them (`Driver._directions`); data-flow edges (op None) are
     # pass-through, so theirs depend on the rule alone.
 
+    # From the second stage on an op's directions are a function of its name and rule (but a
+    # custom_call's, which depend on its target): asked once per (name, rule) and stage. The
+    # rule is kept with them, so that its id stands for it while the entry lives.
+    known: dict[tuple[str, int], tuple[OpShardingRule, tuple[PropagationDirection, ...]]] = {}
+
     def direction(op: Operation | None, rule: OpShardingRule) -> tuple[PropagationDirection, ...]:
         if op is None:
             return _uniform(BOTH, rule.num_factors)
-        return _decide(op, rule)
+        if stage == 0 or op.name == "custom_call":
+            return _decide(op, rule)
+        key = (op.name, id(rule))
+        got = known.get(key)
+        if got is None or got[0] is not rule:
+            got = known[key] = (rule, _decide(op, rule))
+        return got[1]
 
     def _decide(op: Operation, rule: OpShardingRule) -> tuple[PropagationDirection, ...]:
         n = rule.num_factors
