@@ -339,8 +339,12 @@ class Driver:
         v.set_mapping(mapping)
         if self.state.origins is not None:
             current = self._current
-            rule = current.info.rule if current.__class__ is Site else None  # type: ignore[union-attr]
-            self.state.origins.record(v, old, mapping, via, self.stage, rule)
+            if current.__class__ is Site and via is current.op:  # type: ignore[union-attr]
+                self.state.origins.record(v, old, mapping, via, self.stage,
+                                          current.info.rule, current.values)  # type: ignore[union-attr]
+            else:
+                rule = current.info.rule if current.__class__ is Site else None  # type: ignore[union-attr]
+                self.state.origins.record(v, old, mapping, via, self.stage, rule)
         self._notify_value(v)
         for linked in self.state.regions.linked(v):
             if linked is not v and mapping_of(linked) != mapping:

@@ -109,7 +109,7 @@ class Site:
 
     __slots__ = ("op", "kind", "info", "operands", "results", "unsharded_operands",
                  "unsharded_results", "barrier", "data_flow", "queued", "clean",
-                 "clean_directions", "witness", "asked_by", "directions", "order")
+                 "clean_directions", "witness", "asked_by", "directions", "order", "values")
 
     def __init__(self, op: Operation, data_flow: bool):
         self.op = op
@@ -117,6 +117,7 @@ class Site:
         self.info: OpInfo | None = None
         self.operands: tuple[Value, ...] = ()
         self.results: tuple[Value, ...] = ()
+        self.values: tuple[Value, ...] = ()  # operands then results
         self.unsharded_operands: tuple[None, ...] = ()
         self.unsharded_results: tuple[None, ...] = ()
         self.barrier: tuple[PropagationDirection, ...] | None = None
@@ -136,6 +137,7 @@ class Site:
         self.info = info
         self.operands = op.operands
         self.results = tuple(op.results)
+        self.values = self.operands + self.results
         self.unsharded_operands = _nones(len(self.operands))
         self.unsharded_results = _nones(len(self.results))
         self.barrier = barrier
