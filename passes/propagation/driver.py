@@ -431,8 +431,9 @@ class Driver:
         info: OpInfo,
         directions: Sequence[PropagationDirection],
     ) -> bool:
-        in_ops = tuple(mapping_of(v) for v in operands)
-        in_res = tuple(mapping_of(v) for v in results)
+        # (any tensor type has a `mapping`: ir/types.py)
+        in_ops = tuple([v.type.mapping for v in operands])
+        in_res = tuple([v.type.mapping for v in results])
         return self._propagate(op, operands, results, info, directions, in_ops, in_res)
 
     def _propagate(

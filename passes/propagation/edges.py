@@ -48,12 +48,16 @@ class Propagator(Protocol):
 
 def visit_region_edge(p: Propagator, edge: RegionEdge) -> bool:
     """Shardy's `sdy.data_flow_edge`: an identity rule from the sources to the targets."""
-    sources = edge.sources(p.state.module)
-    target = edge.target
-    rule = identity_rule(target.type.shape, len(sources))
-    size = target.type.num_elements
-    info = p.state.interned_info(rule, False, (size,) * (len(sources) + 1))
-    return p.propagate(edge.op, sources, [target], info, p.direction(None, rule))
+    known = edge.visit
+    if known is None:
+        sources = edge.sources(p.state.module)
+        target = edge.target
+        rule = identity_rule(target.type.shape, len(sources))
+        size = target.type.num_elements
+        info = p.state.interned_info(rule, False, (size,) * (len(sources) + 1))
+        known = edge.visit = (sources, [target], rule, info)
+    sources, targets, rule, info = known
+    return p.propagate(edge.op, sources, targets, info, p.direction(None, rule))
 
 
 def visit_manual_edge(p: Propagator, edge: ManualEdge) -> bool:
