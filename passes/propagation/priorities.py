@@ -237,17 +237,28 @@ def initialize_user_priorities(module: Module) -> UserPriorities:
         if any(d.priority is not None for d in m.dims):
             ref.set(_initial(m))
 
+    # Only a mapping with a dim of some priority needs a reference (one interned mapping stands
+    # for many values: each is asked once).
+    prioritised: dict[int, tuple[NamedMapping, bool]] = {}
+
+    def has_priority(m: NamedMapping) -> bool:
+        known = prioritised.get(id(m))
+        if known is None or known[0] is not m:
+            known = prioritised[id(m)] = (m, any(d.priority is not None for d in m.dims))
+        return known[1]
+
     for func in module.functions.values():
         for a in func.args:
-            if a.mapping is not None:
+            if a.mapping is not None and has_priority(a.mapping):
                 visit(_Ref(a.mapping, value=a))
         for op in func.body:
             for r in op.results:
-                if r.mapping is not None:
-                    visit(_Ref(r.mapping, value=r))
+                m = r.type.mapping
+                if m is not None and has_priority(m):
+                    visit(_Ref(m, value=r))
         for i, t in enumerate(func.result_types):
             m = t.mapping if isinstance(t, DistributedTensorType) else None
-            if m is not None:
+            if m is not None and has_priority(m):
                 visit(_Ref(m, func=func, index=i))
     return out
 
