@@ -12,7 +12,8 @@ from shardc.ir.core import Function, Operation
 from shardc.passes.propagation.data_flow import REGION_OPS
 
 # Ops Shardy never erases as dead: they have effects or pin shardings.
-_NEVER_DEAD = (
+# (a set: the driver asks this of every op it pops first)
+_NEVER_DEAD = frozenset({
     "return",
     "sharding_group",
     "sharding_constraint",
@@ -20,7 +21,7 @@ _NEVER_DEAD = (
     "custom_call",
     *REGION_OPS,
     "manual_computation",
-)
+})
 
 
 def can_be_dead(op: Operation) -> bool:
