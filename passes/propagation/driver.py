@@ -32,14 +32,15 @@ What the worklist keeps per op (queued, the last visit that changed nothing, a l
 stage's directions) is on the op's `Site` (state.py), not in tables keyed by `id(op)`: lookups in
 tables as large as the program missed the caches, and the time per op grew with its size.
 
-Here is the worklist; the edges it visits besides ops are in edges.py, the first walk's order in
-walk_order.py, the dead ops it replays in liveness.py, and what a run shares in state.py.
+Here is the worklist; its sweeps are in sweeps.py, the edges it visits besides ops in edges.py,
+the first walk's order in walk_order.py, the dead ops it replays in liveness.py, and what a run
+shares in state.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from heapq import heappop, heappush
+from heapq import heappush
 
 from shardc.ir.core import Function, Operation, Value
 from shardc.ir.diagnostics import PassError, ShardcError
@@ -57,6 +58,7 @@ from shardc.passes.propagation.liveness import all_uses_erased, can_be_dead
 from shardc.passes.propagation.manual_edges import ManualEdge
 from shardc.passes.propagation.state import (
     NO_RULE,
+    NOTHING_SHARDED,
     RULE,
     OpInfo,
     Outcome,
@@ -64,23 +66,12 @@ from shardc.passes.propagation.state import (
     Site,
     mapping_of,
 )
+from shardc.passes.propagation.sweeps import Sweeps
 
 NONE = PropagationDirection.NONE
 MAX_SWEEPS = 10
 _MISSING = object()
-_NOTHING_SHARDED = "nothing sharded"  # `Site.clean` of an op nothing flows through
 _NONES: dict[int, tuple[PropagationDirection, ...]] = {}
-
-
-def _live_user(op: Operation, erased: set[int]) -> int | None:
-    """The id of a user of `op` not erased (-1, never an op id, for an op never erased)."""
-    if not can_be_dead(op):
-        return -1
-    for r in op.results:
-        for u in r.uses:
-            if id(u.op) not in erased:
-                return id(u.op)
-    return None
 
 
 def _uniform_none(n: int) -> tuple[PropagationDirection, ...]:
@@ -90,7 +81,7 @@ def _uniform_none(n: int) -> tuple[PropagationDirection, ...]:
     return out
 
 
-class Driver:
+class Driver(Sweeps):
     """Runs one propagation (one stage) over the module with a given direction function."""
 
     def __init__(self, state: PropagationState, direction: DirectionFn, stage: str = "",
@@ -116,7 +107,7 @@ class Driver:
         sync_func_results(self)
         items = self.state.walk()
         partial = self.state.ordered
-        # What a sweep pops (by walk order) when it need not pop every item: see `_sweep`.
+        # What a sweep pops (by walk order) when it need not pop every item (sweeps.py).
         heap = self._first_sweep(items) if partial and self.pure_directions else None
         for sweep in range(MAX_SWEEPS):
             changed = self._sweep(items) if heap is None else self._sweep_some(heap)
@@ -134,115 +125,6 @@ class Driver:
         sync_func_results(self)
         if self.state.manual is not None and self.state.manual.args:
             sync_manual(module)
-
-    # A sweep pops every item of the walk in order (ops erased as dead left out), each item
-    # it puts back meanwhile popped first (LIFO). Most pops do nothing: an op whose last visit
-    # changed nothing (`Site.clean`) is skipped, and a dead op was erased when its last user
-    # was (`_erase_if_dead` puts it back). So after the first sweep of a stage, a sweep need
-    # only pop what the last one changed (and the edges, always visited): `_sweep_some` pops
-    # those by walk order, and an item put back that is still ahead of the sweep's place in the
-    # walk (`_cursor`) waits for that place (`_pending`), as it would in the whole walk, so the
-    # visits are the same, in the same order. So is a stage's first sweep when its directions
-    # are a pure function of the op (`pure_directions`): an op whose directions are those of a
-    # visit that changed nothing is skipped without popping it.
-
-    def _sweep(self, items: list) -> bool:
-        """Pop every item of the walk; True if a visit changed something."""
-        stack = self._stack = list(reversed(items))
-        for item in items:
-            item.queued = True
-        pop = stack.pop
-        changed = False
-        revisit = self._revisit = []
-        while stack:
-            item = pop()
-            item.queued = False
-            if self._pop(item):
-                changed = True
-                revisit.append(item)
-        return changed
-
-    def _sweep_some(self, heap: list[int]) -> bool:
-        """Pop the items whose walk orders are in `heap` (queued) by walk order, what is put back
-        meanwhile as `_notify` says; True if a visit changed something."""
-        stack = self._stack = []
-        self._pending = heap
-        self._cursor = -1
-        by_order = self.state.by_order
-        revisit = self._revisit = []
-        changed = False
-        try:
-            while True:
-                if stack:
-                    item = stack.pop()
-                elif heap:
-                    order = heappop(heap)
-                    self._cursor = order
-                    item = by_order[order]
-                else:
-                    break
-                item.queued = False
-                if self._pop(item):
-                    changed = True
-                    revisit.append(item)
-        finally:
-            self._pending = None
-        return changed
-
-    def _first_sweep(self, items: list) -> list[int]:
-        """The walk orders a stage's first sweep pops (`pure_directions`): all but the ops
-        nothing flows through and those whose directions are what a visit that changed nothing
-        had (`_visit` would only mark them clean). (The walk has no erased op.)"""
-        heap = []
-        for item in items:
-            if item.__class__ is Site:
-                last = item.clean
-                if last is not None:
-                    if last is _NOTHING_SHARDED or last is self:
-                        continue
-                    if item.barrier is not None or (
-                            self._directions(item) is item.clean_directions):
-                        continue
-            item.queued = True
-            heap.append(item.order)
-        return heap  # (in walk order: a heap)
-
-    def _next_sweep(self) -> list[int]:
-        """The walk orders the next sweep pops: the items a visit changed (a site stays dirty
-        after a visit that changed something) and the edges (visited at every pop)."""
-        out = set()
-        for item in self._revisit:
-            out.add(item.order)
-        for item in self.state.walk_edges:
-            out.add(item.order)
-        out.discard(-1)
-        heap = sorted(out)
-        by_order = self.state.by_order
-        for order in heap:
-            by_order[order].queued = True
-        return heap
-
-    def _pop(self, item: Site | RegionEdge | ManualEdge) -> bool:
-        """What a sweep does with an item it pops; True if visiting it changed something."""
-        if item.__class__ is Site:
-            op = item.op
-            erased = self._erased
-            if id(op) in erased:
-                return False
-            # A used op is alive: the common case, decided by a user found alive
-            # before and still not erased.
-            user = item.witness
-            if user is None or user in erased:
-                user = _live_user(op, erased)
-                if user is None:
-                    if self._erase_if_dead(op):
-                        return False
-                else:
-                    item.witness = user
-            last = item.clean
-            if last is not None and (last is _NOTHING_SHARDED or last is self):
-                return False  # see _visit
-        return self._visit(item)
 
     def _erase_if_dead(self, op: Operation) -> bool:
         """MLIR's driver erases an op nothing uses any more, then revisits its operands'
@@ -383,7 +265,7 @@ class Driver:
             state.visits += 1
             if kind is NO_RULE:
                 state.no_rule.setdefault(op.name, op)
-            site.clean = _NOTHING_SHARDED  # nothing flows through it: skip it now on
+            site.clean = NOTHING_SHARDED  # nothing flows through it: skip it now on
             return False
         # An op none of whose values changed since a visit that changed nothing, asked with
         # the same directions, would change nothing again (the outcome is a pure function of
@@ -391,7 +273,7 @@ class Driver:
         # ask of a stage happens at the same point.
         last = site.clean
         if last is not None:
-            if last is _NOTHING_SHARDED or last is self:
+            if last is NOTHING_SHARDED or last is self:
                 return False
             if site.barrier is not None or self._directions(site) is site.clean_directions:
                 site.clean = self
@@ -400,7 +282,7 @@ class Driver:
         in_ops = tuple([v.type.mapping for v in site.operands])
         in_res = tuple([v.type.mapping for v in site.results])
         if in_ops == site.unsharded_operands and in_res == site.unsharded_results:
-            site.clean = _NOTHING_SHARDED
+            site.clean = NOTHING_SHARDED
             return False  # nothing sharded yet: nothing to propagate
         info: OpInfo = site.info  # type: ignore[assignment]
         if site.barrier is not None:

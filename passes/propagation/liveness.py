@@ -46,3 +46,14 @@ def all_uses_erased(op: Operation, erased: set[int]) -> bool:
             if id(u.op) not in erased:
                 return False
     return True
+
+
+def live_user(op: Operation, erased: set[int]) -> int | None:
+    """The id of a user of `op` not erased (-1, never an op id, for an op never erased)."""
+    if not can_be_dead(op):
+        return -1
+    for r in op.results:
+        for u in r.uses:
+            if id(u.op) not in erased:
+                return id(u.op)
+    return None

@@ -83,6 +83,8 @@ NO_RULE = "no rule"  # nothing flows through it (recorded for a warning)
 # edges are items of their own) and calls (Shardy's propagation does not look into callees;
 # its pipeline turns each call site into a named computation first).
 SKIP = "skip"
+# `Site.clean` of an op nothing flows through (the driver skips it until a value of it changes).
+NOTHING_SHARDED = "nothing sharded"
 _SKIPPED = frozenset({"return", "sharding_group", "manual_computation", "call", EDGE})
 
 
