@@ -56,7 +56,10 @@ def symbols_in(value: Any) -> list[str]:
 
 def op_symbols(op: Operation) -> list[str]:
     """The functions `op` names (callee, regions, bodies, decomposition)."""
-    return [n for v in op.attributes.values() for n in symbols_in(v)]
+    attributes = op.attributes
+    if not attributes:
+        return []  # (most ops: symbol-dce asks every op)
+    return [n for v in attributes.values() for n in symbols_in(v)]
 
 
 def referenced_functions(module: Module) -> set[str]:

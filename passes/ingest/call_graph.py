@@ -72,9 +72,13 @@ def result_shardings(func: Function) -> list | None:
 def region_functions(module: Module) -> set[str]:
     """Functions some op runs as a region or body (not by `call`)."""
     out: set[str] = set()
-    for func in module.functions.values():
+    functions = module.functions
+    for func in functions.values():
         for op in func.body:
-            out.update(n for n in region_symbols(op) if n in module.functions)
+            if op.attributes:  # (most ops have none: this walk runs several times a pipeline)
+                for name in region_symbols(op):
+                    if name in functions:
+                        out.add(name)
     return out
 
 
@@ -85,6 +89,8 @@ def ops_in(module: Module, func: Function) -> list[Operation]:
     def walk(f: Function, active: set[str]) -> None:
         for op in f.body:
             out.append(op)
+            if not op.attributes:
+                continue  # (no region: most ops have no attribute)
             for name in region_symbols(op):
                 region = module.functions.get(name)
                 if region is not None and name not in active:
@@ -109,6 +115,8 @@ def calls(module: Module) -> Iterator[Operation]:
                 if op.parent is not None:
                     yield op
                 continue
+            if not op.attributes:
+                continue  # (no region)
             for name in region_symbols(op):
                 if name in regions:
                     yield from walk(module.functions[name])
@@ -147,6 +155,8 @@ def _call_graph(module: Module) -> tuple[list[Function], dict[str, list[Operatio
         for op in func.body:
             if op.name == "call":
                 seq.append(op)
+            if not op.attributes:
+                continue  # (no region: most ops have no attribute)
             for name in region_symbols(op):
                 if name in functions:
                     regions.add(name)
@@ -208,6 +218,12 @@ def clone_recursively(
 def check_acyclic(module: Module) -> list[Function]:
     """A recursive call (a function reaching itself through calls) cannot be given a copy per
     call site: a located error at the call that closes the cycle. Returns `post_order`."""
+    return checked_call_graph(module)[0]
+
+
+def checked_call_graph(module: Module) -> tuple[list[Function], dict[str, list[Operation]]]:
+    """`check_acyclic`, and `calls_in` of each function of the post order (by name): what the
+    passes that give call sites their own copies walk, from one walk of the module."""
     order, calls_of = _call_graph(module)
     state: dict[str, int] = {}  # 1: on the stack, 2: done
 
@@ -232,4 +248,4 @@ def check_acyclic(module: Module) -> list[Function]:
     for f in order:
         if f.name not in state:
             visit(f)
-    return order
+    return order, calls_of

@@ -17,16 +17,18 @@ from dataclasses import dataclass
 from shardc.ir.attributes import Symbol
 from shardc.ir.core import Module
 from shardc.ir.symbols import SymbolTable, callee_name
-from shardc.passes.ingest.call_graph import calls_in, check_acyclic, clone_recursively
+from shardc.passes.ingest.call_graph import checked_call_graph, clone_recursively
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 
 
 def flatten_call_graph(module: Module) -> None:
-    order = check_acyclic(module)  # (the post order: the module is unchanged until the loop)
+    # The post order and each function's calls: the loop only adds copies of functions and
+    # retargets calls, so a function's calls are those found before it.
+    order, calls_of = checked_call_graph(module)
     table, regions = SymbolTable(module), SymbolTable(module)
     called: set[str] = set()
     for func in order:
-        for call in calls_in(module, func):
+        for call in calls_of[func.name]:
             name = callee_name(call)
             callee = module.functions.get(name or "")
             if callee is None:

@@ -31,12 +31,7 @@ from shardc.ir.symbols import (
     remove_function,
 )
 from shardc.ir.types import DistributedTensorType
-from shardc.passes.ingest.call_graph import (
-    calls_in,
-    check_acyclic,
-    open_filled,
-    original_name,
-)
+from shardc.passes.ingest.call_graph import checked_call_graph, open_filled, original_name
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 
 EXECUTION_THREAD = "execution_thread"
@@ -87,13 +82,15 @@ def _remove_with_regions(module: Module, name: str) -> None:
 
 def import_func_calls(module: Module, add_data_flow_edges: bool = False) -> list[Operation]:
     """Every call of `module` becomes a named computation; returns them (callers' order)."""
-    order = check_acyclic(module)  # (the post order: the module is unchanged until the loop)
+    # The post order and each function's calls: the loop replaces the calls of a function
+    # when it reaches it (its callees' calls before), and adds bodies, copies made of callees.
+    order, calls_of = checked_call_graph(module)
     before = {id(op) for op in module.walk() if op.name == "named_computation"}
     regions = SymbolTable(module)
     callees: set[str] = set()
     made: list[Operation] = []
     for func in order:
-        for call in calls_in(module, func):
+        for call in calls_of[func.name]:
             name = callee_name(call)
             if name is None or name not in module.functions:
                 continue

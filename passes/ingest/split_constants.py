@@ -203,8 +203,8 @@ def split_function(
                     tree = _clone_tree(v, None if at_original else op, {}, sources, calls)
                     op.set_operand(i, tree)
                 clones += 1
-        if calls is not None:  # region functions are part of `func` (MLIR's pre-order walk)
-            for name in region_symbols(op):
+        if calls is not None and op.attributes:  # region functions are part of `func`
+            for name in region_symbols(op):  # (MLIR's pre-order walk)
                 region = calls.module.functions.get(name)
                 if region is not None:
                     clones += split_function(region, at_original, sources, calls, within or func)

@@ -43,7 +43,7 @@ class RegionEdge:
     """The data-flow edge of result `index` (or, for a named computation, body argument `index`
     when `kind` is ARGUMENT) of a data-flow op (identity hashed: a worklist item)."""
 
-    __slots__ = ("op", "index", "kind", "body", "holder", "queued")
+    __slots__ = ("op", "index", "kind", "body", "holder", "queued", "order", "visit")
 
     def __init__(self, op: Operation, index: int, kind: str = RESULT, body: Function | None = None):
         self.op = op
@@ -54,6 +54,10 @@ class RegionEdge:
         edge = explicit_edge(owner)
         self.holder = edge.results[0] if edge is not None else owner
         self.queued = False  # on the driver's worklist
+        self.order = -1  # its place in the driver's walk (-1: not in it)
+        # What the driver visits it with, kept at its first visit (edges.py): the structure it
+        # reads does not change while propagation runs.
+        self.visit: tuple | None = None
 
     @property
     def owner(self) -> Value:

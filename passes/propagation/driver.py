@@ -32,13 +32,15 @@ What the worklist keeps per op (queued, the last visit that changed nothing, a l
 stage's directions) is on the op's `Site` (state.py), not in tables keyed by `id(op)`: lookups in
 tables as large as the program missed the caches, and the time per op grew with its size.
 
-Here is the worklist; the edges it visits besides ops are in edges.py, the first walk's order in
-walk_order.py, the dead ops it replays in liveness.py, and what a run shares in state.py.
+Here is the worklist; its sweeps are in sweeps.py, the edges it visits besides ops in edges.py,
+the first walk's order in walk_order.py, the dead ops it replays in liveness.py, and what a run
+shares in state.py.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from heapq import heappush
 
 from shardc.ir.core import Function, Operation, Value
 from shardc.ir.diagnostics import PassError, ShardcError
@@ -56,6 +58,7 @@ from shardc.passes.propagation.liveness import all_uses_erased, can_be_dead
 from shardc.passes.propagation.manual_edges import ManualEdge
 from shardc.passes.propagation.state import (
     NO_RULE,
+    NOTHING_SHARDED,
     RULE,
     OpInfo,
     Outcome,
@@ -63,23 +66,12 @@ from shardc.passes.propagation.state import (
     Site,
     mapping_of,
 )
+from shardc.passes.propagation.sweeps import Sweeps
 
 NONE = PropagationDirection.NONE
 MAX_SWEEPS = 10
 _MISSING = object()
-_NOTHING_SHARDED = "nothing sharded"  # `Site.clean` of an op nothing flows through
 _NONES: dict[int, tuple[PropagationDirection, ...]] = {}
-
-
-def _live_user(op: Operation, erased: set[int]) -> int | None:
-    """The id of a user of `op` not erased (-1, never an op id, for an op never erased)."""
-    if not can_be_dead(op):
-        return -1
-    for r in op.results:
-        for u in r.uses:
-            if id(u.op) not in erased:
-                return id(u.op)
-    return None
 
 
 def _uniform_none(n: int) -> tuple[PropagationDirection, ...]:
@@ -89,16 +81,24 @@ def _uniform_none(n: int) -> tuple[PropagationDirection, ...]:
     return out
 
 
-class Driver:
+class Driver(Sweeps):
     """Runs one propagation (one stage) over the module with a given direction function."""
 
-    def __init__(self, state: PropagationState, direction: DirectionFn, stage: str = ""):
+    def __init__(self, state: PropagationState, direction: DirectionFn, stage: str = "",
+                 pure_directions: bool = False):
         self.state = state
         self.direction = direction
         self.stage = stage
+        # `direction` depends on the op alone, not on when it is asked (see `_first_sweep`).
+        self.pure_directions = pure_directions
         self._stack: list[Site | RegionEdge | ManualEdge] = []
         self._current: Site | RegionEdge | ManualEdge | None = None
         self._erased = state.erased
+        # A sweep of some items (`_sweep_some`): the walk orders still to pop, a heap, and the
+        # order of the last item popped from the walk; the items the last sweep changed.
+        self._pending: list[int] | None = None
+        self._cursor = -1
+        self._revisit: list[Site | RegionEdge | ManualEdge] = []
 
     # ----- the worklist ----------------------------------------------------------------------
 
@@ -106,36 +106,11 @@ class Driver:
         module = self.state.module
         sync_func_results(self)
         items = self.state.walk()
+        partial = self.state.ordered
+        # What a sweep pops (by walk order) when it need not pop every item (sweeps.py).
+        heap = self._first_sweep(items) if partial and self.pure_directions else None
         for sweep in range(MAX_SWEEPS):
-            stack = self._stack = list(reversed(items))
-            for item in items:
-                item.queued = True
-            pop = stack.pop
-            erase_if_dead, visit = self._erase_if_dead, self._visit
-            erased = self._erased
-            changed = False
-            while stack:
-                item = pop()
-                item.queued = False
-                if item.__class__ is Site:
-                    op = item.op
-                    if id(op) in erased:
-                        continue
-                    # A used op is alive: the common case, decided by a user found alive
-                    # before and still not erased.
-                    user = item.witness
-                    if user is None or user in erased:
-                        user = _live_user(op, erased)
-                        if user is None:
-                            if erase_if_dead(op):
-                                continue
-                        else:
-                            item.witness = user
-                    last = item.clean
-                    if last is not None and (last is _NOTHING_SHARDED or last is self):
-                        continue  # see _visit
-                if visit(item):
-                    changed = True
+            changed = self._sweep(items) if heap is None else self._sweep_some(heap)
             if not changed:
                 break
             if sweep == MAX_SWEEPS - 1:
@@ -143,7 +118,10 @@ class Driver:
                     f"propagation did not converge after {MAX_SWEEPS} sweeps over the module "
                     f"({self.state.visits} op visits); this is a bug in shardc, please report it"
                 )
-            items = self.state.walk()
+            if partial:
+                heap = self._next_sweep()
+            else:
+                items = self.state.walk()
         sync_func_results(self)
         if self.state.manual is not None and self.state.manual.args:
             sync_manual(module)
@@ -191,7 +169,11 @@ class Driver:
         elif item is self._current or item.queued:  # type: ignore[union-attr]
             return
         item.queued = True  # type: ignore[union-attr]
-        self._stack.append(item)  # type: ignore[arg-type]
+        pending = self._pending
+        if pending is not None and item.order > self._cursor:  # type: ignore[union-attr]
+            heappush(pending, item.order)  # type: ignore[union-attr]  # (see _sweep_some)
+        else:
+            self._stack.append(item)  # type: ignore[arg-type]
 
     def _notify_value(self, v: Value) -> None:
         """Revisit the defining op and every user of `v` (the data-flow edge of a data-flow op's
@@ -239,8 +221,12 @@ class Driver:
         v.set_mapping(mapping)
         if self.state.origins is not None:
             current = self._current
-            rule = current.info.rule if current.__class__ is Site else None  # type: ignore[union-attr]
-            self.state.origins.record(v, old, mapping, via, self.stage, rule)
+            if current.__class__ is Site and via is current.op:  # type: ignore[union-attr]
+                self.state.origins.record(v, old, mapping, via, self.stage,
+                                          current.info.rule, current.values)  # type: ignore[union-attr]
+            else:
+                rule = current.info.rule if current.__class__ is Site else None  # type: ignore[union-attr]
+                self.state.origins.record(v, old, mapping, via, self.stage, rule)
         self._notify_value(v)
         for linked in self.state.regions.linked(v):
             if linked is not v and mapping_of(linked) != mapping:
@@ -279,7 +265,7 @@ class Driver:
             state.visits += 1
             if kind is NO_RULE:
                 state.no_rule.setdefault(op.name, op)
-            site.clean = _NOTHING_SHARDED  # nothing flows through it: skip it now on
+            site.clean = NOTHING_SHARDED  # nothing flows through it: skip it now on
             return False
         # An op none of whose values changed since a visit that changed nothing, asked with
         # the same directions, would change nothing again (the outcome is a pure function of
@@ -287,7 +273,7 @@ class Driver:
         # ask of a stage happens at the same point.
         last = site.clean
         if last is not None:
-            if last is _NOTHING_SHARDED or last is self:
+            if last is NOTHING_SHARDED or last is self:
                 return False
             if site.barrier is not None or self._directions(site) is site.clean_directions:
                 site.clean = self
@@ -296,7 +282,7 @@ class Driver:
         in_ops = tuple([v.type.mapping for v in site.operands])
         in_res = tuple([v.type.mapping for v in site.results])
         if in_ops == site.unsharded_operands and in_res == site.unsharded_results:
-            site.clean = _NOTHING_SHARDED
+            site.clean = NOTHING_SHARDED
             return False  # nothing sharded yet: nothing to propagate
         info: OpInfo = site.info  # type: ignore[assignment]
         if site.barrier is not None:
@@ -327,8 +313,9 @@ class Driver:
         info: OpInfo,
         directions: Sequence[PropagationDirection],
     ) -> bool:
-        in_ops = tuple(mapping_of(v) for v in operands)
-        in_res = tuple(mapping_of(v) for v in results)
+        # (any tensor type has a `mapping`: ir/types.py)
+        in_ops = tuple([v.type.mapping for v in operands])
+        in_res = tuple([v.type.mapping for v in results])
         return self._propagate(op, operands, results, info, directions, in_ops, in_res)
 
     def _propagate(
@@ -341,8 +328,9 @@ class Driver:
         in_ops: tuple[NamedMapping | None, ...],
         in_res: tuple[NamedMapping | None, ...],
     ) -> bool:
-        directions = tuple(directions)
-        if directions == _uniform_none(len(directions)):
+        if directions.__class__ is not tuple:
+            directions = tuple(directions)
+        if NONE in directions and directions == _uniform_none(len(directions)):
             return False  # nothing may drive propagation through this op in this stage
         key = (info, directions, in_ops, in_res)
         outcomes = self.state.outcomes

@@ -48,12 +48,16 @@ class Propagator(Protocol):
 
 def visit_region_edge(p: Propagator, edge: RegionEdge) -> bool:
     """Shardy's `sdy.data_flow_edge`: an identity rule from the sources to the targets."""
-    sources = edge.sources(p.state.module)
-    target = edge.target
-    rule = identity_rule(target.type.shape, len(sources))
-    size = target.type.num_elements
-    info = p.state.interned_info(rule, False, (size,) * (len(sources) + 1))
-    return p.propagate(edge.op, sources, [target], info, p.direction(None, rule))
+    known = edge.visit
+    if known is None:
+        sources = edge.sources(p.state.module)
+        target = edge.target
+        rule = identity_rule(target.type.shape, len(sources))
+        size = target.type.num_elements
+        info = p.state.interned_info(rule, False, (size,) * (len(sources) + 1))
+        known = edge.visit = (sources, [target], rule, info)
+    sources, targets, rule, info = known
+    return p.propagate(edge.op, sources, targets, info, p.direction(None, rule))
 
 
 def visit_manual_edge(p: Propagator, edge: ManualEdge) -> bool:
@@ -107,6 +111,7 @@ def sync_func_results(p: Propagator, only: set[int] | None = None) -> None:
     as Shardy does. With `only`, just the entry results whose returned value's id is in it."""
     regions = p.state.regions
     manual = p.state.manual
+    outcomes = p.state.result_outcomes
     for func in p.state.module.functions.values():
         ret = func.return_op
         if ret is None or (manual is not None and manual.is_body(func)):
@@ -129,16 +134,23 @@ def sync_func_results(p: Propagator, only: set[int] | None = None) -> None:
             res_mapping = (
                 declared.mapping if isinstance(declared, DistributedTensorType) else None
             )
-            rule = identity_rule(v.type.shape)
+            shape = v.type.shape
+            rule = identity_rule(shape)
             old = mapping_of(v)
-            new_ops, new_res = propagate_shardings(
-                [old],
-                [res_mapping],
-                rule,
-                direction=BOTH,
-                strategy=p.state.strategy,
-                tensor_sizes=(v.type.num_elements,) * 2,
-            )
+            # (a pure function of these: each stage syncs every result twice, and a model's
+            # results repeat a few shapes and shardings)
+            key = (shape, old, res_mapping)
+            outcome = outcomes.get(key)
+            if outcome is None:
+                outcome = outcomes[key] = propagate_shardings(
+                    [old],
+                    [res_mapping],
+                    rule,
+                    direction=BOTH,
+                    strategy=p.state.strategy,
+                    tensor_sizes=(v.type.num_elements,) * 2,
+                )
+            new_ops, new_res = outcome
             audit = p.state.audit
             if audit is not None:
                 audit.visit(("result", func.name, i, old, res_mapping), ret, rule,

@@ -12,7 +12,8 @@ from shardc.ir.core import Function, Operation
 from shardc.passes.propagation.data_flow import REGION_OPS
 
 # Ops Shardy never erases as dead: they have effects or pin shardings.
-_NEVER_DEAD = (
+# (a set: the driver asks this of every op it pops first)
+_NEVER_DEAD = frozenset({
     "return",
     "sharding_group",
     "sharding_constraint",
@@ -20,7 +21,7 @@ _NEVER_DEAD = (
     "custom_call",
     *REGION_OPS,
     "manual_computation",
-)
+})
 
 
 def can_be_dead(op: Operation) -> bool:
@@ -45,3 +46,14 @@ def all_uses_erased(op: Operation, erased: set[int]) -> bool:
             if id(u.op) not in erased:
                 return False
     return True
+
+
+def live_user(op: Operation, erased: set[int]) -> int | None:
+    """The id of a user of `op` not erased (-1, never an op id, for an op never erased)."""
+    if not can_be_dead(op):
+        return -1
+    for r in op.results:
+        for u in r.uses:
+            if id(u.op) not in erased:
+                return id(u.op)
+    return None

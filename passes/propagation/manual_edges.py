@@ -37,7 +37,7 @@ class ManualEdge:
     """A worklist item of the driver: edge `index` of `op` (`is_result`: body result -> op
     result, else operand -> body argument). Not an op: it has no results and is never dead."""
 
-    __slots__ = ("op", "index", "is_result", "queued")
+    __slots__ = ("op", "index", "is_result", "queued", "order")
     name = "manual_computation edge"
     results: tuple = ()
 
@@ -46,6 +46,7 @@ class ManualEdge:
         self.index = index
         self.is_result = is_result
         self.queued = False  # on the driver's worklist
+        self.order = -1  # its place in the driver's walk (-1: not in it)
 
     def endpoints(self) -> tuple[Value, Value] | None:
         """(source, target), or None when the body is missing. The target is the edge's owner

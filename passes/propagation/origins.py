@@ -148,10 +148,13 @@ class OriginTracker:
         via: Operation | None,
         stage: str,
         rule: OpShardingRule | None = None,
+        neighbours: tuple[Value, ...] | None = None,
     ) -> None:
         """`v` went from `old` to `new` through `via` in `stage`, under `via`'s `rule` when
-        known (the neighbour an axis came from is then the one with it on the same factor)."""
-        neighbours = (*via.operands, *via.results) if via is not None else ()
+        known (the neighbour an axis came from is then the one with it on the same factor).
+        `neighbours`, if given, are `via`'s operands then results (the driver keeps them)."""
+        if neighbours is None:
+            neighbours = (*via.operands, *via.results) if via is not None else ()
         if rule is not None:
             # The shardings as they are now: the factor each axis is on (origin_factors.py).
             self._factors[id(v), len(self._pending)] = (

@@ -91,10 +91,21 @@ def stage_direction(stage: int, dead: set[int] = frozenset()) -> StageFn:  # typ
     # test needs) and keeps them (`Driver._directions`); data-flow edges (op None) are
     # pass-through, so theirs depend on the rule alone.
 
+    # From the second stage on an op's directions are a function of its name and rule (but a
+    # custom_call's, which depend on its target): asked once per (name, rule) and stage. The
+    # rule is kept with them, so that its id stands for it while the entry lives.
+    known: dict[tuple[str, int], tuple[OpShardingRule, tuple[PropagationDirection, ...]]] = {}
+
     def direction(op: Operation | None, rule: OpShardingRule) -> tuple[PropagationDirection, ...]:
         if op is None:
             return _uniform(BOTH, rule.num_factors)
-        return _decide(op, rule)
+        if stage == 0 or op.name == "custom_call":
+            return _decide(op, rule)
+        key = (op.name, id(rule))
+        got = known.get(key)
+        if got is None or got[0] is not rule:
+            got = known[key] = (rule, _decide(op, rule))
+        return got[1]
 
     def _decide(op: Operation, rule: OpShardingRule) -> tuple[PropagationDirection, ...]:
         n = rule.num_factors
@@ -133,10 +144,12 @@ def _any(op: Operation | None, rule: OpShardingRule) -> tuple[PropagationDirecti
 
 def run_op_priority(state: PropagationState, op_priority: bool, label: str) -> None:
     if not op_priority:
-        Driver(state, _any, label).run()
+        Driver(state, _any, label, pure_directions=True).run()
         return
     for stage in range(NUM_STAGES):
-        Driver(state, stage_direction(stage, state.erased), f"{label}op stage {stage}").run()
+        # (only the first stage's directions depend on the ops erased when it asks)
+        Driver(state, stage_direction(stage, state.erased), f"{label}op stage {stage}",
+               pure_directions=stage >= 1).run()
 
 
 # ----- user priorities -----------------------------------------------------------------------
@@ -224,17 +237,28 @@ def initialize_user_priorities(module: Module) -> UserPriorities:
         if any(d.priority is not None for d in m.dims):
             ref.set(_initial(m))
 
+    # Only a mapping with a dim of some priority needs a reference (one interned mapping stands
+    # for many values: each is asked once).
+    prioritised: dict[int, tuple[NamedMapping, bool]] = {}
+
+    def has_priority(m: NamedMapping) -> bool:
+        known = prioritised.get(id(m))
+        if known is None or known[0] is not m:
+            known = prioritised[id(m)] = (m, any(d.priority is not None for d in m.dims))
+        return known[1]
+
     for func in module.functions.values():
         for a in func.args:
-            if a.mapping is not None:
+            if a.mapping is not None and has_priority(a.mapping):
                 visit(_Ref(a.mapping, value=a))
         for op in func.body:
             for r in op.results:
-                if r.mapping is not None:
-                    visit(_Ref(r.mapping, value=r))
+                m = r.type.mapping
+                if m is not None and has_priority(m):
+                    visit(_Ref(m, value=r))
         for i, t in enumerate(func.result_types):
             m = t.mapping if isinstance(t, DistributedTensorType) else None
-            if m is not None:
+            if m is not None and has_priority(m):
                 visit(_Ref(m, func=func, index=i))
     return out
 

@@ -83,6 +83,8 @@ NO_RULE = "no rule"  # nothing flows through it (recorded for a warning)
 # edges are items of their own) and calls (Shardy's propagation does not look into callees;
 # its pipeline turns each call site into a named computation first).
 SKIP = "skip"
+# `Site.clean` of an op nothing flows through (the driver skips it until a value of it changes).
+NOTHING_SHARDED = "nothing sharded"
 _SKIPPED = frozenset({"return", "sharding_group", "manual_computation", "call", EDGE})
 
 
@@ -109,7 +111,7 @@ class Site:
 
     __slots__ = ("op", "kind", "info", "operands", "results", "unsharded_operands",
                  "unsharded_results", "barrier", "data_flow", "queued", "clean",
-                 "clean_directions", "witness", "asked_by", "directions")
+                 "clean_directions", "witness", "asked_by", "directions", "order", "values")
 
     def __init__(self, op: Operation, data_flow: bool):
         self.op = op
@@ -117,6 +119,7 @@ class Site:
         self.info: OpInfo | None = None
         self.operands: tuple[Value, ...] = ()
         self.results: tuple[Value, ...] = ()
+        self.values: tuple[Value, ...] = ()  # operands then results
         self.unsharded_operands: tuple[None, ...] = ()
         self.unsharded_results: tuple[None, ...] = ()
         self.barrier: tuple[PropagationDirection, ...] | None = None
@@ -128,6 +131,7 @@ class Site:
         self.witness: int | None = None
         self.asked_by: object = None
         self.directions: tuple[PropagationDirection, ...] | None = None
+        self.order = -1  # its place in the run's walk (`PropagationState.walk`); -1: not in it
 
     def describe(self, kind: str, info: OpInfo | None, barrier=None) -> str:
         op = self.op
@@ -135,6 +139,7 @@ class Site:
         self.info = info
         self.operands = op.operands
         self.results = tuple(op.results)
+        self.values = self.operands + self.results
         self.unsharded_operands = _nones(len(self.operands))
         self.unsharded_results = _nones(len(self.results))
         self.barrier = barrier
@@ -175,11 +180,19 @@ class PropagationState:
     # Outcome. Propagation through an op is a pure function of these, and a model's layers
     # repeat the same ops with the same shardings, so most visits are a lookup.
     outcomes: dict[tuple, Outcome | None] = field(default_factory=dict)
+    # The same for the identity edge of an entry function's result (edges.py's
+    # `sync_func_results`): (shape, returned value's mapping, declared mapping) -> outcome.
+    result_outcomes: dict[tuple, tuple] = field(default_factory=dict)
     # Every op's Site (`site_of`), in the order they were made; `release` takes them off the
     # ops. Whoever changes shardings behind the driver's back must `forget_visits`.
     sites: list[Site] = field(default_factory=list)
     _walk: list | None = None
     _walk_erased: int = 0
+    # The first walk, indexed by each item's `order`, and its edges (never erased), in order;
+    # `ordered` is False if an item appeared twice in it (the driver then sweeps it whole).
+    by_order: list = field(default_factory=list)
+    walk_edges: list = field(default_factory=list)
+    ordered: bool = True
 
     def walk(self) -> list:
         """`walk_order` of the module without the erased ops, each op as its `Site`.
@@ -189,6 +202,12 @@ class PropagationState:
             walk = walk_order(self.module, self.erased, self.regions, self.manual)
             self._walk = [self.site_of(x) if x.__class__ is Operation else x for x in walk]
             self._walk_erased = len(self.erased)
+            for i, x in enumerate(self._walk):
+                if x.order != -1:
+                    self.ordered = False
+                x.order = i
+            self.by_order = list(self._walk)
+            self.walk_edges = [x for x in self._walk if x.__class__ is not Site]
         elif self._walk_erased != len(self.erased):
             erased = self.erased
             self._walk = [x for x in self._walk
@@ -216,6 +235,8 @@ class PropagationState:
         # The walk's sites point at the drivers (`clean`, `asked_by`), which point back here:
         # without this the run's sites would be a cycle only the collector frees.
         self._walk = None
+        self.by_order = []
+        self.walk_edges = []
 
     def describe(self, site: Site) -> str:
         """Fill in `site` at the op's first visit; its kind."""
