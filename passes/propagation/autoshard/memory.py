@@ -35,6 +35,7 @@ from collections import Counter
 
 import numpy as np
 
+from shardc.ir.mapping import NamedMapping
 from shardc.passes.propagation.autoshard.constants import ConstantLayouts
 from shardc.passes.propagation.autoshard.costs import CostModel
 from shardc.passes.propagation.autoshard.graph import Constant, CostGraph, Node
@@ -58,6 +59,7 @@ class _Terms:
         self.negative: set[int] = set()
         self.layouts = ConstantLayouts(graph.mesh)
         self.held_memo: dict[tuple, tuple[int, ...]] = {}
+        self.replicated: dict[int, NamedMapping] = {}  # rank -> the replicated layout
 
     def _add(self, key: TermKey, term: Term) -> int:
         if not len(term.index) and not term.const:
@@ -93,8 +95,10 @@ class _Terms:
         found = self.layouts(c) if t.rank else None  # (a scalar is never split)
         if found is None:
             group = -1
-            held: tuple[int, ...] = (
-                self.model.held(t.shape, t.dtype, replicated(self.graph.mesh, t.rank)),)
+            whole = self.replicated.get(t.rank)
+            if whole is None:
+                whole = self.replicated[t.rank] = replicated(self.graph.mesh, t.rank)
+            held: tuple[int, ...] = (self.model.held(t.shape, t.dtype, whole),)
         else:
             node, layouts_key, per = found
             group = self.space.group_of[node.index]
@@ -145,6 +149,14 @@ class _Envelopes:
             return
         for key, count in row.items():
             old[key] = min(old[key], count) if key in self.negative else max(old[key], count)
+
+
+def _with(live: Counter[int], made: list[int]) -> Counter[int]:
+    """The row of a constant op: what is live, and what it makes."""
+    row = Counter(live)  # (`live` holds no zero counts: a copy at C speed)
+    for t in made:
+        row[t] += 1
+    return row
 
 
 def memory_rows(
@@ -208,20 +220,22 @@ def memory_rows(
             # (the peak row of a reshard freeing its source may hold less than `live`)
             if (t in stops or (node is None and t not in made)
                     or any(terms.edge("peak", k) in terms.negative for k in edges)):
-                envelopes.add(+live + Counter(pending))
+                envelopes.add(_with(live, pending))
             pending = None
         for key in stops.get(t, ()):
             live[key] -= 1
+            if not live[key]:
+                del live[key]
         for key in starts.get(t, ()):
             live[key] += 1
         if node is None:
             if t in made:
                 pending = made[t]
                 if t in unread:  # (its unread result is not live at the next op)
-                    envelopes.add(+live + Counter(pending))
+                    envelopes.add(_with(live, pending))
                     pending = None
             continue
-        before = +live
+        before = Counter(live)
         at = Counter(before)
         for key in edges:
             before[terms.edge("peak", key)] += 1
@@ -233,7 +247,7 @@ def memory_rows(
             envelopes.add(before)
         envelopes.add(at)
     if pending is not None:
-        envelopes.add(+live + Counter(pending))
+        envelopes.add(_with(live, pending))
     # The reshards before the return: the returned values and kept arguments are live, and
     # what the plans hold.
     if return_terms:
