@@ -50,6 +50,7 @@ class Run:
     leaves: int = 0
     deleted: bool = False  # the donated input state was deleted by shardc's first call
     losses: list[tuple[float, float]] = field(default_factory=list)
+    auto_shard: dict[str, Any] | None = None  # the report's `auto_shard` object, if it ran
 
 
 def require(*names: str) -> list[Any]:
@@ -115,6 +116,7 @@ def side_by_side(step: Callable[..., Any], state: Any, batch: Any, mesh: Any, *,
     run.xla_bytes = hlo_bytes(xla, mesh.size)
     lowered = ours.lower(mine, batch)
     run.report_bytes = lowered.report["total_comm_bytes"]
+    run.auto_shard = lowered.report.get("auto_shard")
     run.shardc_bytes = hlo_bytes(lowered.compile().executable, mesh.size)
     first = jax.tree_util.tree_leaves(mine)
     for _ in range(STEPS):

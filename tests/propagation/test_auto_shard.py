@@ -117,7 +117,9 @@ def test_follow_ops_shrink_the_program_and_never_beat_the_full_one() -> None:
     module = MODELS["transformer"].unannotated({"tp": 4}, layers=2)
     found = {}
     for follow in ("none", "chains", "all"):
-        result = auto(module, 200 * 1024, follow=follow)
+        # (gap=0: the claim is about the optima of the spaces; a plan within the default 1% gap
+        # of a larger space may move a little more than the optimum of a smaller one)
+        result = auto(module, 200 * 1024, follow=follow, gap=0)
         info = result.report["auto_shard"]
         found[follow] = (info["graph"]["variables"], result.report["total_comm_bytes"])
         assert info["graph"]["followers"] > 0 or follow == "none"

@@ -90,5 +90,6 @@ def held_mip(solver, budget: float, held: np.ndarray, incumbent: list[int] | Non
     found = choices_of(p, out.x[: b.n])
     cost, peak = evaluate(p, found)
     if peak <= budget and np.isfinite(cost) and (limit is None or cost < limit):
+        solver.around = (found, held)  # the memory tie-break looks for its peak in here too
         return found
     return None

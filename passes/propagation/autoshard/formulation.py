@@ -24,13 +24,13 @@ made). Edges inside one group are linear in its `x`.
 Tied blocks give identical edges; each is built once and counted as often as it occurs.
 
 Memory: for each op of the program, the bytes one device holds while it runs, as the report
-counts them (docs/cost.md): every value live across the op, the op's results, the constant
-operands it reads (in the layout it needs them), and the target buffer of every reshard feeding
-it; a value whose last reader is this op and which reaches it only through reshards is dead by
-then (its last use is the reshard). A second row per op with reshards bounds the collectives
-just before it: the live values, the source, and what each plan holds while it runs. Rows with
-the same live terms (the same point of different layers) are merged into their upper
-envelope, exact when one dominates, as when earlier layers' weights die.
+counts them (docs/cost.md): every value live across the op (constant expressions too, in the
+layout propagation gives them: memory.py), the op's results, and the target buffer of every
+reshard feeding it; a value whose last reader is this op and which reaches it only through
+reshards is dead by then (its last use is the reshard). A second row per op with reshards
+bounds the collectives just before it: the live values, the source, and what each plan holds
+while it runs. Rows with the same live terms (the same point of different layers) are merged
+into their upper envelope, exact when one dominates, as when earlier layers' weights die.
 """
 
 from __future__ import annotations

@@ -19,7 +19,8 @@ Dead ops (whose results reach neither the return nor an op with side effects) ar
 graph: `canonicalize` erases them. Constant expressions (`constant`, `iota` and what is
 computed from them only) and broadcasts of scalars are not nodes either: every device can
 build any block of them, so they take whatever layout their user needs (propagation gives it
-to them after auto-shard) and only count for memory.
+to them after auto-shard) and only count for memory: each of their values is a `Constant`,
+held from its op to its last reader (constants.py gives its layout under each plan).
 """
 
 from __future__ import annotations
@@ -114,6 +115,26 @@ class Return:
         return closed(self.declared)  # type: ignore[return-value]
 
 
+@dataclass(eq=False)
+class Constant:
+    """Result `result` of `op` (at `position`), an op that is not a node: held from its op to its
+    last reader (`last_use`: a position, `len(body)` if returned, `position` if unread).
+    `reader` is its one reader: a node (reading it at `operand`) or the `Constant` of another
+    such op's result; None when several ops (or the return) read it."""
+
+    op: Operation
+    result: int
+    position: int
+    last_use: int
+    reader: Node | Constant | None = None
+    operand: int = -1
+    readers: int = 0
+
+    @property
+    def value(self) -> Value:
+        return self.op.results[self.result]
+
+
 @dataclass
 class CostGraph:
     func: Function
@@ -121,8 +142,8 @@ class CostGraph:
     nodes: list[Node]
     uses: list[Use]
     returns: list[Return]
-    # consumer node -> its operand positions read from constant expressions
-    free_operands: dict[int, list[int]] = field(default_factory=dict)
+    # the values of constant expressions and broadcast scalars, in program order
+    constants: list[Constant] = field(default_factory=list)
     # (node index, result index) -> position of its last use (returned: len(body))
     last_use: dict[tuple[int, int], int] = field(default_factory=dict)
     coupled: Coupling = ()  # the axis pairs every strategy keeps (candidates.Coupling)
@@ -290,7 +311,7 @@ def build_graph(module: Module, func: Function, mesh: DeviceMesh,
         of_value[a] = (node, 0)
     constants: set[int] = set()
     uses: list[Use] = []
-    free_operands: dict[int, list[int]] = {}
+    held: dict[Value, Constant] = {}  # the values of ops that are not nodes
     last_use: dict[tuple[int, int], int] = {}
     body = list(func.body)
     needed = _needed(body)
@@ -300,6 +321,8 @@ def build_graph(module: Module, func: Function, mesh: DeviceMesh,
             continue
         if op.name == "return":
             for i, v in enumerate(op.operands):
+                if v in held:
+                    _read(held[v], None, i, len(body))
                 if v in of_value:
                     producer, k = of_value[v]
                     t = func.result_types[i]
@@ -313,6 +336,12 @@ def build_graph(module: Module, func: Function, mesh: DeviceMesh,
                 producer, k = of_value[v]
                 last_use[(producer.index, k)] = max(last_use.get((producer.index, k), -1), position)
         if free:
+            mine = [Constant(op, k, position, position) for k in range(len(op.results))]
+            for k, r in enumerate(op.results):
+                held[r] = mine[k]
+            for i, v in enumerate(op.operands):
+                if v in held:  # (a free op of several results is no one's single reader)
+                    _read(held[v], mine[0] if len(mine) == 1 else None, i, position)
             continue
         node = _op_node(len(nodes), op, position, mesh, coupled)
         nodes.append(node)
@@ -320,12 +349,21 @@ def build_graph(module: Module, func: Function, mesh: DeviceMesh,
         for i, v in enumerate(op.operands):
             if v in of_value:
                 readers.setdefault(v, []).append(i)
-            else:
-                free_operands.setdefault(node.index, []).append(i)
+            elif v in held:
+                _read(held[v], node, i, position)
         for v, positions in readers.items():
             producer, k = of_value[v]
             uses.append(Use(producer, k, node, tuple(positions)))
         node.depth = 1 + max((of_value[v][0].depth for v in readers), default=0)
         for k, r in enumerate(op.results):
             of_value[r] = (node, k)
-    return CostGraph(func, mesh, nodes, uses, returns, free_operands, last_use, coupled)
+    return CostGraph(func, mesh, nodes, uses, returns, list(held.values()), last_use, coupled)
+
+
+def _read(c: Constant, reader: Node | Constant | None, operand: int, position: int) -> None:
+    """`reader` (None: the return) reads `c` at `operand`, at `position`."""
+    c.last_use = max(c.last_use, position)
+    if c.readers and c.reader is reader and reader is not None:
+        return  # the same op at another operand: one reader still (the first operand's layout)
+    c.readers += 1
+    c.reader, c.operand = (reader, operand) if c.readers == 1 else (None, -1)

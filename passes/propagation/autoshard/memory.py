@@ -13,13 +13,17 @@ per layer). The solver gives each term that several rows share one auxiliary var
 costs one coefficient per distinct term, not one per choice of every live value: the rows of a
 deep model stay linear in its size rather than quadratic.
 
-For each op of the program, in order: the values live across it, the constant operands it reads
-(in the layout it needs), the targets of the reshards feeding it less the sources they free, and
-its results; a second row for the collectives just before it (the live values and what the
-plans hold while they run); one row for the arguments at entry and one for the reshards before
-the return. Rows with the same terms (the same point of different layers) are merged into
-their upper envelope: each term's largest count (the smallest for a term that frees bytes),
-exact when one row dominates, as when the earlier layers' activations are still live.
+For each op of the program, in order: the values live across it, the targets of the reshards
+feeding it less the sources they free, and its results; a second row for the collectives just
+before it (the live values and what the plans hold while they run); one row for the arguments
+at entry and one for the reshards before the return. The values of constant expressions and
+broadcast scalars (`graph.Constant`: not nodes) are live values too, from their op to their last
+reader, in the layout propagation gives them (constants.py), and each of their ops has a row:
+the compiled program materializes them (JAX's random bits build several `ui64` counters at
+once); a constant op's row is left out when the next op's row holds all of it. Rows with the
+same terms (the same point of different layers) are merged into their upper envelope: each
+term's largest count (the smallest for a term that frees bytes), exact when one row dominates,
+as when the earlier layers' activations are still live.
 
 Arguments die at their last use (they are donated: XLA may reuse their buffers), except those
 in `kept`, which live to the end of the step.
@@ -31,10 +35,13 @@ from collections import Counter
 
 import numpy as np
 
+from shardc.ir.mapping import NamedMapping
+from shardc.passes.propagation.autoshard.constants import ConstantLayouts
 from shardc.passes.propagation.autoshard.costs import CostModel
-from shardc.passes.propagation.autoshard.graph import CostGraph, Node
+from shardc.passes.propagation.autoshard.graph import Constant, CostGraph, Node
 from shardc.passes.propagation.autoshard.parts import EdgeBlock, Linear, Row, Term, TermKey
 from shardc.passes.propagation.autoshard.simplify import ChoiceSpace
+from shardc.passes.propagation.layouts import replicated
 
 ZERO = -1  # the id of a term that is 0 under every choice: left out of the rows
 
@@ -50,6 +57,9 @@ class _Terms:
         self.ids: dict[TermKey, int] = {}
         self.terms: list[Term] = []
         self.negative: set[int] = set()
+        self.layouts = ConstantLayouts(graph.mesh)
+        self.held_memo: dict[tuple, tuple[int, ...]] = {}
+        self.replicated: dict[int, NamedMapping] = {}  # rank -> the replicated layout
 
     def _add(self, key: TermKey, term: Term) -> int:
         if not len(term.index) and not term.const:
@@ -78,15 +88,34 @@ class _Terms:
         group = self.space.group_of[node.index]
         return self._add(key, self._of_linear(Linear(group, np.array(held, dtype=float))))
 
-    def free(self, node: Node, i: int) -> int:
-        key = ("free", self.space.representative[node.index], i)
-        found = self.ids.get(key)
-        if found is not None:
-            return found
-        assert node.op is not None
-        v = node.op.operand(i)
-        held = [self.model.held(v.type.shape, v.type.dtype, s.operands[i]) for s in node.strategies]
-        group = self.space.group_of[node.index]
+    def constant(self, c: Constant) -> int:
+        """The bytes of a constant value, in the layout its reader's choice gives it. Keyed by
+        what it holds: the same point of tied layers, and alike values, share one term."""
+        t = c.value.type
+        found = self.layouts(c) if t.rank else None  # (a scalar is never split)
+        if found is None:
+            group = -1
+            whole = self.replicated.get(t.rank)
+            if whole is None:
+                whole = self.replicated[t.rank] = replicated(self.graph.mesh, t.rank)
+            held: tuple[int, ...] = (self.model.held(t.shape, t.dtype, whole),)
+        else:
+            node, layouts_key, per = found
+            group = self.space.group_of[node.index]
+            held_key = (layouts_key, t.shape, t.dtype)
+            memo = self.held_memo.get(held_key)
+            if memo is None:
+                memo = self.held_memo[held_key] = tuple(
+                    self.model.held(t.shape, t.dtype, m) for m in per)
+            held = memo
+        if len(set(held)) == 1:  # the same under every choice
+            group, held = -1, held[:1]
+        key = ("constant", group, held)
+        found_id = self.ids.get(key)
+        if found_id is not None:
+            return found_id
+        if group < 0:
+            return self._add(key, Term(np.zeros(0, dtype=np.int64), np.zeros(0), float(held[0])))
         return self._add(key, self._of_linear(Linear(group, np.array(held, dtype=float))))
 
     def edge(self, which: str, edge: TermKey) -> int:
@@ -122,6 +151,14 @@ class _Envelopes:
             old[key] = min(old[key], count) if key in self.negative else max(old[key], count)
 
 
+def _with(live: Counter[int], made: list[int]) -> Counter[int]:
+    """The row of a constant op: what is live, and what it makes."""
+    row = Counter(live)  # (`live` holds no zero counts: a copy at C speed)
+    for t in made:
+        row[t] += 1
+    return row
+
+
 def memory_rows(
     graph: CostGraph,
     space: ChoiceSpace,
@@ -155,23 +192,50 @@ def memory_rows(
             if last > node.position:
                 starts.setdefault(node.position + 1, []).append(t)
                 stops.setdefault(min(last, end) + 1, []).append(t)
+    made: dict[int, list[int]] = {}  # position of a constant's op -> the terms it makes
+    unread: set[int] = set()  # positions of constant ops with a result nobody reads
+    for c in graph.constants:
+        t = terms.constant(c)
+        made.setdefault(c.position, []).append(t)
+        if c.last_use > c.position:
+            starts.setdefault(c.position + 1, []).append(t)
+            stops.setdefault(min(c.last_use, end) + 1, []).append(t)
+        else:
+            unread.add(c.position)
     envelopes = _Envelopes(terms.negative)
     envelopes.add(args_row)
     live: Counter[int] = Counter()
     ops_at = {n.position: n for n in graph.ops}
-    points = sorted(set(starts) | set(stops) | set(ops_at) | {-1})
+    points = sorted(set(starts) | set(stops) | set(ops_at) | set(made) | {-1})
+    # A constant op's row (what is live, and what it makes) waits for the next point: when
+    # that is an op and nothing dies before it, the op's first row holds all of it (the
+    # constant's results are live there) and more, so the row is left out. Chains make many
+    # such rows (a counter, then its product). Else it is written from `live` as it is then,
+    # which is still the live set of the constant's op.
+    pending: list[int] | None = None  # the terms the waiting constant op makes
     for t in points:
+        node = ops_at.get(t)
+        edges = edge_terms.get(node.index, ()) if node is not None else ()
+        if pending is not None:
+            # (the peak row of a reshard freeing its source may hold less than `live`)
+            if (t in stops or (node is None and t not in made)
+                    or any(terms.edge("peak", k) in terms.negative for k in edges)):
+                envelopes.add(_with(live, pending))
+            pending = None
         for key in stops.get(t, ()):
             live[key] -= 1
+            if not live[key]:
+                del live[key]
         for key in starts.get(t, ()):
             live[key] += 1
-        node = ops_at.get(t)
         if node is None:
+            if t in made:
+                pending = made[t]
+                if t in unread:  # (its unread result is not live at the next op)
+                    envelopes.add(_with(live, pending))
+                    pending = None
             continue
-        before = +live
-        for i in graph.free_operands.get(node.index, ()):
-            before[terms.free(node, i)] += 1
-        edges = edge_terms.get(node.index, ())
+        before = Counter(live)
         at = Counter(before)
         for key in edges:
             before[terms.edge("peak", key)] += 1
@@ -182,6 +246,8 @@ def memory_rows(
         if edges:
             envelopes.add(before)
         envelopes.add(at)
+    if pending is not None:
+        envelopes.add(_with(live, pending))
     # The reshards before the return: the returned values and kept arguments are live, and
     # what the plans hold.
     if return_terms:
