@@ -273,3 +273,17 @@ def test_a_lines_deepest_nesting_is_the_scans(line):
     from shardc.stablehlo.line_reader import _deepest
 
     assert _deepest(line) == _deepest_by_scan(line)
+
+
+def test_terminals_are_the_grammars():
+    """The line reader reads the terminals' regular expressions from grammar.lark's text
+    (tokens.py, without loading lark): each is the one lark's parser lexes with."""
+    from shardc.stablehlo.reader import _parser
+    from shardc.stablehlo.tokens import terminals
+
+    lark_terms = {t.name: t.pattern.to_regexp() for t in _parser().terminals
+                  if t.pattern.type == "re" and not t.name.startswith("__")}
+    ours = terminals()
+    assert {"TENSOR_TYPE", "LOC", "SIMPLE_OP", "DIALECT_ATTR", "COMMENT"} <= set(ours)
+    assert set(lark_terms) - set(ours) == {"WS"}  # (lark's common.WS, imported)
+    assert {name: lark_terms.get(name) for name in ours} == ours

@@ -15,9 +15,7 @@ order MLIR would report it where shardc and MLIR both reject a program (signatur
 
 from __future__ import annotations
 
-from typing import Any
-
-from lark import Token
+from typing import TYPE_CHECKING, Any
 
 from shardc.ir.attributes import OpaqueAttr
 from shardc.ir.core import Function, Module, Operation, Value
@@ -43,6 +41,9 @@ from shardc.stablehlo.import_table import FORMS
 from shardc.stablehlo.locations import Locations
 from shardc.stablehlo.records import AttrRec, DictRec, FuncRec, MeshRec, ModuleRec, OpRec
 from shardc.stablehlo.signature import check_supported, declare_function
+
+if TYPE_CHECKING:
+    from lark import Token  # (or the line reader's: tokens.py)
 
 # ----- the module -----------------------------------------------------------------------------
 

@@ -21,13 +21,14 @@ when grammar.lark has its rule. Raising `ValueError` in a converter reports
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
-
-from lark import Token
+from typing import TYPE_CHECKING, Any
 
 from shardc.stablehlo.records import AttrRec, OpRec
 
-Conversion = tuple[str, dict[str, Any], list[Token], list | None]
+if TYPE_CHECKING:
+    from lark import Token  # (or the line reader's: tokens.py)
+
+Conversion = tuple[str, dict[str, Any], "list[Token]", list | None]
 FormConverter = Callable[..., Conversion]  # (FunctionBuilder, OpRec, operands)
 GenericConverter = Callable[..., Conversion]  # (FunctionBuilder, OpRec, operands, Props, results)
 

@@ -22,9 +22,8 @@ What imports and what is normalised: docs/interop.md.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Container
-
-from lark.exceptions import LarkError
 
 from shardc.ir.collector import long_lived
 from shardc.ir.core import Module, Operation
@@ -37,7 +36,6 @@ from shardc.stablehlo.builder import ModuleBuilder
 from shardc.stablehlo.import_table import SyntaxIssue
 from shardc.stablehlo.line_reader import LineReader
 from shardc.stablehlo.propagation_edges import ON_OP as _EDGES  # noqa: F401 - registers verifiers
-from shardc.stablehlo.reader import read
 
 
 def import_stablehlo(
@@ -50,6 +48,8 @@ def import_stablehlo(
         if module is not None:
             return module
         check_source(text, filename, limits)
+        from shardc.stablehlo.reader import read  # (loads lark: the line reader does not)
+
         aliases, module_rec = read(text, filename)
         builder = ModuleBuilder(text, filename, aliases, limits)
         try:
@@ -82,6 +82,11 @@ def _read_lines(text: str, filename: str, limits: Limits) -> Module | None:
         if reader.depth > limits.depth or len(text) > (limits.file_mb << 20) // 4:
             check_source(text, filename, limits)
         _check(module, builder, reader.repeats)
-    except (Unsupported, ShardcError, LarkError, SyntaxIssue, ValueError, RecursionError):
+    except (Unsupported, ShardcError, SyntaxIssue, ValueError, RecursionError):
         return None
+    except Exception as e:
+        lark = sys.modules.get("lark")  # (loaded only if the grammar read an item)
+        if lark is not None and isinstance(e, lark.exceptions.LarkError):
+            return None
+        raise
     return module

@@ -14,13 +14,12 @@ import functools
 import re
 from typing import Any
 
-from lark import Token
-
 from shardc.ir.line_values import Unsupported, dict_end
 from shardc.stablehlo.attributes import unescape
 from shardc.stablehlo.builder import ModuleBuilder
-from shardc.stablehlo.reader import new_token, read_item, terminal
 from shardc.stablehlo.records import ArgRec, AttrRec, DictRec, FuncRec, ModuleRec, ResultsRec
+from shardc.stablehlo.tokens import LineToken as Token
+from shardc.stablehlo.tokens import new_token, terminal
 
 _VALUE = r"%[\w$.\-]+"
 _FUNC = re.compile(r"([ \t]*)func\.func(?:[ \t]+(public|private|nested))?[ \t]+"
@@ -53,6 +52,14 @@ class Patterns:
 @functools.cache
 def patterns() -> Patterns:
     return Patterns()
+
+
+def read_item(rule: str, text: str, begin: int, end: int, line: int, line_start: int) -> Any:
+    """The grammar's record of one item the line reader does not read itself (reader.py's
+    `read_item`; the first call loads lark: tokens.py)."""
+    from shardc.stablehlo.reader import read_item as grammar_item
+
+    return grammar_item(rule, text, begin, end, line, line_start)
 
 
 

@@ -42,15 +42,16 @@ from shardc.stablehlo.builder import FunctionBuilder, ModuleBuilder
 from shardc.stablehlo.line_headers import (
     HeaderReader,
     patterns,
+    read_item,
 )
 from shardc.stablehlo.line_records import read_record
-from shardc.stablehlo.reader import new_token, read_item
 from shardc.stablehlo.records import (
     DictRec,
     FuncRec,
     MeshRec,
     ModuleRec,
 )
+from shardc.stablehlo.tokens import new_token
 
 _STRING = r'"(?:[^"\\\n]|\\.)*"'
 _STRINGS = re.compile(_STRING)

@@ -17,11 +17,11 @@ from __future__ import annotations
 import functools
 import re
 
-from lark import Token
-
+import shardc.stablehlo.ops  # noqa: F401  (registers every op family's reader rules)
 from shardc.stablehlo.import_table import READ_RULES
-from shardc.stablehlo.reader import new_token, terminal
 from shardc.stablehlo.records import OpRec
+from shardc.stablehlo.tokens import LineToken as Token
+from shardc.stablehlo.tokens import new_token, terminal
 
 _W = r"[ \t]*"
 _VALUE = r"%[\w$.\-]+(?:#\d+)?"

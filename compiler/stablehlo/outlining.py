@@ -16,12 +16,15 @@ back (inlining.py), so import -> export gives JAX's text again. See docs/interop
 
 from __future__ import annotations
 
-from lark import Token
+from typing import TYPE_CHECKING
 
 from shardc.ir.core import Function
 from shardc.ir.types import DistributedTensorType
 from shardc.stablehlo.builder import FunctionBuilder
 from shardc.stablehlo.records import RegionRec
+
+if TYPE_CHECKING:
+    from lark import Token  # (or the line reader's: tokens.py)
 
 
 def _base(tok) -> str:

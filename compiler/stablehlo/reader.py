@@ -15,7 +15,6 @@ from __future__ import annotations
 import functools
 import re
 import threading
-from collections.abc import Callable
 from importlib import resources
 from typing import Any
 
@@ -251,11 +250,6 @@ class _Reader(lark.Transformer):
 _LOCK = threading.Lock()
 
 
-# A token located in the text, as the lexer makes it. (`Token(...)` goes through a wrapper that
-# checks for a deprecated keyword, four times the cost of the constructor behind it; the line
-# reader makes one per name and type of each first op line and of each signature.)
-new_token: Callable[[str, str, int, int, int], Token] = getattr(Token, "_future_new", Token)
-
 def _reader() -> lark.Transformer:
     """`_Reader` with every op family's rules (`import_table.READ_RULES`) as its callbacks."""
     clash = set(READ_RULES) & set(vars(_Reader))
@@ -281,11 +275,6 @@ def _parser() -> lark.Lark:
         cache=True,
         start=list(STARTS),
     )
-
-
-def terminal(name: str) -> str:
-    """The regular expression of the grammar's terminal `name` (for line_reader.py)."""
-    return next(t for t in _parser().terminals if t.name == name).pattern.to_regexp()
 
 
 def read_item(rule: str, text: str, begin: int, end: int, line: int, line_start: int) -> Any:

@@ -3,15 +3,20 @@
     %0 = stablehlo.add %a, %b : tensor<8xf32>
         -> OpRec(form="simple", name="stablehlo.add", operands=[%a, %b], sig=..., results=[(%0, 1)])
 
-Tokens stay lark `Token`s so every later error can point at its line and column; attribute
-values keep their source span (`AttrRec.start`/`end`) so uninterpreted ones are copied verbatim.
+Tokens stay `Token`s (lark's, or the line reader's: tokens.py) so every later error can point
+at its line and column; attribute values keep their source span (`AttrRec.start`/`end`) so
+uninterpreted ones are copied verbatim.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from lark import Token
+from shardc.stablehlo.tokens import is_token
+
+if TYPE_CHECKING:
+    from lark import Token  # (or the line reader's: tokens.py)
+
 
 
 class AttrRec:
@@ -107,7 +112,7 @@ class ModuleRec:
 
 def value_tokens(c: list) -> list[Token]:
     """The `%name` tokens among a rule's children."""
-    return [t for t in c if isinstance(t, Token) and t.type == "VALUE"]
+    return [t for t in c if is_token(t) and t.type == "VALUE"]
 
 
 def first_of(c: list, cls: type) -> Any:

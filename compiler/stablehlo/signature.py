@@ -22,9 +22,7 @@ Two kinds of fault in a signature are reported later than where they are read:
 from __future__ import annotations
 
 import re
-from typing import Any, Protocol
-
-from lark import Token
+from typing import TYPE_CHECKING, Any, Protocol
 
 from shardc.ir.attributes import OpaqueAttr, symbol_name
 from shardc.ir.core import Function, Module, Value
@@ -33,6 +31,9 @@ from shardc.ir.mapping import NamedMapping
 from shardc.ir.types import DistributedTensorType
 from shardc.stablehlo.locations import Locations
 from shardc.stablehlo.records import AttrRec, DictRec, FuncRec
+
+if TYPE_CHECKING:
+    from lark import Token  # (or the line reader's: tokens.py)
 
 # What a value whose type shardc cannot represent holds until its error is raised.
 STAND_IN = DistributedTensorType((), "f32")

@@ -14,8 +14,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from lark import Token
-
 from shardc.ir.core import Operation, Value
 from shardc.stablehlo.attributes import (
     ARITH_CONSTANT_MARKER,
@@ -37,6 +35,7 @@ from shardc.stablehlo.literals import format_dense
 from shardc.stablehlo.mlir_text import functional_type, int_list
 from shardc.stablehlo.mlir_text import tensor_text as _ty
 from shardc.stablehlo.records import OpRec, value_tokens
+from shardc.stablehlo.tokens import is_token
 
 if TYPE_CHECKING:
     from shardc.stablehlo.builder import FunctionBuilder
@@ -137,7 +136,7 @@ def _generic_dims(fb: FunctionBuilder, rec: OpRec, operands: list[Value], props:
 
 @read_rule("concat_op")
 def concat_op(c: list) -> OpRec:
-    dim = [t for t in c if isinstance(t, Token) and t.type == "INT"][0]
+    dim = [t for t in c if is_token(t) and t.type == "INT"][0]
     return OpRec("concatenate", c[0], value_tokens(c), {"dim": int(dim)}, c[-2], c[-1])
 
 
