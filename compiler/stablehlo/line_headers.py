@@ -4,8 +4,8 @@ records the grammar's rules build (`FuncRec`, `ArgRec`, `DictRec`), located in t
 
     func.func public @main(%arg0: tensor<8xf32> {sdy.sharding = #sdy.sharding<...>}) -> ...
 
-A dictionary of strings and dialect attributes (what a JAX signature carries) is read here;
-any other is read by the grammar, once per distinct text.
+A dictionary is read by line_attrs.py when it can, else by the grammar, once per distinct
+text; a mesh declaration is read here when its dictionary is.
 """
 
 from __future__ import annotations
@@ -15,9 +15,9 @@ import re
 from typing import Any
 
 from shardc.ir.line_values import Unsupported, dict_end
-from shardc.stablehlo.attributes import unescape
 from shardc.stablehlo.builder import ModuleBuilder
-from shardc.stablehlo.records import ArgRec, AttrRec, DictRec, FuncRec, ModuleRec, ResultsRec
+from shardc.stablehlo.line_attrs import read_dict
+from shardc.stablehlo.records import ArgRec, DictRec, FuncRec, MeshRec, ModuleRec, ResultsRec
 from shardc.stablehlo.tokens import LineToken as Token
 from shardc.stablehlo.tokens import new_token, terminal
 
@@ -27,8 +27,10 @@ _FUNC = re.compile(r"([ \t]*)func\.func(?:[ \t]+(public|private|nested))?[ \t]+"
 _SEP = re.compile(r"[ \t]*(,|\))[ \t]*")
 _MODULE = re.compile(r"[ \t]*module(?:[ \t]+(@[A-Za-z_][\w$.\-]*))?[ \t]*"
                      r"(attributes[ \t]*)?")
-_KEY = r"[A-Za-z_][\w.$\-]*"
+_MESH_AXIS = re.compile(r'[ \t]*("(?:[^"\\]|\\.)*")[ \t]*=[ \t]*(-?\d+)[ \t]*([,\]])')
+_DEVICE_IDS = re.compile(r"[ \t]*,[ \t]*device_ids[ \t]*=[ \t]*\[([-\d, \t]*)\]")
 _BLANKS = re.compile(r"[ \t]*")
+_INT = re.compile(r"-?\d+")
 
 
 class Patterns:
@@ -43,10 +45,8 @@ class Patterns:
         self.close = re.compile(rf"[ \t]*\}}(?:[ \t]*({loc}))?[ \t]*$")
         self.arg = re.compile(rf"[ \t]*({_VALUE})[ \t]*:[ \t]*({ty})[ \t]*")
         self.type_at = re.compile(rf"[ \t]*({ty})[ \t]*")
-        # One `key = "string"` or `key = #dialect<...>` entry of a dictionary, and what follows.
-        self.entry = re.compile(
-            rf"[ \t]*(?P<key>{_KEY})[ \t]*=[ \t]*(?:(?P<str>{terminal('STRING')})|"
-            rf"(?P<dialect>{terminal('DIALECT_ATTR')}))[ \t]*(?P<end>,|\}})")
+        self.mesh = re.compile(rf"[ \t]*({terminal('MESH')})[ \t]+({terminal('SYMBOL')})[ \t]*="
+                               r"[ \t]*<[ \t]*\[")
 
 
 @functools.cache
@@ -83,6 +83,56 @@ class HeaderReader:
             raise Unsupported(rule)
         return rec
 
+    def _mesh(self, i: int) -> MeshRec:
+        """`sdy.mesh @name = <["a"=2, ...], device_ids=[...]> {attrs} loc(...)` as the
+        grammar's mesh_decl builds it (another form, by the grammar)."""
+        line, start, lineno = self.lines[i], self.starts[i], i + 1
+
+        def tok(kind: str, m: re.Match, group: int) -> Token:
+            at = m.start(group)
+            return new_token(kind, m.group(group), start + at, lineno, at + 1)
+
+        m = self.p.mesh.match(line)
+        if m is None:
+            return self._item("mesh_decl", i, MeshRec)
+        rec = MeshRec()
+        rec.tok, rec.name, rec.dialect, rec.axes = tok("MESH", m, 1), tok("SYMBOL", m, 2), None, []
+        pos = _BLANKS.match(line, m.end()).end()
+        if line.startswith("]", pos):
+            pos += 1
+        else:
+            while True:
+                a = _MESH_AXIS.match(line, pos)
+                if a is None:
+                    return self._item("mesh_decl", i, MeshRec)
+                name = tok("STRING", a, 1)
+                rec.axes.append((name, int(a.group(2)), name))
+                pos = a.end()
+                if a.group(3) == "]":
+                    break
+        rec.device_ids = None
+        d = _DEVICE_IDS.match(line, pos)
+        if d is not None:
+            ids = [x.strip() for x in d.group(1).split(",")] if d.group(1).strip() else []
+            if not all(_INT.fullmatch(x) for x in ids):
+                return self._item("mesh_decl", i, MeshRec)
+            rec.device_ids, pos = [int(x) for x in ids], d.end()
+        pos = _BLANKS.match(line, pos).end()
+        if not line.startswith(">", pos):
+            return self._item("mesh_decl", i, MeshRec)
+        rec.attrs, pos = None, _BLANKS.match(line, pos + 1).end()
+        if line.startswith("{", pos):
+            found = read_dict(line, pos, start, lineno)
+            if found is None:
+                return self._item("mesh_decl", i, MeshRec)
+            rec.attrs, pos = found
+        loc = self.p.loc_at.match(line, _BLANKS.match(line, pos).end())
+        if loc is not None:
+            pos = loc.end()
+        if line[pos:].strip():
+            return self._item("mesh_decl", i, MeshRec)
+        return rec
+
     def _module_header(self, i: int) -> ModuleRec:
         line = self.lines[i]
         m = _MODULE.match(line)
@@ -110,36 +160,13 @@ class HeaderReader:
         if found is not None:
             # Its spans point at the first copy of the same text, which reads the same.
             return DictRec(dict(found.entries), dict(found.tokens))
-        found = self._plain_dict(i, begin, end)
+        read = read_dict(self.lines[i], begin, self.starts[i], i + 1)
+        found = read[0] if read is not None and read[1] == end else None
         if found is None:
             start = self.starts[i]
             found = read_item("attr_dict", self.text, start + begin, start + end, i + 1, start)
         self.dicts[text] = found
         return DictRec(dict(found.entries), dict(found.tokens))
-
-    def _plain_dict(self, i: int, begin: int, end: int) -> DictRec | None:
-        """A dictionary of strings and dialect attributes (a signature's `sdy.sharding` and
-        `jax.result_info`) read here, as attr_dict/attr_value in reader.py build it; None for
-        any other."""
-        line, start, entries, tokens = self.lines[i], self.starts[i], {}, {}
-        pos = begin + 1
-        while pos < end:
-            m = self.p.entry.match(line, pos)
-            if m is None or m.group("key") in entries:
-                return None
-            key = m.group("key")
-            at = m.start("key")
-            tokens[key] = new_token("ATTR_KEY", key, start + at, i + 1, at + 1)
-            if m.group("str") is not None:
-                entries[key] = AttrRec("str", unescape(m.group("str")), start + m.start("str"),
-                                       start + m.end("str"))
-            else:
-                entries[key] = AttrRec("dialect", m.group("dialect"), start + m.start("dialect"),
-                                       start + m.end("dialect"))
-            pos = m.end()
-            if m.group("end") == "}":
-                return DictRec(entries, tokens) if pos == end else None
-        return None
 
     def _function(self, i: int) -> tuple[FuncRec, int]:
         """The header at line `i` (the grammar's `func` rule, up to the body) and where the

@@ -48,7 +48,6 @@ from shardc.stablehlo.line_records import read_record
 from shardc.stablehlo.records import (
     DictRec,
     FuncRec,
-    MeshRec,
     ModuleRec,
 )
 from shardc.stablehlo.tokens import new_token
@@ -198,7 +197,7 @@ class LineReader(HeaderReader):
                 items.append(frec)
                 continue
             elif stripped.startswith("sdy.mesh"):
-                items.append(self._item("mesh_decl", i, MeshRec))
+                items.append(self._mesh(i))
             elif stripped.startswith("module") and module_rec is None and not items:
                 module_rec = self._module_header(i)
                 in_module = True

@@ -18,13 +18,16 @@ import functools
 import re
 
 import shardc.stablehlo.ops  # noqa: F401  (registers every op family's reader rules)
-from shardc.stablehlo.import_table import READ_RULES
-from shardc.stablehlo.records import OpRec
+from shardc.stablehlo.attributes import unescape
+from shardc.stablehlo.import_table import GENERIC, READ_RULES
+from shardc.stablehlo.line_attrs import read_dict
+from shardc.stablehlo.records import OpRec, generic_rec
 from shardc.stablehlo.tokens import LineToken as Token
 from shardc.stablehlo.tokens import new_token, terminal
 
 _W = r"[ \t]*"
 _VALUE = r"%[\w$.\-]+(?:#\d+)?"
+_BLANKS = re.compile(_W)
 
 
 class _Forms:
@@ -80,6 +83,9 @@ class _Forms:
         self.ret = re.compile(
             rf"(?P<name>{terminal('RETURN')})(?:{_W}(?P<ops>{values}){_W}:{_W}(?P<types>{types}))?"
             rf"{_W}$")
+        self.generic = re.compile(
+            rf"(?P<name>{terminal('STRING')}){_W}\((?P<ops>{_W}{values})?{_W}\){_W}")
+        self.generic_sig = re.compile(sig)
         self.constant = re.compile(
             rf"(?P<name>{terminal('CONSTANT_OP')}){_W}(?P<dense>{terminal('DENSE')})"
             rf"{_W}:{_W}(?P<type>{ty}){_W}$")
@@ -135,6 +141,8 @@ def read_record(line: str, body_at: int, start: int, lineno: int) -> OpRec | Non
     or None when it is not one of the forms read here. `start`: where the line starts in the
     text; `lineno`: its number."""
     body = line[body_at:]
+    if body.startswith('"') and "loc(" not in body:
+        return _generic(_forms(), _Place(start, lineno), line, body_at)
     if "{" in body or '"' in body or "loc(" in body:
         return None
     f = _forms()
@@ -243,3 +251,31 @@ def _pad(f: _Forms, p: _Place, m: re.Match, sig: tuple) -> OpRec:
 
 _MORE = (("concat", _concat), ("pad", _pad), ("dot", _dot), ("call", _call),
          ("compare", _compare), ("iota", _iota), ("slice", _slice), ("reduce", _reduce))
+
+
+def _generic(f: _Forms, p: _Place, line: str, body_at: int) -> OpRec | None:
+    """`"dialect.op"(%a, %b) <{props}> {attrs} : (...) -> ...` on one line (JAX's gather) as
+    the grammar's generic_op builds it; None for a name the importer has no generic form of
+    (the grammar reports it) or any other form (a region)."""
+    m = f.generic.match(line, body_at)
+    if m is None or unescape(m.group("name")) not in GENERIC:
+        return None
+    pos, props, attrs = m.end(), None, None
+    if line.startswith("<{", pos):
+        found = read_dict(line, pos, p.start, p.line, "}>")
+        if found is None:
+            return None
+        props, pos = found
+    pos = _BLANKS.match(line, pos).end()
+    if line.startswith("{", pos):
+        found = read_dict(line, pos, p.start, p.line)
+        if found is None:
+            return None
+        attrs, pos = found
+    s = f.generic_sig.match(line, pos)
+    sig = None if s is None else _sig(f, p, s)
+    if sig is None:
+        return None
+    ops = p.all("VALUE", f.value, m.group("ops"), m.start("ops")) if m.group("ops") else None
+    return generic_rec(unescape(m.group("name")), p.tok("STRING", m, "name"), ops, props, None,
+                       attrs, sig)

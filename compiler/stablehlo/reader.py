@@ -44,6 +44,7 @@ from shardc.stablehlo.records import (
     RegionRec,
     ResultsRec,
     first_of,
+    generic_rec,
 )
 
 
@@ -149,9 +150,7 @@ class _Reader(lark.Transformer):
 
     def generic_op(self, c):
         (name, tok), operands, props, regions, attrs, sig = c
-        rec = OpRec("generic", tok, operands or [], {"props": props}, attrs, sig, name=name)
-        rec.regions = regions or []
-        return rec
+        return generic_rec(name, tok, operands, props, regions, attrs, sig)
 
     def properties(self, c):
         return self.attr_dict(c)

@@ -94,6 +94,15 @@ class FuncRec:
     __slots__ = ("tok", "visibility", "name", "args", "results", "attrs", "ops", "loc")
 
 
+def generic_rec(name: str, tok: Token, operands: list[Token] | None, props: DictRec | None,
+                regions: list[RegionRec] | None, attrs: DictRec | None, sig: tuple) -> OpRec:
+    """The record of `"dialect.op"(operands) <{props}> ({regions}) {attrs} : sig` (the
+    grammar's generic_op, and the line reader's)."""
+    rec = OpRec("generic", tok, operands or [], {"props": props}, attrs, sig, name=name)
+    rec.regions = regions or []
+    return rec
+
+
 class MeshRec:
     __slots__ = ("tok", "name", "axes", "device_ids", "dialect", "attrs")
 
