@@ -14,8 +14,9 @@ import pytest
 from shardc import formats
 from shardc.ir.core import Module
 from shardc.ir.diagnostics import ShardcError
+from shardc.ir.grammar_parser import parse_with_grammar as _parse_with_grammar
 from shardc.ir.line_parser import Unsupported, read_lines
-from shardc.ir.parser import _parse_with_grammar, parse_module
+from shardc.ir.parser import parse_module
 from shardc.ir.printer import print_module
 
 CORPUS = sorted((Path(__file__).parent / "filecheck").rglob("*.mlir"), key=lambda p: p.name)

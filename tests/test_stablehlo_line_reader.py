@@ -287,3 +287,57 @@ def test_terminals_are_the_grammars():
     assert {"TENSOR_TYPE", "LOC", "SIMPLE_OP", "DIALECT_ATTR", "COMMENT"} <= set(ours)
     assert set(lark_terms) - set(ours) == {"WS"}  # (lark's common.WS, imported)
     assert {name: lark_terms.get(name) for name in ours} == ours
+
+
+def _embedding_grad_text() -> str:
+    """What JAX prints (with debug info) for the gradient of an embedding and a
+    take_along_axis loss: generic gathers, scatters with a region (block arguments with
+    locations), a mesh with its dictionary and the module's attributes."""
+    jax = pytest.importorskip("jax")
+    import numpy as np
+    from jax.sharding import PartitionSpec as P
+
+    from shardc.jax_api import lower_to_text
+
+    def loss(table, ids, labels):
+        logp = jax.nn.log_softmax(table[ids] @ table.T, -1)
+        return -jax.numpy.take_along_axis(logp, labels[..., None], -1).mean()
+
+    mesh = jax.make_mesh((2, 4), ("dp", "tp"), axis_types=(jax.sharding.AxisType.Auto,) * 2)
+    ids = np.arange(16, dtype=np.int32).reshape(2, 8) % 32
+    return lower_to_text(jax.grad(loss), np.ones((32, 16), np.float32), ids, ids, mesh=mesh,
+                         in_shardings=(P(None, "tp"), P("dp"), P("dp")))
+
+
+def test_jax_gathers_scatters_meshes_and_attributes_are_read_by_line(monkeypatch):
+    """None of them is handed to the grammar, and the module is the grammar's."""
+    from shardc.stablehlo import line_headers, line_reader
+
+    text = _embedding_grad_text()
+    for form in ('"stablehlo.gather"', '"stablehlo.scatter"', "^bb0(%", "sdy.mesh @mesh = <[",
+                 "module @jit_loss attributes {mhlo.num_partitions = 8 : i32"):
+        assert form in text
+    asked = []
+    for module in (line_reader, line_headers):
+        monkeypatch.setattr(module, "read_item", lambda rule, *a: asked.append(rule))
+    fast = importer._read_lines(text, "grad.mlir", importer.DEFAULT_LIMITS)
+    assert fast is not None and asked == []
+    assert fingerprint(fast) == fingerprint(_grammar(text, "grad.mlir"))
+
+
+def test_a_text_read_by_line_does_not_load_lark(tmp_path):
+    """lark (the grammar) is loaded only when the grammar reads something (tokens.py)."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "grad.mlir"
+    path.write_text(_embedding_grad_text())
+    code = ("import sys; from shardc.stablehlo import import_stablehlo; "
+            f"m = import_stablehlo(open({str(path)!r}).read()); "
+            "print(len(m.functions), 'lark' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split()[1] == "False", out.stdout
+    # (and a text the line reader declines loads it: the check can fail)
+    path.write_text("// a comment\n" + path.read_text())
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split()[1] == "True", out.stdout

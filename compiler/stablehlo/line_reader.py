@@ -44,7 +44,8 @@ from shardc.stablehlo.line_headers import (
     patterns,
     read_item,
 )
-from shardc.stablehlo.line_records import read_record
+from shardc.stablehlo.line_records import RESULT, read_record, record_at, split_line
+from shardc.stablehlo.line_regions import read_region_op
 from shardc.stablehlo.records import (
     DictRec,
     FuncRec,
@@ -55,8 +56,6 @@ from shardc.stablehlo.tokens import new_token
 _STRING = r'"(?:[^"\\\n]|\\.)*"'
 _STRINGS = re.compile(_STRING)
 _VALUE = r"%[\w$.\-]+"
-_RESULT = re.compile(rf"({_VALUE})(?::(\d+))?")
-_HEAD = re.compile(rf"[ \t]*((?:{_VALUE}(?::\d+)?[ \t]*,[ \t]*)*{_VALUE}(?::\d+)?)[ \t]*=[ \t]*")
 _USE_SPLIT = re.compile(rf"({_VALUE}(?:#\d+)?)")
 _USE_OR_STRING = re.compile(rf"{_STRING}|({_VALUE}(?:#\d+)?)")
 _NAME_SPLIT = re.compile(r"%([\w$.\-]+(?:#\d+)?)")  # (as _USE_SPLIT, without the `%`)
@@ -415,6 +414,8 @@ class LineReader(HeaderReader):
             if rec is not None and m is not None:
                 at = m.start(1)
                 rec.loc = new_token("LOC", m.group(1), begin + at, first + 1, at + 1)
+        if rec is None and not one_line:
+            rec = read_region_op(self.lines, self.starts, first, last, self.p.loc_tail)
         if rec is None:
             end = self.starts[last] + len(self.lines[last])
             rec = read_item("op", self.text, begin, end, first + 1, begin)
@@ -424,20 +425,12 @@ class LineReader(HeaderReader):
         """Read the op on line `i` (`_first`) as the template of its key (`shape` and its
         operands' types), and note how many results the shape's names begin with."""
         line = self.lines[i]
-        head = _HEAD.match(line)
+        head, body_at, loc_at = split_line(line, self.p.loc_tail)
         results: list[tuple[str, int]] = []
-        body_at = 0
         if head is not None:
             results = [(name[1:], int(count) if count else 1)
-                       for name, count in _RESULT.findall(head.group(1))]
-            body_at = head.end()
-        body = line[body_at:]
-        loc_at = len(line)
-        if body.endswith(")") and "loc(" in body:
-            m = self.p.loc_tail.search(body)
-            if m is not None:
-                body = body[: m.start()]
-                loc_at = body_at + m.start(1)
+                       for name, count in RESULT.findall(head.group(1))]
+        body = line[body_at:loc_at]
         names = ([u for u in _USE_OR_STRING.findall(body) if u] if '"' in body
                  else _USE_SPLIT.split(body)[1::2])
         operands = [fb.scope.get(use[1:]) if "#" not in use else None for use in names]
@@ -472,18 +465,9 @@ class LineReader(HeaderReader):
         key, or None when its record is not what the line's names say (its ops are then read
         one by one). `body_at`, `loc_at`: where the op's name and its `loc(...)` are."""
         line, start, lineno = self.lines[i], self.starts[i], i + 1
-        rec = read_record(line[:loc_at].rstrip(), body_at, start, lineno)
+        rec = record_at(line, start, lineno, head, body_at, loc_at)
         if rec is None:
             rec = read_item("op", self.text, start, start + len(line), lineno, start)
-        else:
-            if head is not None:
-                rec.results = [
-                    (new_token("VALUE", m.group(1), start + head.start(1) + m.start(1), lineno,
-                           head.start(1) + m.start(1) + 1), int(m.group(2) or 1))
-                    for m in _RESULT.finditer(head.group(1))]
-            if loc_at < len(line):
-                rec.loc = new_token("LOC", line[loc_at:].rstrip(), start + loc_at, lineno,
-                                loc_at + 1)
         op = fb.add(rec)
         self._intern(op.results)
         if (rec.regions or [str(t) for t in rec.operands] != names

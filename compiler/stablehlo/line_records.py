@@ -92,11 +92,11 @@ class _Forms:
 
 
 @functools.cache
-def _forms() -> _Forms:
+def forms() -> _Forms:
     return _Forms()
 
 
-class _Place:
+class Place:
     """Makes the tokens of one line, located in the whole text."""
 
     __slots__ = ("start", "line")
@@ -114,7 +114,7 @@ class _Place:
                       offset + m.start() + 1) for m in pattern.finditer(text)]
 
 
-def _sig(f: _Forms, p: _Place, m: re.Match) -> tuple | None:
+def read_sig(f: _Forms, p: Place, m: re.Match) -> tuple | None:
     """The `type_sig` at group "sig" of `m`, as reader.py's sig_* callbacks build it."""
     at, text = m.start("sig"), m.group("sig")
     s = f.sig.match(text)
@@ -136,27 +136,67 @@ def _sig(f: _Forms, p: _Place, m: re.Match) -> tuple | None:
     return ("fn", args, p.all("TENSOR_TYPE", f.type, r.group(group), res_at + r.start(group)))
 
 
+_RESULT_NAME = r"%[\w$.\-]+"
+RESULT = re.compile(rf"({_RESULT_NAME})(?::(\d+))?")
+_HEAD = re.compile(rf"[ \t]*((?:{_RESULT_NAME}(?::\d+)?[ \t]*,[ \t]*)*{_RESULT_NAME}(?::\d+)?)"
+                   rf"[ \t]*=[ \t]*")
+
+
+def split_line(line: str, loc_tail: re.Pattern) -> tuple[re.Match | None, int, int]:
+    """An op line's results (`%a, %b:2 = `, its match or None), where its op's name starts
+    and where its trailing `loc(...)` starts (the line's length if it has none)."""
+    head = _HEAD.match(line)
+    body_at = len(line) - len(line.lstrip()) if head is None else head.end()
+    loc_at = len(line)
+    if line.endswith(")") and "loc(" in line:
+        m = loc_tail.search(line, body_at)
+        if m is not None:
+            loc_at = m.start(1)
+    return head, body_at, loc_at
+
+
+def result_tokens(head: re.Match, start: int, lineno: int) -> list:
+    """The `(token, count)` of each result `split_line` found (the grammar's result_def)."""
+    at = head.start(1)
+    return [(new_token("VALUE", m.group(1), start + at + m.start(1), lineno, at + m.start(1) + 1),
+             int(m.group(2) or 1)) for m in RESULT.finditer(head.group(1))]
+
+
+def record_at(line: str, start: int, lineno: int, head: re.Match | None, body_at: int,
+              loc_at: int) -> OpRec | None:
+    """The record of the op line `line` (`split_line`'s parts), with its results and `loc`;
+    None when `read_record` does not read its form."""
+    rec = read_record(line[:loc_at].rstrip(), body_at, start, lineno)
+    if rec is None:
+        return None
+    if head is not None:
+        rec.results = result_tokens(head, start, lineno)
+    if loc_at < len(line):
+        rec.loc = new_token("LOC", line[loc_at:].rstrip(), start + loc_at, lineno, loc_at + 1)
+    return rec
+
+
 def read_record(line: str, body_at: int, start: int, lineno: int) -> OpRec | None:
     """The record of the op `line[body_at:]` (no results, no `loc`; the caller adds them),
     or None when it is not one of the forms read here. `start`: where the line starts in the
     text; `lineno`: its number."""
     body = line[body_at:]
     if body.startswith('"') and "loc(" not in body:
-        return _generic(_forms(), _Place(start, lineno), line, body_at)
+        return _generic(forms(), Place(start, lineno), line, body_at)
     if "{" in body or '"' in body or "loc(" in body:
         return None
-    f = _forms()
-    p = _Place(start, lineno)
+    f = forms()
+    p = Place(start, lineno)
     m = f.simple.match(line, body_at)
     if m is not None:
-        sig = _sig(f, p, m)
+        sig = read_sig(f, p, m)
         if sig is None:
             return None
         ops = p.all("VALUE", f.value, m.group("ops"), m.start("ops")) if m.group("ops") else None
         return READ_RULES["simple_op"]([p.tok("SIMPLE_OP", m, "name"), ops, None, sig])
     m = f.dims.match(line, body_at)
     if m is not None:
-        sig = _sig(f, p, m)
+        sig = read_sig(f, p, m)
         if sig is None:
             return None
         dims = tuple(int(d) for d in m.group("dims").split(",") if d.strip())
@@ -177,7 +217,7 @@ def read_record(line: str, body_at: int, start: int, lineno: int) -> OpRec | Non
     for form, build in _MORE:
         m = getattr(f, form).match(line, body_at)
         if m is not None:
-            sig = _sig(f, p, m)
+            sig = read_sig(f, p, m)
             return None if sig is None else build(f, p, m, sig)
     return None
 
@@ -186,7 +226,7 @@ def _ints(f: _Forms, m: re.Match, group: str) -> tuple[int, ...]:
     return tuple(int(x) for x in f.ints.findall(m.group(group)))
 
 
-def _dot(f: _Forms, p: _Place, m: re.Match, sig: tuple) -> OpRec:
+def _dot(f: _Forms, p: Place, m: re.Match, sig: tuple) -> OpRec:
     batching = None
     if m.group("lb") is not None:
         batching = ("batching", _ints(f, m, "lb"), _ints(f, m, "rb"))
@@ -201,24 +241,24 @@ def _dot(f: _Forms, p: _Place, m: re.Match, sig: tuple) -> OpRec:
                                  _ints(f, m, "rc"), precision, algorithm, None, sig])
 
 
-def _call(f: _Forms, p: _Place, m: re.Match, sig: tuple) -> OpRec:
+def _call(f: _Forms, p: Place, m: re.Match, sig: tuple) -> OpRec:
     ops = p.all("VALUE", f.value, m.group("ops"), m.start("ops")) if m.group("ops") else None
     return READ_RULES["call_op"]([p.tok("CALL", m, "name"), p.tok("SYMBOL", m, "callee"), ops,
                                   None, sig])
 
 
-def _compare(f: _Forms, p: _Place, m: re.Match, sig: tuple) -> OpRec:
+def _compare(f: _Forms, p: Place, m: re.Match, sig: tuple) -> OpRec:
     kind = p.tok("BARE", m, "type") if m.group("type") is not None else None
     return READ_RULES["compare_op"]([p.tok("COMPARE", m, "name"), p.tok("BARE", m, "dir"),
                                      p.tok("VALUE", m, "a"), p.tok("VALUE", m, "b"), kind,
                                      None, sig])
 
 
-def _iota(f: _Forms, p: _Place, m: re.Match, sig: tuple) -> OpRec:
+def _iota(f: _Forms, p: Place, m: re.Match, sig: tuple) -> OpRec:
     return READ_RULES["iota_op"]([p.tok("IOTA", m, "name"), p.tok("INT", m, "dim"), None, sig])
 
 
-def _slice(f: _Forms, p: _Place, m: re.Match, sig: tuple) -> OpRec | None:
+def _slice(f: _Forms, p: Place, m: re.Match, sig: tuple) -> OpRec | None:
     ranges = []
     text = m.group("ranges").strip()
     for part in text.split(",") if text else ():
@@ -230,20 +270,20 @@ def _slice(f: _Forms, p: _Place, m: re.Match, sig: tuple) -> OpRec | None:
                                    None, sig])
 
 
-def _reduce(f: _Forms, p: _Place, m: re.Match, sig: tuple) -> OpRec:
+def _reduce(f: _Forms, p: Place, m: re.Match, sig: tuple) -> OpRec:
     pair = READ_RULES["reduce_input"]([p.tok("VALUE", m, "a"), p.tok("VALUE", m, "b")])
     return READ_RULES["reduce_op"]([p.tok("REDUCE", m, "name"), pair,
                                     p.tok("SIMPLE_OP", m, "applies"), _ints(f, m, "dims"), None,
                                     sig, None])
 
 
-def _concat(f: _Forms, p: _Place, m: re.Match, sig: tuple) -> OpRec:
+def _concat(f: _Forms, p: Place, m: re.Match, sig: tuple) -> OpRec:
     ops = p.all("VALUE", f.value, m.group("ops"), m.start("ops"))
     return READ_RULES["concat_op"]([p.tok("CONCATENATE", m, "name"), *ops,
                                     p.tok("INT", m, "dim"), None, sig])
 
 
-def _pad(f: _Forms, p: _Place, m: re.Match, sig: tuple) -> OpRec:
+def _pad(f: _Forms, p: Place, m: re.Match, sig: tuple) -> OpRec:
     return READ_RULES["pad_op"]([p.tok("PAD", m, "name"), p.tok("VALUE", m, "a"),
                                  p.tok("VALUE", m, "b"), _ints(f, m, "low"), _ints(f, m, "high"),
                                  _ints(f, m, "interior"), None, sig])
@@ -253,7 +293,7 @@ _MORE = (("concat", _concat), ("pad", _pad), ("dot", _dot), ("call", _call),
          ("compare", _compare), ("iota", _iota), ("slice", _slice), ("reduce", _reduce))
 
 
-def _generic(f: _Forms, p: _Place, line: str, body_at: int) -> OpRec | None:
+def _generic(f: _Forms, p: Place, line: str, body_at: int) -> OpRec | None:
     """`"dialect.op"(%a, %b) <{props}> {attrs} : (...) -> ...` on one line (JAX's gather) as
     the grammar's generic_op builds it; None for a name the importer has no generic form of
     (the grammar reports it) or any other form (a region)."""
@@ -273,7 +313,7 @@ def _generic(f: _Forms, p: _Place, line: str, body_at: int) -> OpRec | None:
             return None
         attrs, pos = found
     s = f.generic_sig.match(line, pos)
-    sig = None if s is None else _sig(f, p, s)
+    sig = None if s is None else read_sig(f, p, s)
     if sig is None:
         return None
     ops = p.all("VALUE", f.value, m.group("ops"), m.start("ops")) if m.group("ops") else None
