@@ -341,3 +341,48 @@ def test_a_text_read_by_line_does_not_load_lark(tmp_path):
     path.write_text("// a comment\n" + path.read_text())
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.split()[1] == "True", out.stdout
+
+
+_DICTS = [
+    '{mhlo.num_partitions = 8 : i32, mhlo.num_replicas = 1 : i32}',
+    '{stablehlo.mesh = {axes = [{name = "dp", size = 2 : i64}], device_ids = dense<[1, 0]> : '
+    'tensor<2xi64>}}',
+    '{a = true, b = array<i64: 1, 2>, c = #sdy.sharding<@mesh, [{"dp"}]>, d = [], e = {}}',
+    '{a = -3, b = "x\\"y", c = dense<1.0>, d = 1 : f32}', '{}',
+    # read by the grammar only (the line reader declines each):
+    '{a = 1.5}', '{a}', '{"a" = 1}', '{a = 0x1F}', '{a = 1, a = 2}', '{a = @f}',
+]
+
+
+@pytest.mark.parametrize("text", _DICTS)
+def test_dictionaries_read_as_the_grammar_reads_them(text):
+    """line_attrs.py builds the grammar's record (kinds, values, spans, key tokens), or
+    declines."""
+    from shardc.stablehlo.line_attrs import read_dict
+    from shardc.stablehlo.reader import read_item
+
+    line = f"  {text}"
+    ours = read_dict(line, 2, 100, 3)
+    try:
+        theirs = read_item("attr_dict", "x" * 100 + line, 102, 100 + len(line), 3, 100)
+    except Exception:  # (the grammar's error: the line reader must not read it)
+        assert ours is None
+        return
+
+    def shape(rec):
+        def value(v):
+            if v is None or v.kind not in ("list", "dict", "dense"):
+                return v and (v.kind, v.value, v.start, v.end)
+            if v.kind == "dense":
+                return (v.kind, [t and (str(t), t.line, t.column) for t in v.value], v.start, v.end)
+            items = v.value if v.kind == "list" else [(k, value(x), t) for k, x, t in v.value]
+            return (v.kind, [value(x) if v.kind == "list" else x for x in items], v.start, v.end)
+        return ({k: value(v) for k, v in rec.entries.items()},
+                {k: (str(t), t.type, t.line, t.column, t.start_pos) for k, t in rec.tokens.items()})
+
+    if ours is None:
+        assert text in _DICTS[5:], "declined a dictionary it should read"
+        return
+    rec, end = ours
+    assert end == len(line)
+    assert shape(rec) == shape(theirs)

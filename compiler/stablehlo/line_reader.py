@@ -11,9 +11,10 @@ the `%names` are taken out). So:
   and converters as the whole-text path, its tokens located in the whole text), and every
   later op of that key is the same native op (name, attributes, result types) on other
   values, located at its own line;
-- an op over several lines (with regions), a mesh and the attribute dictionaries of a
-  function's signature are read by the grammar too, item by item (a dictionary once per
-  distinct text); function headers are split here;
+- an op over several lines is read by line_regions.py (a generic op with one region of
+  one-line ops, as JAX prints a scatter), meshes and function headers by line_headers.py,
+  attribute dictionaries by line_attrs.py (once per distinct text); what they do not read,
+  by the grammar, item by item (which loads lark: tokens.py);
 - an op is verified once per key, when its first op is read, if its verifier reads nothing
   but the op itself (its name, operand and result types and attributes) and the functions it
   names by symbol: every later op of the key has the same inputs. Ops whose verifier reads
