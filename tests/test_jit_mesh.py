@@ -85,3 +85,16 @@ def test_a_nested_jit_of_a_lambda_reads_prints_and_runs(mesh):
     assert print_module(parse_module(native)) == native
     y = shardc.jit(fn, mesh=mesh, in_shardings=P("dp"))(X)
     np.testing.assert_allclose(np.asarray(y), X * 3 + 1)
+
+
+def test_a_function_name_mlir_writes_bare_prints_back_bare():
+    # MLIR's bare identifiers take `-`; shardc's native text does not, and quotes it there.
+    text = ("module @m {\n  func.func public @main(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
+            "    %0 = call @a-b(%arg0) : (tensor<4xf32>) -> tensor<4xf32>\n"
+            "    return %0 : tensor<4xf32>\n  }\n"
+            "  func.func private @a-b(%arg0: tensor<4xf32>) -> tensor<4xf32> {\n"
+            "    return %arg0 : tensor<4xf32>\n  }\n}\n")
+    module = import_stablehlo(text)
+    assert export_stablehlo(module) == text
+    native = print_module(module)
+    assert 'func private @"a-b"' in native and print_module(parse_module(native)) == native

@@ -13,9 +13,7 @@ give (a ragged split of the devices) are a located error; the numpy executor run
 
 from __future__ import annotations
 
-import math
 from functools import cache
-from itertools import permutations
 from typing import Any
 
 import numpy as np
@@ -26,7 +24,7 @@ from shardc.ir.core import Operation
 from shardc.ir.diagnostics import ExecutionError
 from shardc.ir.mesh import AxisRef, DeviceMesh
 from shardc.ir.ops.registry import attr
-from shardc.passes.analysis.collectives.groups import device_groups
+from shardc.passes.analysis.collectives.groups import axes_for_groups
 
 
 def replica_collective(ex: Any, op: Operation, xs: list[Any]) -> Any:
@@ -79,14 +77,6 @@ def _one(op: Operation, xs: list[Any]) -> list[Any]:
 @cache
 def _group_atoms(mesh: DeviceMesh, atoms: tuple[AxisRef, ...],
                  groups: tuple[tuple[int, ...], ...]) -> tuple[AxisRef, ...] | None:
-    """The layout atoms, in the order whose collective groups are `groups` member for member
-    (groups in any order), or None."""
-    want = sorted(groups)
-    for r in range(1, len(atoms) + 1):
-        for chosen in permutations(atoms, r):
-            if math.prod(a.axis_size(mesh) for a in chosen) != len(groups[0]):
-                continue
-            got = sorted(tuple(g) for g in device_groups(mesh, chosen))
-            if got == want:
-                return chosen
-    return None
+    """The layout atoms whose collective groups are `groups` member for member (asked once
+    per op shape: the trace asks at every op)."""
+    return axes_for_groups(mesh, atoms, groups, ordered=True)

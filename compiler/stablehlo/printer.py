@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from shardc.ir.attributes import OpaqueAttr, symbol_text
+from shardc.ir.attributes import OpaqueAttr
 from shardc.ir.core import Function, Module, Operation
 from shardc.ir.diagnostics import Location
 from shardc.ir.ops import OPS
@@ -27,7 +27,7 @@ from shardc.stablehlo.attributes import (
 )
 from shardc.stablehlo.export_table import printer_of
 from shardc.stablehlo.inlining import OWN_ATTRS, OWN_ATTRS_OPS, region_only_functions
-from shardc.stablehlo.mlir_text import ExportError, attr_dict, string_text
+from shardc.stablehlo.mlir_text import ExportError, attr_dict, string_text, symbol_text
 from shardc.stablehlo.mlir_text import tensor_text as _ty
 from shardc.stablehlo.names import Names
 

@@ -27,7 +27,7 @@ from shardc.ir.core import Operation
 from shardc.ir.ops.registry import attr
 
 
-def _by_kind(float_fn: Callable[..., Any], int_fn: Callable[..., Any] | None = None) -> Kernel:
+def by_kind(float_fn: Callable[..., Any], int_fn: Callable[..., Any] | None = None) -> Kernel:
     """`float_fn` for float operands (bf16/f16 computed in float32 and rounded back), `int_fn`
     for integers and i1 (`float_fn` again when None)."""
     other = int_fn or float_fn
@@ -204,44 +204,44 @@ def _square(x: np.ndarray) -> np.ndarray:
 
 
 _UNARY: dict[str, Kernel] = {
-    "abs": _by_kind(np.abs),
-    "negate": _by_kind(np.negative),
-    "exponential": _by_kind(np.exp),
-    "exponential_minus_one": _by_kind(np.expm1),
-    "log": _by_kind(np.log),
-    "log_plus_one": _by_kind(np.log1p),
-    "sqrt": _by_kind(np.sqrt),
-    "rsqrt": _by_kind(_rsqrt),
-    "cbrt": _by_kind(np.cbrt),
-    "tanh": _by_kind(np.tanh),
-    "logistic": _by_kind(_logistic),
-    "sine": _by_kind(np.sin),
-    "cosine": _by_kind(np.cos),
-    "tan": _by_kind(np.tan),
-    "floor": _by_kind(np.floor, np.asarray),
-    "ceil": _by_kind(np.ceil, np.asarray),
-    "round_nearest_even": _by_kind(np.rint, np.asarray),
-    "round_nearest_afz": _by_kind(_round_afz, np.asarray),
-    "sign": _by_kind(_sign, np.sign),
+    "abs": by_kind(np.abs),
+    "negate": by_kind(np.negative),
+    "exponential": by_kind(np.exp),
+    "exponential_minus_one": by_kind(np.expm1),
+    "log": by_kind(np.log),
+    "log_plus_one": by_kind(np.log1p),
+    "sqrt": by_kind(np.sqrt),
+    "rsqrt": by_kind(_rsqrt),
+    "cbrt": by_kind(np.cbrt),
+    "tanh": by_kind(np.tanh),
+    "logistic": by_kind(_logistic),
+    "sine": by_kind(np.sin),
+    "cosine": by_kind(np.cos),
+    "tan": by_kind(np.tan),
+    "floor": by_kind(np.floor, np.asarray),
+    "ceil": by_kind(np.ceil, np.asarray),
+    "round_nearest_even": by_kind(np.rint, np.asarray),
+    "round_nearest_afz": by_kind(_round_afz, np.asarray),
+    "sign": by_kind(_sign, np.sign),
     "not": _bitwise(np.invert),
     "erf": lambda op, x: _erf(x),
     "erf_inv": lambda op, x: _erf_inv(x),
-    "square": _by_kind(_square),
-    "reciprocal": _by_kind(np.reciprocal, _int_reciprocal),
+    "square": by_kind(_square),
+    "reciprocal": by_kind(np.reciprocal, _int_reciprocal),
     "is_finite": _is_finite,
     "convert": _convert,
 }
 
 _BINARY: dict[str, Kernel] = {
-    "add": _by_kind(np.add),
-    "subtract": _by_kind(np.subtract),
-    "multiply": _by_kind(np.multiply),
-    "divide": _by_kind(np.divide, _int_divide),
-    "remainder": _by_kind(np.fmod, _int_remainder),
-    "maximum": _by_kind(np.maximum),
-    "minimum": _by_kind(np.minimum),
-    "power": _by_kind(np.power, _int_power),
-    "atan2": _by_kind(np.arctan2),
+    "add": by_kind(np.add),
+    "subtract": by_kind(np.subtract),
+    "multiply": by_kind(np.multiply),
+    "divide": by_kind(np.divide, _int_divide),
+    "remainder": by_kind(np.fmod, _int_remainder),
+    "maximum": by_kind(np.maximum),
+    "minimum": by_kind(np.minimum),
+    "power": by_kind(np.power, _int_power),
+    "atan2": by_kind(np.arctan2),
     "and": _bitwise(np.bitwise_and),
     "or": _bitwise(np.bitwise_or),
     "xor": _bitwise(np.bitwise_xor),

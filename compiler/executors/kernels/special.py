@@ -19,20 +19,11 @@ from typing import Any
 
 import numpy as np
 
-from shardc.executors.dtypes import F64, WIDE_FLOATS
+from shardc.executors.dtypes import F64
 from shardc.executors.kernels import Kernel
+from shardc.executors.kernels.elementwise import by_kind
 from shardc.ir.core import Operation
 from shardc.ir.diagnostics import ExecutionError
-
-
-def _float(fn: Callable[..., Any]) -> Kernel:
-    def kernel(op: Operation, *xs: np.ndarray) -> np.ndarray:
-        dtype = xs[0].dtype
-        if dtype in WIDE_FLOATS:
-            return np.asarray(fn(*xs))
-        return np.asarray(fn(*[x.astype(np.float32) for x in xs])).astype(dtype)
-
-    return kernel
 
 
 def _scipy(name: str, fn: Callable[..., Any]) -> Kernel:
@@ -75,14 +66,14 @@ def _next_after(op: Operation, x: np.ndarray, y: np.ndarray) -> np.ndarray:
 
 
 SPECIAL_KERNELS: dict[str, Kernel] = {
-    "sinh": _float(np.sinh),
-    "cosh": _float(np.cosh),
-    "asin": _float(np.arcsin),
-    "acos": _float(np.arccos),
-    "atan": _float(np.arctan),
-    "asinh": _float(np.arcsinh),
-    "acosh": _float(np.arccosh),
-    "atanh": _float(np.arctanh),
+    "sinh": by_kind(np.sinh),
+    "cosh": by_kind(np.cosh),
+    "asin": by_kind(np.arcsin),
+    "acos": by_kind(np.arccos),
+    "atan": by_kind(np.arctan),
+    "asinh": by_kind(np.arcsinh),
+    "acosh": by_kind(np.arccosh),
+    "atanh": by_kind(np.arctanh),
     "lgamma": _scipy("lgamma", lambda s, x: s.gammaln(x)),
     "digamma": _scipy("digamma", _digamma),
     "erfc": _scipy("erfc", lambda s, x: s.erfc(x)),

@@ -122,7 +122,7 @@ def _print_return(p: Printer, op: Operation, n: Names, args: str) -> str:
 
 @prints("call")
 def _print_call(p: Printer, op: Operation, n: Names, args: str) -> str:
-    callee = op.attributes["callee"]
+    callee = symbol_text(op.attributes["callee"].name)  # MLIR's spelling, quoted if it must be
     # func's ops drop their dialect prefix only directly inside a func.func.
     prefix = "func." if n.parent is not None else ""
     return f"{prefix}call {callee}({args}){p.op_attrs(op)} : {functional_type(op)}"

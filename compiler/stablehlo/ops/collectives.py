@@ -131,7 +131,7 @@ def _generic_all_reduce(fb: FunctionBuilder, rec: OpRec, operands: list[Value], 
                         results: list):
     """`stablehlo.all_reduce` inside a manual body -> `spmd.all_reduce` over the mesh axes whose
     device groups are its replica groups."""
-    from shardc.passes.analysis.collectives.groups import device_groups
+    from shardc.passes.analysis.collectives.groups import axes_for_groups
 
     mesh = fb.manual_mesh
     if mesh is None:  # a global program: XLA's all-reduce by replica groups
@@ -147,7 +147,7 @@ def _generic_all_reduce(fb: FunctionBuilder, rec: OpRec, operands: list[Value], 
         # Groups of replicas, not of this mesh's devices: XLA's all-reduce as written.
         return import_replica_collective(fb, rec, props, results)
     groups = [list(g) for g in replica_groups(fb, groups_attr)]
-    axes = _axes_for_groups(mesh, groups, device_groups)
+    axes = axes_for_groups(mesh, [AxisRef(n) for n in mesh.axis_names], groups, ordered=False)
     if axes is None:
         raise ValueError(f"replica_groups {groups} are not the device groups of any "
                          f"axes of mesh @{mesh.name}")
@@ -173,22 +173,6 @@ def _generic_all_reduce(fb: FunctionBuilder, rec: OpRec, operands: list[Value], 
     if channel is not None:
         attrs["channel_handle"] = OpaqueAttr(fb.b.text[channel.start : channel.end])
     return "spmd.all_reduce", attrs, fb.results_of(rec, operands), None
-
-
-def _axes_for_groups(mesh, groups, device_groups):
-    """The mesh axes (in mesh order, as shard_map's psum names them) whose device groups are
-    `groups` (as sets of sets), or None."""
-    from itertools import combinations
-
-    want = {frozenset(g) for g in groups}
-    names = list(mesh.axis_names)
-    for r in range(1, len(names) + 1):
-        for combo in combinations(names, r):
-            refs = tuple(AxisRef(n) for n in combo)
-            got = {frozenset(g) for g in device_groups(mesh, refs)}
-            if got == want:
-                return refs
-    return None
 
 
 # ----- export ---------------------------------------------------------------------------------

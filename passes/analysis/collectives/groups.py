@@ -7,7 +7,10 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
+from itertools import combinations, permutations
+from typing import Any
 
 from shardc.ir.bounded import BoundedTable
 from shardc.ir.mapping import NamedMapping
@@ -52,6 +55,29 @@ def _device_groups(mesh: DeviceMesh, axes: Sequence[AxisRef]) -> list[list[int]]
         groups.setdefault(key, []).append((index, p))
     ordered = sorted(groups.values(), key=lambda members: min(p for _, p in members))
     return [[mesh.device_id(p) for _, p in sorted(members)] for members in ordered]
+
+
+def axes_for_groups(mesh: DeviceMesh, candidates: Sequence[AxisRef],
+                    groups: Sequence[Sequence[int]], *,
+                    ordered: bool) -> tuple[AxisRef, ...] | None:
+    """The axes among `candidates` whose collective groups (`device_groups`) are `groups`, or
+    None. Unordered: as sets of sets, the axes in `candidates`' order (shard_map's psum names
+    them so). Ordered: member for member (an all_gather's concatenation order), the axes tried
+    in every order; the groups themselves may come in any order."""
+    if ordered:
+        want: Any = sorted(tuple(g) for g in groups)
+        tries: Any = permutations
+    else:
+        want, tries = {frozenset(g) for g in groups}, combinations
+    size = len(groups[0]) if groups else 0
+    for r in range(1, len(candidates) + 1):
+        for chosen in tries(candidates, r):
+            if math.prod(a.axis_size(mesh) for a in chosen) != size:
+                continue
+            got = device_groups(mesh, chosen)
+            if (sorted(map(tuple, got)) if ordered else {frozenset(g) for g in got}) == want:
+                return tuple(chosen)
+    return None
 
 
 def permute_sources(src: NamedMapping, dst: NamedMapping) -> list[tuple[int, int]]:
