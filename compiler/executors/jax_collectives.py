@@ -14,6 +14,8 @@ from typing import Any
 
 import numpy as np
 
+from shardc.executors.jax_runtime import lax_reducer
+from shardc.executors.reduce_kinds import identity
 from shardc.ir.core import Operation
 from shardc.ir.diagnostics import ExecutionError
 from shardc.ir.mesh import DeviceMesh
@@ -60,7 +62,11 @@ def named_axes_collective(jax: Any, op: Operation, xs: Sequence[Any], axes: tupl
             return lax.pmax(x, axes)
         if kind == "minimum":
             return lax.pmin(x, axes)
-        return jnp.prod(lax.all_gather(x, axes, axis=0), axis=0).astype(x.dtype)
+        if kind == "multiply":
+            return jnp.prod(lax.all_gather(x, axes, axis=0), axis=0).astype(x.dtype)
+        # and, or (bitwise; logical on booleans): the group's values gathered and folded
+        gathered = lax.all_gather(x, axes, axis=0)
+        return lax.reduce(gathered, identity(kind, np.dtype(x.dtype)), lax_reducer(kind), (0,))
     raise ExecutionError(f"the JAX backend has no translation of '{name}'", op.loc)
 
 

@@ -46,7 +46,7 @@ from shardc.ir.ops.manual_bodies import is_manual_body
 from shardc.ir.ops.registry import COLLECTIVE, OpDef, attr, op_error, register, req
 from shardc.ir.types import TensorType
 
-ALL_REDUCE_KINDS = ("add", "maximum", "minimum", "multiply")
+ALL_REDUCE_KINDS = ("add", "maximum", "minimum", "multiply", "and", "or")
 
 
 def group_size(op: Operation) -> int:

@@ -196,3 +196,26 @@ func @remat_barrier(%x: tensor<16x32xf32, <@mesh, [{"dp"}, {}]>>, %w: tensor<32x
   %d = dot_general %bx, %bw {lhs_contracting_dims = [1], rhs_contracting_dims = [0]} : tensor<16x64xf32, <@mesh, [{"dp"}, {"tp"}]>>
   return %d
 }
+
+// -----
+
+// Logical and bitwise reductions pending over "x" (`jnp.any`, `lax.reduce` with bitwise_and)
+// become an spmd.all_reduce of the same kind; the per-device reduce is kept as it was.
+// CHECK: func @main(%[[A:.*]]: tensor<2x6xi1>, %[[B:.*]]: tensor<2x6xi32>) -> (tensor<6xi1>, tensor<6xi32>)
+// CHECK: %[[F:.*]] = constant {value = dense<false>} : tensor<i1>
+// CHECK-NEXT: %[[OR:.*]] = reduce %[[A]], %[[F]] {dimensions = [0], kind = or} : tensor<6xi1>
+// CHECK-NEXT: %[[ANY:.*]] = spmd.all_reduce %[[OR]] {axes = ["x"], kind = or, groups = {{\[}}[0, 1, 2, 3]]} : tensor<6xi1>
+// CHECK: %[[AND:.*]] = reduce %[[B]], %{{.*}} {dimensions = [0], kind = and} : tensor<6xi32>
+// CHECK-NEXT: %[[ALL:.*]] = spmd.all_reduce %[[AND]] {axes = ["x"], kind = and, groups = {{\[}}[0, 1, 2, 3]]} : tensor<6xi32>
+// CHECK-NEXT: return %[[ANY]], %[[ALL]]
+mesh @m = <["x"=4]>
+
+func @main(%a: tensor<8x6xi1, <@m, [{"x"}, {}]>>, %b: tensor<8x6xi32, <@m, [{"x"}, {}]>>) -> (tensor<6xi1, <@m, [{}]>>, tensor<6xi32, <@m, [{}]>>) {
+  %f = constant {value = dense<false>} : tensor<i1>
+  %0 = reduce %a, %f {dimensions = [0], kind = or} : tensor<6xi1, <@m, [{}], unreduced={"x"}, unreduced_op=or>>
+  %1 = all_reduce %0 {reduction_axes = ["x"]} : tensor<6xi1, <@m, [{}]>>
+  %m1 = constant {value = dense<-1>} : tensor<i32>
+  %2 = reduce %b, %m1 {dimensions = [0], kind = and} : tensor<6xi32, <@m, [{}], unreduced={"x"}, unreduced_op=and>>
+  %3 = all_reduce %2 {reduction_axes = ["x"]} : tensor<6xi32, <@m, [{}]>>
+  return %1, %3
+}
