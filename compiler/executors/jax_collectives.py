@@ -64,7 +64,11 @@ def named_axes_collective(jax: Any, op: Operation, xs: Sequence[Any], axes: tupl
             return lax.pmin(x, axes)
         if kind == "multiply":
             return jnp.prod(lax.all_gather(x, axes, axis=0), axis=0).astype(x.dtype)
-        # and, or (bitwise; logical on booleans): the group's values gathered and folded
+        if x.dtype == np.bool_:  # logical or/and: one all-reduce, as max/min of 0/1 bytes
+            as_bytes = lax.convert_element_type(x, np.uint8)
+            folded = lax.pmax(as_bytes, axes) if kind == "or" else lax.pmin(as_bytes, axes)
+            return lax.convert_element_type(folded, np.bool_)
+        # bitwise and/or of integers (XLA:CPU compiles no all-reduce of them): gathered, folded
         gathered = lax.all_gather(x, axes, axis=0)
         return lax.reduce(gathered, identity(kind, np.dtype(x.dtype)), lax_reducer(kind), (0,))
     raise ExecutionError(f"the JAX backend has no translation of '{name}'", op.loc)
