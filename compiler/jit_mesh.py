@@ -11,6 +11,7 @@ the first mesh.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from shardc.ir.diagnostics import ShardcError
@@ -70,3 +71,23 @@ def auto_mesh(jax: Any, mesh: Any) -> Any:
     if isinstance(mesh, jax.sharding.AbstractMesh):
         return jax.sharding.AbstractMesh(mesh.axis_sizes, mesh.axis_names, axis_types=auto)
     return jax.sharding.Mesh(mesh.devices, mesh.axis_names, axis_types=auto)
+
+
+def lower_on(jax: Any, mesh: Any, trace_mesh: Any, lower: Callable[[Any], str]) -> str:
+    """`lower(trace_mesh)`: the function traced on `mesh`'s axes made Auto, so that what JAX
+    leaves open is shardc's to decide. A function written for explicit sharding
+    (`out_sharding=`, `jax.sharding.reshard`, a sharding read off `jax.typeof`) traces only on
+    the mesh's own Explicit axes: failing on Auto ones, it is lowered on `mesh` as given, as
+    `jax.jit` would, and JAX's shardings reach propagation as constraints. Failing there too,
+    the error raised is the first trace's."""
+    try:
+        return lower(trace_mesh)
+    except ShardcError:
+        raise
+    except Exception as first:
+        if jax.sharding.AxisType.Explicit not in getattr(mesh, "axis_types", ()):
+            raise
+        try:
+            return lower(mesh)
+        except Exception:
+            raise first from None

@@ -40,7 +40,7 @@ from shardc.ir.diagnostics import ShardcError
 from shardc.jax_api import _jax
 from shardc.jit_arguments import Donation, check_argnums, ints, strs
 from shardc.jit_keys import key_data, rewrap, unwrap_results
-from shardc.jit_mesh import auto_mesh, call_mesh, given_mesh, mesh_context
+from shardc.jit_mesh import auto_mesh, call_mesh, given_mesh, lower_on, mesh_context
 from shardc.jit_paths import ArgumentNames, array_text, leaf_paths
 from shardc.jit_specs import (
     broadcast,
@@ -390,13 +390,18 @@ class Jitted:
         from shardc.jax_api import lower_to_text
         from shardc.jit_cache import JaxSource, compile_text
 
-        start = time.perf_counter()
-        try:
+        def lower(mesh: Any) -> str:
             # Under the mesh, as `jax.jit` under `jax.set_mesh`: `with_sharding_constraint`
             # in `fun` may then name a bare PartitionSpec.
-            with mesh_context(jax, self.trace_mesh):
-                text = lower_to_text(flat_fun, *structs, mesh=self.trace_mesh,
-                                     in_shardings=specs, out_shardings=self.out_specs)
+            out_tree.clear()
+            out_keys.clear()
+            with mesh_context(jax, mesh):
+                return lower_to_text(flat_fun, *structs, mesh=mesh, in_shardings=specs,
+                                     out_shardings=self.out_specs)
+
+        start = time.perf_counter()
+        try:
+            text = lower_on(jax, self.mesh, self.trace_mesh, lower)
         except ShardcError:
             raise
         except Exception as e:
