@@ -68,8 +68,11 @@ def lower_to_text(
     mesh: Any = None,
     in_shardings: Any = None,
     out_shardings: Any = None,
+    host_callbacks: list[Any] | None = None,
 ) -> str:
-    """The StableHLO + sdy text `jax.jit` lowers `f` to (what `from_jax` imports)."""
+    """The StableHLO + sdy text `jax.jit` lowers `f` to (what `from_jax` imports).
+    `host_callbacks`: a list the lowering's Python host callbacks are added to, in the order
+    the text's `custom_call`s index them (executors/jax_ops/host_callbacks.py)."""
     jax = _jax()
     in_shardings = _bind_specs(in_shardings, mesh, "in_shardings")
     out_shardings = _bind_specs(out_shardings, mesh, "out_shardings")
@@ -85,6 +88,10 @@ def lower_to_text(
         lowered = jitted.trace(*args).lower(lowering_platforms=(platform,))
     else:
         lowered = jitted.lower(*args)
+    if host_callbacks is not None:
+        # (JAX's own record of them: what its compile hands XLA)
+        compile_args = getattr(getattr(lowered, "_lowering", None), "compile_args", {})
+        host_callbacks.extend(compile_args.get("host_callbacks", ()))
     # With debug info: every op keeps the Python file and line that made it (explanations and
     # errors point there).
     return lowered.as_text(debug_info=True)

@@ -390,14 +390,17 @@ class Jitted:
         from shardc.jax_api import lower_to_text
         from shardc.jit_cache import JaxSource, compile_text
 
+        callbacks: list[Any] = []
+
         def lower(mesh: Any) -> str:
             # Under the mesh, as `jax.jit` under `jax.set_mesh`: `with_sharding_constraint`
             # in `fun` may then name a bare PartitionSpec.
             out_tree.clear()
             out_keys.clear()
+            callbacks.clear()
             with mesh_context(jax, mesh):
                 return lower_to_text(flat_fun, *structs, mesh=mesh, in_shardings=specs,
-                                     out_shardings=self.out_specs)
+                                     out_shardings=self.out_specs, host_callbacks=callbacks)
 
         start = time.perf_counter()
         try:
@@ -417,6 +420,9 @@ class Jitted:
         options = self.options
         if options.verify_each is None:  # (the IR verified once, after the pipeline: pipeline.py)
             options = dataclasses.replace(options, verify_each=False)
+        if callbacks and options.cache_dir is not None:
+            # Host callbacks are this process's Python functions: no entry can hold them.
+            options = dataclasses.replace(options, cache_dir=None)
         if options.auto_shard and any(donated):
             # A donated argument is the state a loop carries: XLA reuses its buffer only for a
             # result in the same layout, and the next call passes that result back. So
@@ -433,7 +439,7 @@ class Jitted:
         signature = Signature(call.tree, len(call.dyn), out_tree[0], structs, in_keys=in_keys,
                               out_keys=out_keys[0], arg_names=names, donated=donated)
         return Lowered(self.name, result, signature, self.mesh, self.backend, timings,
-                       source=source, options=options)
+                       source=source, options=options, host_callbacks=tuple(callbacks))
 
     def _leaf_specs(self, call: _Call) -> tuple[Any, ...]:
         """A PartitionSpec (or None) per argument leaf: `in_shardings` broadcast over the

@@ -61,6 +61,8 @@ class Lowered:
     # `shardc.jit_cache.JaxSource` that imports JAX's text when asked.
     source: Any = None
     options: Any = None  # the CompileOptions it was compiled with
+    # The Python functions of its host callbacks (jax.debug.print, pure_callback), by index
+    host_callbacks: tuple[Any, ...] = ()
 
     # ----- what shardc decided --------------------------------------------------------------
 
@@ -168,7 +170,7 @@ class Lowered:
 
             self._program = JaxArrayProgram(
                 self.spmd, devices=list(self.mesh.devices.flat), mesh=self.mesh,
-                donate=self.signature.donated,
+                donate=self.signature.donated, host_callbacks=self.host_callbacks,
             )
         return self._program
 
@@ -186,7 +188,8 @@ class Lowered:
             self.result.cache.wait()  # (the entry written on a miss: jit_cache.py)
         timings = dict(self.timings, xla_compile=time.perf_counter() - start)
         return Compiled(self.name, self.result, self.signature, self.mesh, self.backend,
-                        timings, self._program, self.source, self.options, executable)
+                        timings, self._program, self.source, self.options,
+                        self.host_callbacks, executable)
 
     def __repr__(self) -> str:
         return f"<shardc.Lowered {self.name} backend={self.backend}>"

@@ -53,12 +53,15 @@ class JaxArrayProgram:
         devices: Sequence[Any] = (),
         mesh: Any = None,
         donate: Sequence[bool] = (),
+        host_callbacks: Sequence[Any] | None = None,
     ):
         jax = import_jax()
         self.jax = jax
-        # limits=None: loops are lax.while_loop's, unbounded as in JAX (no host callback in
-        # the program a user jits, lowers or exports).
-        self.executor = ex = JaxExecutor(module, function, devices=devices, limits=None)
+        # limits=None: loops are lax.while_loop's, unbounded as in JAX (no host callback of
+        # shardc's in the program a user jits, lowers or exports; the user's own are
+        # `host_callbacks`).
+        self.executor = ex = JaxExecutor(module, function, devices=devices, limits=None,
+                                         host_callbacks=host_callbacks)
         sig = ex.sig
         self.in_mappings = list(ex.in_shardings)
         self.out_mappings = list(ex.out_shardings)
@@ -79,7 +82,12 @@ class JaxArrayProgram:
         P = jax.sharding.PartitionSpec  # noqa: N806 - JAX's name
         in_specs = tuple(P(*self._entries(m)) for m in self.in_mappings)
         out_specs = tuple(P(*self._entries(m)) for m in self.out_mappings)
-        body = on_mesh(jax, shard_map(jax)(self._body, ex.mesh, in_specs, out_specs), ex.mesh)
+        grid = ex.mesh
+        if host_callbacks and _same_grid(mesh, grid):
+            # A callback's sharding is on the shard_map's mesh, which must then be the
+            # boundary's own (one mesh per program, axis types included: Explicit ones too).
+            grid = mesh
+        body = on_mesh(jax, shard_map(jax)(self._body, grid, in_specs, out_specs), grid)
 
         def program(*args: Any) -> tuple[Any, ...]:
             padded = [_pad(jax, a, m) for a, m in zip(args, self.in_mappings)]
@@ -222,3 +230,11 @@ def global_array(jax: Any, value: np.ndarray, sharding: Any) -> Any:
     """A global `jax.Array` of `value` (the whole array, the same in every process) with
     `sharding`; each process fills only the shards on its own devices."""
     return jax.make_array_from_callback(value.shape, sharding, lambda index: value[index])
+
+
+def _same_grid(mesh: Any, grid: Any) -> bool:
+    """Whether the `jax.sharding.Mesh` `mesh` has `grid`'s axes and devices, in its order."""
+    return (mesh is not None and hasattr(mesh, "devices")
+            and tuple(mesh.axis_names) == tuple(grid.axis_names)
+            and mesh.devices.shape == grid.devices.shape
+            and all(a == b for a, b in zip(mesh.devices.flat, grid.devices.flat)))

@@ -15,7 +15,7 @@ travel with one extra leading dim split over their unreduced axes. On CPU, simul
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import nullcontext
 from typing import Any
 
@@ -24,7 +24,8 @@ import numpy as np
 from shardc.executors import control
 from shardc.executors.control import control_flow
 from shardc.executors.device_layout import DeviceLayout, module_layout
-from shardc.executors.jax_collectives import named_axes_collective
+from shardc.executors.jax_collectives import axis_index, named_axes_collective
+from shardc.executors.jax_ops.host_callbacks import host_callback, is_host_callback
 from shardc.executors.jax_ops.table import JAX_OPS
 from shardc.executors.jax_replica import replica_collective
 from shardc.executors.jax_runtime import import_jax, on_mesh, shard_map
@@ -53,8 +54,11 @@ class JaxExecutor:
         *,
         devices: Sequence[Any] = (),
         limits: Limits | None = DEFAULT_LIMITS,
+        host_callbacks: Sequence[Callable[..., Any]] | None = None,
     ):
         jax = import_jax()
+        # The Python functions of the program's host callbacks (jax_ops/host_callbacks.py).
+        self.host_callbacks = host_callbacks
         func = module.lookup_function(function)
         if func is None:
             raise ExecutionError(f"module has no function @{function}")
@@ -125,6 +129,11 @@ class JaxExecutor:
             return list(given)
         return [NamedMapping.fully_replicated(self.layout.mesh, len(s)) for s in shapes]
 
+    def _first_device(self) -> Any:
+        """Whether the device tracing is the mesh's first (its index 0 on every axis)."""
+        lax = self.jax.lax
+        return lax.eq(axis_index(lax, self.names), 0)
+
     def axis_names(self, refs) -> tuple[str, ...]:
         return tuple(self.names[i] for i in self.layout.index(refs))
 
@@ -179,6 +188,8 @@ class JaxExecutor:
             return self._collective(op, xs)
         if name in DEVICE_IDS or name in REPLICA_COLLECTIVES:
             return replica_collective(self, op, xs)
+        if name == "custom_call" and is_host_callback(op):
+            return host_callback(self.jax, op, xs, self.host_callbacks, self._first_device)
         fn = JAX_OPS.get(name)
         if fn is None:
             raise ExecutionError(f"the JAX backend has no translation of '{name}' yet", op.loc)
