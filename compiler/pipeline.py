@@ -158,17 +158,21 @@ class CompileResult:
         inputs: Sequence[np.ndarray] | Mapping[str, np.ndarray],
         backend: str = "numpy",
         limits: Limits = DEFAULT_LIMITS,
+        host_callbacks: Sequence[Any] | None = None,
     ) -> list[np.ndarray]:
         """Run the per-device program on every device of the mesh; global arrays in and out
-        (`limits.while_iterations` bounds each `while`)."""
+        (`limits.while_iterations` bounds each `while`; `host_callbacks`: the functions of its
+        Python host callbacks, executors/host_callbacks.py)."""
         if backend == "numpy":
             from shardc.executors.numpy_exec import NumpyExecutor
 
-            return NumpyExecutor(self.spmd, limits=limits).run(inputs)
+            return NumpyExecutor(self.spmd, limits=limits,
+                                 host_callbacks=host_callbacks).run(inputs)
         if backend == "jax":
             from shardc.executors.jax_exec import JaxExecutor
 
-            return JaxExecutor(self.spmd, limits=limits).run(inputs)
+            return JaxExecutor(self.spmd, limits=limits,
+                               host_callbacks=host_callbacks).run(inputs)
         raise ShardcError(f"unknown backend '{backend}' (expected numpy or jax)")
 
 

@@ -233,7 +233,8 @@ class Compiled(Lowered):
         """Run on the flattened argument leaves; the result in its pytree. `place=False`: the
         leaves are known to need no move (`needs_placing` said so for their signature)."""
         if self.backend == "numpy":
-            outs = self.result.run([np.asarray(x) for x in leaves], backend="numpy")
+            outs = self.result.run([np.asarray(x) for x in leaves], backend="numpy",
+                                   host_callbacks=self.host_callbacks)
         else:
             # The executable `compile` built (a `jax.stages.Compiled`, called through JAX's C++
             # fast path): calling the jitted program instead would trace and compile it again,

@@ -90,3 +90,23 @@ def test_a_callback_in_a_modules_text_is_a_located_error(tmp_path, capsys):
     err = capsys.readouterr().err
     assert code == 1, (code, err)
     assert f"{path}:7:" in err and "is a Python host callback" in err, err
+
+
+def test_numpy_backend_calls_each_callback_once(mesh, capfd):
+    calls = []
+
+    def host_count(a):
+        calls.append(a.shape)
+        return (a * 0 + len(calls)).astype(a.dtype)
+
+    def step(x):
+        jax.debug.print("total {t:.3f}", t=x.sum())
+        s = jax.pure_callback(np.sin, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+        c = io_callback(host_count, jax.ShapeDtypeStruct(x.shape, x.dtype), x)
+        return s @ x.T + c.sum()
+
+    # (a concrete mesh: JAX lowers no host callback on an AbstractMesh)
+    y = shardc.jit(step, mesh=mesh, backend="numpy", in_shardings=(P("dp"),))(X)
+    np.testing.assert_allclose(y, np.sin(X) @ X.T + X.size, rtol=1e-5)
+    assert calls == [X.shape]  # once, on the whole operand, as jax.jit calls it
+    assert capfd.readouterr().out.splitlines() == [f"total {X.sum():.3f}"]

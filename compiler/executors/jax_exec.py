@@ -24,8 +24,9 @@ import numpy as np
 from shardc.executors import control
 from shardc.executors.control import control_flow
 from shardc.executors.device_layout import DeviceLayout, module_layout
+from shardc.executors.host_callbacks import is_host_callback
 from shardc.executors.jax_collectives import axis_index, named_axes_collective
-from shardc.executors.jax_ops.host_callbacks import host_callback, is_host_callback
+from shardc.executors.jax_ops.host_callbacks import host_callback
 from shardc.executors.jax_ops.table import JAX_OPS
 from shardc.executors.jax_replica import replica_collective
 from shardc.executors.jax_runtime import import_jax, on_mesh, shard_map

@@ -36,6 +36,7 @@ from shardc.executors.device_layout import (
     module_layout,
     to_batched,
 )
+from shardc.executors.host_callbacks import is_host_callback, numpy_runner
 from shardc.executors.kernels.custom_calls import known_custom_call
 from shardc.executors.kernels.table import KERNELS
 from shardc.executors.replica_groups import replica_runner
@@ -63,6 +64,7 @@ class NumpyExecutor:
         *,
         general_groups: bool = False,
         limits: Limits = DEFAULT_LIMITS,
+        host_callbacks: Sequence[Callable[..., Any]] | None = None,
     ):
         func = module.lookup_function(function)
         if func is None:
@@ -75,6 +77,7 @@ class NumpyExecutor:
         )
         self.general_groups = general_groups
         self.limits = limits
+        self.host_callbacks = host_callbacks  # (host_callbacks.py)
         self._plans: dict[str, _Plan] = {}
 
     @classmethod
@@ -85,7 +88,7 @@ class NumpyExecutor:
         out by `layout` (no entry function: the body of a manual_computation)."""
         ex = cls.__new__(cls)
         ex.module, ex.layout, ex.general_groups, ex._plans = module, layout, False, {}
-        ex.limits = limits
+        ex.limits, ex.host_callbacks = limits, None
         return ex
 
     # ----- entry points ---------------------------------------------------------------------
@@ -229,6 +232,8 @@ class NumpyExecutor:
         batched = BATCHED.get(name)
         if batched is not None:
             return batched(op, r)
+        if name == "custom_call" and is_host_callback(op):
+            return numpy_runner(op, self.host_callbacks, self.layout)
         kernel = known_custom_call(op) if name == "custom_call" else KERNELS.get(name)
         if kernel is None:
             raise ExecutionError(f"no numpy kernel for op '{name}'", op.loc)
