@@ -136,7 +136,8 @@ def format_float(x: float) -> str:
 class DenseElements:
     """`dense<1.0>` (splat), `dense<[[1, 2], [3, 4]]>`, or `dense<"0x0000803F">` (raw bytes).
 
-    `values` is a flat tuple of Python scalars (bool, int or float) in row-major order; `shape`
+    `values` is a flat tuple of Python scalars (bool, int, float or complex: `(1.0,-2.0)`) in
+    row-major order; `shape`
     is the nesting written (empty for a splat); `hex` keeps raw little-endian bytes verbatim.
     """
 
@@ -201,6 +202,8 @@ class DenseElements:
 
 
 def _same_scalar(a: Any, b: Any) -> bool:
+    if isinstance(a, complex) and isinstance(b, complex):
+        return _same_scalar(a.real, b.real) and _same_scalar(a.imag, b.imag)
     if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
         return True
     return a == b and type(a) is type(b)
@@ -211,6 +214,8 @@ def format_scalar(x: Any) -> str:
         return "true" if x else "false"
     if isinstance(x, int):
         return str(x)
+    if isinstance(x, complex):  # MLIR's (real,imag)
+        return f"({format_float(x.real)},{format_float(x.imag)})"
     return format_float(x)
 
 
@@ -247,6 +252,8 @@ def dense_from_numpy(array: np.ndarray) -> DenseElements:
         return DenseElements((flat[0].item(),))
     if array.dtype.kind == "f":
         values = tuple(float(v) for v in flat)
+    elif array.dtype.kind == "c":
+        values = tuple(complex(v) for v in flat)
     elif array.dtype.kind == "b":
         values = tuple(bool(v) for v in flat)
     else:

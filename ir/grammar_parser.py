@@ -245,6 +245,12 @@ class _Builder(lark.Transformer):
             return ("hex", str(tok))
         return float(str(tok))
 
+    def dense_part(self, c):
+        return float(str(c[0]))
+
+    def dense_complex(self, c):
+        return complex(c[0], c[1])
+
     def dense_true(self, c):
         return True
 

@@ -333,6 +333,16 @@ class ValueReader:
 
     def _dense_scalar(self, t: Text) -> Any:
         t.ws()
+        if t.peek() == "(":  # a complex element, (real,imag)
+            t.expect("(")
+            real = self._dense_scalar(t)
+            t.expect(",")
+            imag = self._dense_scalar(t)
+            t.expect(")")
+            if not all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                       for v in (real, imag)):
+                raise Unsupported("complex dense element")
+            return complex(real, imag)
         text, pos = t.text, t.pos
         for pattern, convert in ((_SPECIAL_FLOAT, float), (_FLOAT, float), (INT, int)):
             m = pattern.match(text, pos)

@@ -85,10 +85,18 @@ def round_to_dtype(x: float, dtype: str) -> float:
     return math.copysign(y, x)
 
 
-_DENSE_TOKEN = re.compile(r'\s*(?:(\[)|(\])|(,)|("(?:[^"\\]|\\.)*")|([^\s,\[\]]+))')
+_DENSE_TOKEN = re.compile(
+    r'\s*(?:(\[)|(\])|(,)|("(?:[^"\\]|\\.)*")|(\([^()]*\)|[^\s,\[\]]+))')
 
 
 def _dense_scalar(text: str, dtype: str) -> Any:
+    if dtype.startswith("complex<"):  # (real,imag), each of the part's type
+        text = text.strip()
+        if not (text.startswith("(") and text.endswith(")")):
+            raise ValueError(text)
+        real, imag = text[1:-1].split(",")
+        part = dtype[len("complex<"):-1]
+        return complex(_dense_scalar(real.strip(), part), _dense_scalar(imag.strip(), part))
     if dtype == "i1":
         if text in ("true", "false"):
             return text == "true"

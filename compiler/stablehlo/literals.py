@@ -132,6 +132,10 @@ def format_float(x: float, dtype: str) -> str:
 
 
 def _scalar(v: Any, dtype: str) -> str:
+    if dtype.startswith("complex<"):
+        part = dtype[len("complex<"):-1]
+        v = complex(v)
+        return f"({_scalar(v.real, part)},{_scalar(v.imag, part)})"
     if dtype == "i1":
         return "true" if v else "false"
     if is_float(dtype):

@@ -144,3 +144,22 @@ func private @double(%a: tensor<8x8x8x3xf32>) -> tensor<8x8x8x3xf32> {
   %0 = add %a, %a : tensor<8x8x8x3xf32>
   return %0
 }
+
+// -----
+
+// Complex constants: (real,imag) per element, splat and nested, printed back as written.
+// CHECK: func @main(%[[X:.*]]: tensor<2x2xcomplex<f32>>) -> tensor<2x2xcomplex<f32>>
+// CHECK-NEXT: %[[C:.*]] = constant {value = dense<(0.0,1.5)>} : tensor<complex<f32>>
+// CHECK-NEXT: %[[T:.*]] = constant {value = dense<{{\[}}[(1.0,-2.0), (-0.0,0.5)], [(1e-08,0.0), (nan,inf)]]>} : tensor<2x2xcomplex<f32>>
+// CHECK-NEXT: %[[B:.*]] = broadcast_in_dim %[[C]] {broadcast_dimensions = []} : tensor<2x2xcomplex<f32>>
+// CHECK-NEXT: %[[M:.*]] = multiply %[[X]], %[[B]] : tensor<2x2xcomplex<f32>>
+// CHECK-NEXT: %[[S:.*]] = add %[[M]], %[[T]] : tensor<2x2xcomplex<f32>>
+// CHECK-NEXT: return %[[S]]
+func @main(%x: tensor<2x2xcomplex<f32>>) -> tensor<2x2xcomplex<f32>> {
+  %c = constant {value = dense<(0.0,1.5)>} : tensor<complex<f32>>
+  %t = constant {value = dense<[[(1.0,-2.0), (-0.0,0.5)], [(1e-08,0.0), (nan,inf)]]>} : tensor<2x2xcomplex<f32>>
+  %0 = broadcast_in_dim %c {broadcast_dimensions = []} : tensor<2x2xcomplex<f32>>
+  %1 = multiply %x, %0 : tensor<2x2xcomplex<f32>>
+  %2 = add %1, %t : tensor<2x2xcomplex<f32>>
+  return %2
+}

@@ -128,3 +128,28 @@ func.func @collectives(%arg0: tensor<4x4x4x4xf32> {sdy.sharding = #sdy.sharding<
   %5 = sdy.all_reduce max {"z"} %4 out_sharding=<@m, [{"x"}, {}, {}, {"y"}]> : tensor<4x4x4x4xf32>
   return %5 : tensor<4x4x4x4xf32>
 }
+
+// -----
+
+// Complex constants, as JAX lowers `1j * x` and a complex array: (real,imag) per element, each
+// part printed as MLIR prints its float type (NaN as its bits), splat and nested.
+// CHECK-LABEL: func.func @main(
+// CHECK-SAME: %[[X:.*]]: tensor<2x2xf32>) -> tensor<2x2xcomplex<f32>>
+// CHECK: %[[C:.*]] = stablehlo.constant dense<(0.000000e+00,1.000000e+00)> : tensor<complex<f32>>
+// CHECK-NEXT: %[[T:.*]] = stablehlo.constant dense<{{\[}}[(1.000000e+00,2.000000e+00), (-0.000000e+00,-5.000000e-01)], [(9.99999993E-9,0.000000e+00), (0x7FC00000,1.000000e+00)]]> : tensor<2x2xcomplex<f32>>
+// CHECK-NEXT: %[[B:.*]] = stablehlo.broadcast_in_dim %[[C]], dims = [] : (tensor<complex<f32>>) -> tensor<2x2xcomplex<f32>>
+// CHECK-NEXT: %[[Z:.*]] = stablehlo.convert %[[X]] : (tensor<2x2xf32>) -> tensor<2x2xcomplex<f32>>
+// CHECK-NEXT: %[[M:.*]] = stablehlo.multiply %[[B]], %[[Z]] : tensor<2x2xcomplex<f32>>
+// CHECK-NEXT: %[[S:.*]] = stablehlo.add %[[M]], %[[T]] : tensor<2x2xcomplex<f32>>
+// CHECK-NEXT: return %[[S]]
+module {
+  func.func @main(%arg0: tensor<2x2xf32>) -> tensor<2x2xcomplex<f32>> {
+    %c = stablehlo.constant dense<(0.000000e+00,1.000000e+00)> : tensor<complex<f32>>
+    %t = stablehlo.constant dense<[[(1.000000e+00,2.000000e+00), (-0.000000e+00,-5.000000e-01)], [(9.99999993E-9,0.000000e+00), (0x7FC00000,1.000000e+00)]]> : tensor<2x2xcomplex<f32>>
+    %0 = stablehlo.broadcast_in_dim %c, dims = [] : (tensor<complex<f32>>) -> tensor<2x2xcomplex<f32>>
+    %1 = stablehlo.convert %arg0 : (tensor<2x2xf32>) -> tensor<2x2xcomplex<f32>>
+    %2 = stablehlo.multiply %0, %1 : tensor<2x2xcomplex<f32>>
+    %3 = stablehlo.add %2, %t : tensor<2x2xcomplex<f32>>
+    return %3 : tensor<2x2xcomplex<f32>>
+  }
+}

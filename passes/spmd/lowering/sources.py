@@ -9,7 +9,7 @@ from shardc.ir.attributes import DenseElements
 from shardc.ir.core import Operation
 from shardc.ir.diagnostics import PassError
 from shardc.ir.ops.registry import attr
-from shardc.ir.types import is_float, shard_shape
+from shardc.ir.types import is_complex, is_float, shard_shape
 from shardc.passes.analysis.collectives.shards import chunk
 from shardc.passes.spmd.lowering.collectives import all_slice
 from shardc.passes.spmd.lowering.function_lowering import FunctionLowering
@@ -28,7 +28,8 @@ def lower_constant(low: FunctionLowering, op: Operation) -> None:
     array = value.to_numpy(t.shape, t.dtype)
     padded = tuple(k * chunk(n, k) for n, k in zip(t.shape, m.shard_counts()))
     array = np.pad(array, [(0, p - n) for n, p in zip(t.shape, padded)])
-    kind = bool if t.dtype == "i1" else float if is_float(t.dtype) else int
+    kind = (bool if t.dtype == "i1" else float if is_float(t.dtype)
+            else complex if is_complex(t.dtype) else int)
     dense = DenseElements(tuple(kind(v) for v in array.reshape(-1)), padded)
     cur = low.emit("constant", [], {"value": dense}, padded, t.dtype)
     for d, dim in enumerate(m.dims):
