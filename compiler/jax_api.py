@@ -13,6 +13,7 @@ they raise a `ShardcError` with the install command. See docs/jax.md.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -81,6 +82,7 @@ def lower_to_text(
         kwargs["in_shardings"] = in_shardings
     if out_shardings is not None:
         kwargs["out_shardings"] = out_shardings
+    _hide_own_frames()
     jitted = jax.jit(f, keep_unused=True, **kwargs)  # an argument per argument, used or not
     if isinstance(mesh, jax.sharding.AbstractMesh):
         # No devices to lower for: JAX wants the platform named.
@@ -95,6 +97,20 @@ def lower_to_text(
     # With debug info: every op keeps the Python file and line that made it (explanations and
     # errors point there).
     return lowered.as_text(debug_info=True)
+
+
+def _hide_own_frames() -> None:
+    """Have JAX's locations skip shardc's own frames, as they skip JAX's (Flax does the same):
+    ops JAX makes outside the user's code, a function's `return` among them, are then located
+    at the user's call of `shardc.jit`'s function, not in the shardc module that traced it
+    (explanations and warnings print these locations)."""
+    try:
+        from jax._src import source_info_util  # noqa: PLC0415 - JAX's own registry, private
+    except ImportError:  # (another JAX: its locations are left as they are)
+        return
+    own = os.path.dirname(os.path.abspath(__file__)) + os.sep
+    if own not in getattr(source_info_util, "_exclude_paths", [own]):
+        source_info_util.register_exclusion(own)
 
 
 def _bind_specs(shardings: Any, mesh: Any, what: str) -> Any:
