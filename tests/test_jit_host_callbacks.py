@@ -55,7 +55,7 @@ def test_pure_and_io_callbacks_return_their_results(mesh):
         return s @ x.T + c.sum()
 
     f = shardc.jit(step, mesh=mesh, in_shardings=(P("dp"),))
-    y = f(X)
+    y = jax.block_until_ready(f(X))  # (the callbacks run with the step, asynchronously)
     # each device calls the io_callback once, on the whole (replicated) operand
     assert calls and all(shape == X.shape for shape in calls), calls
     expected = np.sin(X) @ X.T
