@@ -38,6 +38,7 @@ from typing import Any  # noqa: E402
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from jit import child  # noqa: E402
+from jit_breakdown import _setup  # noqa: E402  (the programs, mesh and shardings)
 
 PROGRAMS = ("nnx", "llama8")
 SHARDC = ("lower", "import", "modules", "patterns", "reading", "miss_path", "module_imports",
@@ -62,20 +63,6 @@ def _count(owner: Any, attr: str, key: str, acc: dict[str, float],
                 acc[key] = acc.get(key, 0.0) + time.thread_time() - start
 
     setattr(owner, attr, wrapper)
-
-
-def _setup(name: str) -> tuple[Any, Any, Any, Any, Any]:
-    import jax
-    from jax.sharding import NamedSharding
-    from jax.sharding import PartitionSpec as P
-    from jit_programs import build
-
-    auto = (jax.sharding.AxisType.Auto,) * 2
-    mesh = jax.make_mesh((2, 4), ("dp", "tp"), axis_types=auto)
-    f, args, specs = build(name)
-    named = jax.tree_util.tree_map(lambda s: NamedSharding(mesh, s), specs,
-                                   is_leaf=lambda s: isinstance(s, P))
-    return jax, mesh, f, args, (specs, named)
 
 
 def jax_side(name: str) -> dict[str, float]:
