@@ -17,9 +17,14 @@ caller's thread in a fresh process (shardc's modules compiled to bytecode first,
   **patterns** (the line reader's regular expressions, compiled on first use), **reading**
   (`import_stablehlo` + `legalize_chlo` with both warm, measured by reading the text a second
   time after the call); **miss path** (`Jitted._miss` less the stages it calls: signature,
-  shardings, `Lowered`); **module imports** (every module the call imports, at the top of
-  the import: their `exec`, which includes the next two), **dataclasses** and **regexes**
-  (the CPU of the `@dataclass` classes and `re.compile` patterns made inside the call).
+  shardings, `Lowered`); **program** (`Lowered.program`: the `JaxArrayProgram`, the executors'
+  modules imported there); **JAX compile** (`Lowered.compile` less the program and its
+  per-device trace: JAX's compile path on the caller's thread, XLA's compile itself running
+  on threads of its own); **dispatch** (the compiled program called: arguments placed, the
+  step dispatched, as `jax.jit`'s first call also does); **module imports** (every module the
+  call imports, at the top of the import: their `exec`, which includes the next two),
+  **dataclasses** and **regexes** (the CPU of the `@dataclass` classes and `re.compile`
+  patterns made inside the call).
 """
 
 from __future__ import annotations
@@ -41,8 +46,8 @@ from jit import child  # noqa: E402
 from jit_breakdown import _setup  # noqa: E402  (the programs, mesh and shardings)
 
 PROGRAMS = ("nnx", "llama8")
-SHARDC = ("lower", "import", "modules", "patterns", "reading", "miss_path", "module_imports",
-          "dataclasses", "regexes")
+SHARDC = ("lower", "import", "modules", "patterns", "reading", "miss_path", "program",
+          "jax_compile", "dispatch", "module_imports", "dataclasses", "regexes")
 
 
 def _count(owner: Any, attr: str, key: str, acc: dict[str, float],
@@ -105,6 +110,20 @@ def shardc_side(name: str) -> dict[str, float]:
     _count(jit_cache.JaxSource, "module", "import", acc)
     _count(jit_cache, "compile_module", "pipeline", acc)
     _count(stages.Lowered, "compile", "compile", acc)
+    original_program = stages.Lowered.program
+
+    def program(self: Any) -> Any:
+        """The program, its class's `lower` timed once it is imported (here, inside the call:
+        importing it beforehand would take the executors' modules out of the call)."""
+        made = original_program(self)
+        if "per_device_trace" not in acc:
+            acc["per_device_trace"] = 0.0
+            _count(type(made), "lower", "per_device_trace", acc)
+        return made
+
+    stages.Lowered.program = program  # type: ignore[method-assign]
+    _count(stages.Lowered, "program", "program", acc)
+    _count(stages.Compiled, "call_leaves", "dispatch", acc)
     _count(jitted.Jitted, "_miss", "miss", acc)
     _count(bootstrap, "_load_unlocked", "module_imports", acc, outermost=True)
     _count(dataclasses, "_process_class", "dataclasses", acc)
@@ -113,6 +132,7 @@ def shardc_side(name: str) -> dict[str, float]:
     jax.block_until_ready(fn(*args))
     acc["miss_path"] = acc["miss"] - sum(acc[k] for k in ("lower", "import", "pipeline",
                                                           "compile"))
+    acc["jax_compile"] = acc["compile"] - acc["program"] - acc["per_device_trace"]
     from shardc.passes.propagation.legalize_chlo import legalize_chlo
     from shardc.stablehlo import import_stablehlo
 
@@ -155,8 +175,9 @@ def main() -> None:
         return
     print("CPU ms, best of", args.runs)
     print("| program | jax.jit lower | shardc.jit: lower | import | (modules | patterns | "
-          "reading) | miss path | module imports | (dataclasses | regexes) |")
-    print("|---" * 11 + "|")
+          "reading) | miss path | program | JAX compile | dispatch | module imports | "
+          "(dataclasses | regexes) |")
+    print("|---" * 14 + "|")
     for name in args.programs.split(","):
         print(row(measure(name, args.runs)), flush=True)
     print(f"\nload average (1 min) at the end: {os.getloadavg()[0]:.1f}")
