@@ -1,7 +1,8 @@
 """`shardc.jit`'s argument numbers and names: `static_argnums`/`static_argnames` checked against
 `fun`'s signature, and `donate_argnums`/`donate_argnames` resolved as `jax.jit` resolves them
 (numbers from names and names from numbers by the signature, neither overlapping a static
-argument), then turned into a per-leaf donation mask for one call's pytree.
+argument), then turned into a per-leaf donation mask for one call's pytree; and the leaves
+themselves: a Python scalar as the array JAX makes of it, a leaf's part of the call signature.
 """
 
 from __future__ import annotations
@@ -11,9 +12,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from shardc.ir.diagnostics import ShardcError
 
-__all__ = ["Donation", "check_argnums", "ints", "strs"]
+__all__ = ["Donation", "check_argnums", "ints", "leaf_key", "scalar_array", "strs"]
 
 
 def ints(value: int | Sequence[int]) -> tuple[int, ...]:
@@ -113,3 +116,25 @@ class Donation:
             else:
                 out.append(key.key in self.argnames)
         return tuple(out)
+
+
+# ----- argument leaves --------------------------------------------------------------------------
+
+
+def scalar_array(jax: Any, x: Any) -> Any:
+    """A Python or numpy scalar as a 0-d array of JAX's type for it; None for anything else."""
+    if isinstance(x, (bool, int, float, complex, np.generic)):
+        value = np.asarray(x)
+        return value.astype(jax.dtypes.canonicalize_dtype(value.dtype))
+    return None
+
+
+def leaf_key(jax: Any, x: Any) -> tuple[Any, ...]:
+    """A leaf's part of the call signature: shape, dtype and, for a committed array, its
+    sharding (an uncommitted one goes wherever the program wants it)."""
+    if isinstance(x, np.ndarray):
+        return (x.shape, x.dtype)
+    sharding = getattr(x, "sharding", None)
+    if isinstance(x, jax.Array) and not x.committed:
+        sharding = None
+    return (x.shape, x.dtype, sharding)

@@ -33,6 +33,7 @@ reads as a miss, and the next compile writes it anew. See docs/jax.md.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import hashlib
 import json
 import os
@@ -72,21 +73,25 @@ def _version() -> str:
 
 # MLIR locations: `loc(...)` (nesting as JAX writes it: `loc(callsite(#loc1 at #loc2))`,
 # `loc("jit(f)/dot"(#loc3))`) and the `#locN = loc(...)` alias lines at the end of the text.
+# Compiled on the first cache key, not on import: only a call with `cache_dir` needs them (this
+# module is imported inside shardc.jit's first call, which paid ~0.3 ms for them).
 _STRING = r'"(?:[^"\\]|\\.)*"'
-_LOC = re.compile(
-    r"\s*\bloc\((?:[^()\"]|" + _STRING + r"|\((?:[^()\"]|" + _STRING + r"|\([^()]*\))*\))*\)"
-)
-_LOC_ALIAS = re.compile(r"^#loc[\w.$-]* = .*\n?", re.M)
+_LOC = (r"\s*\bloc\((?:[^()\"]|" + _STRING + r"|\((?:[^()\"]|" + _STRING
+        + r"|\([^()]*\))*\))*\)")
 
 
-_STRING_OR_LOC = re.compile(_STRING + "|" + _LOC.pattern)
+@functools.cache
+def _location_patterns() -> tuple[re.Pattern[str], re.Pattern[str]]:
+    """`(a string or a loc(...), a #locN alias line)`."""
+    return re.compile(_STRING + "|" + _LOC), re.compile(r"^#loc[\w.$-]* = .*\n?", re.M)
 
 
 def without_locations(text: str) -> str:
     """`text` with every source location removed: the program, not where it was written
     (string literals, which may spell `loc(`, are kept whole)."""
-    return _STRING_OR_LOC.sub(
-        lambda m: m.group(0) if m.group(0).startswith('"') else "", _LOC_ALIAS.sub("", text)
+    string_or_loc, alias = _location_patterns()
+    return string_or_loc.sub(
+        lambda m: m.group(0) if m.group(0).startswith('"') else "", alias.sub("", text)
     )
 
 

@@ -38,7 +38,7 @@ import numpy as np
 from shardc.ir.collector import long_lived
 from shardc.ir.diagnostics import ShardcError
 from shardc.jax_api import _jax
-from shardc.jit_arguments import Donation, check_argnums, ints, strs
+from shardc.jit_arguments import Donation, check_argnums, ints, leaf_key, scalar_array, strs
 from shardc.jit_keys import key_data, rewrap, unwrap_results
 from shardc.jit_mesh import auto_mesh, call_mesh, given_mesh, lower_on, mesh_context
 from shardc.jit_paths import ArgumentNames, array_text, leaf_paths
@@ -299,14 +299,14 @@ class Jitted:
         keys = False
         for x in flat:
             if not isinstance(x, self._arrays):
-                x = _scalar_array(jax, x)
+                x = scalar_array(jax, x)
                 if x is None:
                     raise self._leaf_error(args, kwargs, len(leaves))
             elif not isinstance(x.dtype, np.dtype):
                 keys = True  # a typed PRNG key (or another extended dtype)
             leaves.append(x)
         try:
-            key = (tree, tuple(statics), tuple(_leaf_key(jax, x) for x in leaves))
+            key = (tree, tuple(statics), tuple(leaf_key(jax, x) for x in leaves))
             hash(key)
         except (TypeError, AttributeError) as e:
             tracer = next((i for i, x in enumerate(leaves) if isinstance(x, jax.core.Tracer)),
@@ -482,23 +482,3 @@ class Jitted:
 
     def __repr__(self) -> str:
         return f"<shardc.jit {self.name} backend={self.backend}>"
-
-
-# ----- argument leaves --------------------------------------------------------------------------
-
-
-def _scalar_array(jax: Any, x: Any) -> Any:
-    """A Python or numpy scalar as a 0-d array of JAX's type for it; None for anything else."""
-    if isinstance(x, (bool, int, float, complex, np.generic)):
-        value = np.asarray(x)
-        return value.astype(jax.dtypes.canonicalize_dtype(value.dtype))
-    return None
-
-
-def _leaf_key(jax: Any, x: Any) -> tuple[Any, ...]:
-    if isinstance(x, np.ndarray):
-        return (x.shape, x.dtype)
-    sharding = getattr(x, "sharding", None)
-    if isinstance(x, jax.Array) and not x.committed:
-        sharding = None
-    return (x.shape, x.dtype, sharding)
