@@ -326,10 +326,10 @@ class JaxSource:
         module = import_stablehlo(self.text, f"<jax:{self.name}>")
         legalize_chlo(module)  # what XLA does to JAX's chlo ops before Shardy (legalize_chlo.py)
         self.label(module)
-        if all(m.is_empty for m in module.meshes.values()):
+        if all(m.is_empty or m.is_maximal for m in module.meshes.values()):
             # No sharding given (JAX then prints no mesh, or only its axis-less @empty_mesh of
-            # 0-d arguments): the program still runs on the jit's mesh, every value replicated
-            # unless auto-shard decides otherwise.
+            # 0-d arguments, or the one-device mesh of a host callback): the program still runs
+            # on the jit's mesh, every value replicated unless auto-shard decides otherwise.
             module.add_mesh(DeviceMesh.create("mesh", self.mesh_axes))
         return module
 

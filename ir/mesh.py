@@ -266,10 +266,10 @@ class DeviceMesh:
 
 def default_mesh(meshes: Mapping[str, DeviceMesh]) -> DeviceMesh | None:
     """The mesh a value without a sharding is replicated on, of a module's `meshes`: its only
-    mesh, or its only mesh with axes (JAX's axis-less `@empty_mesh` of 0-d arguments goes with
-    any other, and is no mesh to run on when one with axes exists); None when that is ambiguous
-    or there is no mesh."""
+    mesh, or its only mesh with axes (JAX's axis-less `@empty_mesh` of 0-d arguments and the
+    one-device mesh of a host callback go with any other, and are no mesh to run on when one
+    with axes exists); None when that is ambiguous or there is no mesh."""
     if len(meshes) == 1:
         return next(iter(meshes.values()))
-    with_axes = [m for m in meshes.values() if not m.is_empty]
+    with_axes = [m for m in meshes.values() if not (m.is_empty or m.is_maximal)]
     return with_axes[0] if len(with_axes) == 1 else None

@@ -110,3 +110,20 @@ def test_numpy_backend_calls_each_callback_once(mesh, capfd):
     np.testing.assert_allclose(y, np.sin(X) @ X.T + X.size, rtol=1e-5)
     assert calls == [X.shape]  # once, on the whole operand, as jax.jit calls it
     assert capfd.readouterr().out.splitlines() == [f"total {X.sum():.3f}"]
+
+
+@pytest.mark.parametrize("auto_shard", [False, True], ids=["unannotated", "auto-shard"])
+def test_a_callback_in_a_program_without_shardings(mesh, auto_shard, capfd):
+    # JAX then prints only the callback's one-device mesh: the program still runs on the jit's
+    # mesh (and auto-shard shards over it), the callback once.
+    w = np.ones((32, 64), np.float32) / 32
+
+    def step(x, w):
+        jax.debug.print("total {t:.3f}", t=x.sum())
+        return jnp.tanh(x @ w)
+
+    y = jax.block_until_ready(shardc.jit(step, mesh=mesh, auto_shard=auto_shard)(X, w))
+    np.testing.assert_allclose(np.asarray(y), np.tanh(X @ w), rtol=1e-5)
+    assert len(y.sharding.device_set) == 8
+    jax.effects_barrier()
+    assert capfd.readouterr().out.splitlines() == [f"total {X.sum():.3f}"]

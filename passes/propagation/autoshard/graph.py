@@ -182,8 +182,8 @@ class CostGraph:
 
 def single_mesh(module: Module) -> DeviceMesh:
     """The mesh auto-shard shards over: the module's one mesh with axes (JAX's axis-less
-    `@empty_mesh` of 0-d arguments is not one)."""
-    meshes = [m for m in module.meshes.values() if not m.is_empty]
+    `@empty_mesh` of 0-d arguments is not one, nor a host callback's one-device mesh)."""
+    meshes = [m for m in module.meshes.values() if not (m.is_empty or m.is_maximal)]
     if len(meshes) != 1:
         found = "no mesh with axes" if not meshes else f"{len(meshes)} meshes with axes"
         raise PassError(
