@@ -17,9 +17,10 @@ copy is made, as in `compile`), the rest of the per-device pipeline. Each pass i
 less than wall time), under the same collector pause as `compile`. The figure of a pass is its
 best run; `total` is the best whole compile.
 
-`--dump DIR` also compiles the zoo's examples (examples/*.mlir, examples/jax/*.mlir) and writes
-every program's global and per-device module as native text: `diff -r` of two such directories
-(before and after a change) shows any result that changed.
+`--dump DIR` compiles each program as `shardc.jit` does (`shardc.pipeline.compile`), and the
+zoo's examples (examples/*.mlir, examples/jax/*.mlir), and writes every program's global and
+per-device module as native text and its report as JSON (without its timings): `diff -r` of two
+such directories (before and after a change) shows any result that changed.
 
 `--first-calls ROUNDS`: the first call of `jax.jit` and of `shardc.jit` (no persistent cache) on
 each program, as benchmarks/jit.py makes them, in 2 x ROUNDS fresh processes (each side first in
@@ -113,9 +114,15 @@ def measure(name: str, runs: int, profile: str | None,
     return best
 
 
-def dump(name: str, text_global: str, text_spmd: str, out: Path) -> None:
+def dump(name: str, text_global: str, text_spmd: str, out: Path,
+         report: dict[str, Any] | None = None) -> None:
     (out / f"{name}.global.mlir").write_text(text_global)
     (out / f"{name}.spmd.mlir").write_text(text_spmd)
+    if report is not None:  # (its CPU timings left out: they differ from run to run)
+        import json
+
+        kept = {k: v for k, v in report.items() if k != "timings_s"}
+        (out / f"{name}.report.json").write_text(json.dumps(kept, indent=1, sort_keys=True))
 
 
 def dump_all(programs: list[str], out: Path) -> None:
@@ -126,8 +133,8 @@ def dump_all(programs: list[str], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name in programs:
         source, options = jax_source(name)
-        work, spmd = timed_compile(source.module(), options, {})
-        dump(name, print_module(work), print_module(spmd), out)
+        result = compile(source.module(), options, consume=True)
+        dump(name, print_module(result.module), print_module(result.spmd), out, result.report)
     examples = sorted((ROOT / "examples").glob("*.mlir")) + sorted(
         (ROOT / "examples" / "jax").glob("*.mlir"))
     for path in examples:
@@ -140,7 +147,7 @@ def dump_all(programs: list[str], out: Path) -> None:
             module = parse_module(text, str(path))
         result = compile(module, CompileOptions(), consume=True)
         label = f"{path.parent.name}_{path.stem}"
-        dump(label, print_module(result.module), print_module(result.spmd), out)
+        dump(label, print_module(result.module), print_module(result.spmd), out, result.report)
 
 
 def first_call_child(name: str, shardc_first: bool) -> dict[str, float]:
