@@ -137,16 +137,22 @@ def _clone_tree(
     return mapping[id(v)]
 
 
+def _one_use(op: Operation) -> bool:
+    """`op` has a single use and is no call (a copied call calls a copy of its callee: not the
+    same op)."""
+    if op.name == "call":
+        return False
+    uses = 0
+    for r in op.results:
+        uses += len(r.uses)
+    return uses == 1
+
+
 def _sole_user_copy(op: Operation, constants: set[int], expansions: set[int]) -> bool:
     """`op` has one use and no operand to copy with it (nothing but scalars or values from
     outside the constant sub-computations): its copy for that use, right before it, would be
     the same op in the same place, and `op` would be erased."""
-    if op.name == "call":
-        return False  # its copy calls a copy of the callee: not the same op
-    uses = 0
-    for r in op.results:
-        uses += len(r.uses)
-    if uses != 1:
+    if not _one_use(op):
         return False
     for o in op.operands:
         d = o.defining_op
@@ -157,16 +163,11 @@ def _sole_user_copy(op: Operation, constants: set[int], expansions: set[int]) ->
 
 def _sole_user_tree(v: Value, out: list[Operation]) -> bool:
     """Whether the sub-computation `_clone_tree` would copy for `v` is used by nothing but its
-    one user: each of its ops has a single use and is no call (a copied call calls a copy of
-    its callee). Its ops go into `out` in the order `_clone_tree` makes their copies."""
+    one user: each of its ops has a single use and is no call (`_one_use`). Its ops go into
+    `out` in the order `_clone_tree` makes their copies."""
     op = v.defining_op
     assert op is not None
-    if op.name == "call":
-        return False
-    uses = 0
-    for r in op.results:
-        uses += len(r.uses)
-    if uses != 1:
+    if not _one_use(op):
         return False
     for o in op.operands:
         if o.defining_op is not None and o.type.rank > 0 and not _sole_user_tree(o, out):
@@ -177,8 +178,8 @@ def _sole_user_tree(v: Value, out: list[Operation]) -> bool:
 
 def _move_before(ops: list[Operation], user: Operation) -> None:
     """Move a sub-computation only `user` uses right before it: what copying it there and
-    erasing it (as `_clone_tree` and `split_function` would) leaves, without the copies (~3 in
-    5 of the 32-layer Llama step's copies, RoPE tables and masks used once)."""
+    erasing it (as `_clone_tree` and `split_function` would) leaves, without the copies (858 of
+    the 1,402 sub-computations the 32-layer Llama step's split copied, 1,721 of 14,617 ops)."""
     block = user.parent
     assert block is not None
     for op in ops:
