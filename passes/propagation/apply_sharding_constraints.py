@@ -27,6 +27,7 @@ shardy_debug.py).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from shardc.ir.builder import Builder
 from shardc.ir.core import Module, Operation, Value
@@ -34,9 +35,10 @@ from shardc.ir.mapping import NamedMapping
 from shardc.ir.ops import attr
 from shardc.passes.manager import Pass, PassContext, register_alias, register_pass
 from shardc.passes.propagation.data_flow import Regions, build_regions, edge_targets
-from shardc.passes.propagation.shardy_debug import ShardyDebugInfo
-from shardc.passes.propagation.shardy_debug_saving import save as save_debug_info
 from shardc.passes.propagation.state import identity_rule
+
+if TYPE_CHECKING:  # (imported when asked for: Shardy's debugging options, not `shardc.jit`'s)
+    from shardc.passes.propagation.shardy_debug import ShardyDebugInfo
 
 _CONSTRAINING = ("sharding_constraint", "manual_computation")
 
@@ -169,6 +171,9 @@ class ApplyShardingConstraints(Pass):
         if not (self.debug_sharding_origins or self.debug_propagation_edge_sharding):
             apply_constraints(module)
             return
+        from shardc.passes.propagation.shardy_debug import ShardyDebugInfo
+        from shardc.passes.propagation.shardy_debug_saving import save as save_debug_info
+
         debug = ShardyDebugInfo(
             module, self.debug_sharding_origins, self.debug_propagation_edge_sharding
         )

@@ -43,7 +43,7 @@ class RegionEdge:
     """The data-flow edge of result `index` (or, for a named computation, body argument `index`
     when `kind` is ARGUMENT) of a data-flow op (identity hashed: a worklist item)."""
 
-    __slots__ = ("op", "index", "kind", "body", "holder", "queued", "order", "visit")
+    __slots__ = ("op", "index", "kind", "body", "holder", "queued", "order", "visit", "clean")
 
     def __init__(self, op: Operation, index: int, kind: str = RESULT, body: Function | None = None):
         self.op = op
@@ -58,6 +58,9 @@ class RegionEdge:
         # What the driver visits it with, kept at its first visit (edges.py): the structure it
         # reads does not change while propagation runs.
         self.visit: tuple | None = None
+        # The driver whose last visit of it changed nothing, until one of its values changes
+        # (driver.py: a visit then would change nothing again).
+        self.clean: object = None
 
     @property
     def owner(self) -> Value:

@@ -166,8 +166,11 @@ class Driver(Sweeps):
             if id(item) in self._erased:
                 return
             item = site
-        elif item is self._current or item.queued:  # type: ignore[union-attr]
-            return
+        else:
+            if item.__class__ is RegionEdge:
+                item.clean = None  # type: ignore[union-attr]  # a value of it changed
+            if item is self._current or item.queued:  # type: ignore[union-attr]
+                return
         item.queued = True  # type: ignore[union-attr]
         pending = self._pending
         if pending is not None and item.order > self._cursor:  # type: ignore[union-attr]
@@ -250,10 +253,20 @@ class Driver(Sweeps):
         state = self.state
         if item.__class__ is not Site:
             state.visits += 1
+            if item.__class__ is RegionEdge:
+                # An identity rule between values none of which changed since this driver's
+                # last visit changed nothing: the same outcome again (the sweeps pop every edge
+                # each time; the visit is still counted, as Shardy makes it).
+                if item.clean is self:  # type: ignore[union-attr]
+                    return False
+                self._current = item
+                changed = visit_region_edge(self, item)  # type: ignore[arg-type]
+                self._current = None
+                if not changed and state.audit is None:
+                    item.clean = self  # type: ignore[union-attr]
+                return changed
             self._current = item
-            changed = (visit_region_edge if isinstance(item, RegionEdge) else visit_manual_edge)(
-                self, item  # type: ignore[arg-type]
-            )
+            changed = visit_manual_edge(self, item)  # type: ignore[arg-type]
             self._current = None
             return changed
         site: Site = item  # type: ignore[assignment]

@@ -17,6 +17,7 @@ apply sharding constraints) and is what `shardc compile` uses.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from shardc.ir.attributes import OpaqueAttr, format_string
 from shardc.ir.collector import long_lived
@@ -27,9 +28,11 @@ from shardc.passes.manager import Pass, PassContext, register_pass, run_passes
 from shardc.passes.propagation.origins import OriginTracker
 from shardc.passes.propagation.priorities import run_op_priority, run_user_priorities
 from shardc.passes.propagation.rules.registry import lowering_rule
-from shardc.passes.propagation.shardy_debug import ShardyDebugInfo
 from shardc.passes.propagation.state import PropagationState, build_state, rule_for
 from shardc.passes.propagation.strategies import strategy_named
+
+if TYPE_CHECKING:  # (Shardy's debugging options' recorder: imported by the passes that ask)
+    from shardc.passes.propagation.shardy_debug import ShardyDebugInfo
 
 RULE_ATTR = "sdy.sharding_rule"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import functools
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from shardc.ir.core import Module, Operation, Value
 from shardc.ir.diagnostics import ShardcError
@@ -18,7 +19,6 @@ from shardc.ir.ops import ELEMENTWISE, attr, get_op_def
 from shardc.ir.ops.data_flow import EDGE
 from shardc.ir.ops.manual import normalize as normalize_manual
 from shardc.ir.types import DistributedTensorType
-from shardc.passes.propagation.audit import ChoiceAudit
 from shardc.passes.propagation.data_flow import Regions, build_regions
 from shardc.passes.propagation.direction import PropagationDirection
 from shardc.passes.propagation.manual_edges import ManualEdges
@@ -27,9 +27,12 @@ from shardc.passes.propagation.rules.registry import rule_for as registered_rule
 from shardc.passes.propagation.rules.registry import rule_key
 from shardc.passes.propagation.rules.rule import OpShardingRule
 from shardc.passes.propagation.rules.rule_parser import parse_rule
-from shardc.passes.propagation.shardy_debug import ShardyDebugInfo
 from shardc.passes.propagation.strategy import PropagationStrategy
 from shardc.passes.propagation.walk_order import walk_order
+
+if TYPE_CHECKING:  # (what a run is watched or recorded with only when asked: not imported else)
+    from shardc.passes.propagation.audit import ChoiceAudit
+    from shardc.passes.propagation.shardy_debug import ShardyDebugInfo
 
 
 def rule_for(op: Operation) -> OpShardingRule | None:

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from shardc.ir.core import Module
-from shardc.ir.symbols import op_symbols, remove_function
+from shardc.ir.symbols import remove_function, symbols_of
 from shardc.passes.manager import Pass, PassContext, register_pass
 
 
@@ -26,8 +26,7 @@ def symbol_dce(module: Module) -> list[str]:
         if name in live or name not in module.functions:
             continue
         live.add(name)
-        for op in module.functions[name].body:
-            stack.extend(op_symbols(op))
+        stack.extend(symbols_of(module.functions[name].body))
     dead = [name for name in module.functions if name not in live]
     for name in dead:
         remove_function(module, name)
