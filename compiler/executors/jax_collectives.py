@@ -91,9 +91,9 @@ def axis_index(lax: Any, axes: Sequence[str]) -> Any:
 def _combined(jax: Any, op: Operation, xs: Sequence[Any], axes: tuple) -> tuple[Any, ...]:
     """A combined collective. All-reduces: `psum` of the tuple, which XLA emits as one tuple
     all-reduce (its all-reduce combiner runs on every backend). All-gathers and reduce-scatters,
-    which XLA:CPU does not combine: every operand with its `dim` made major and flattened to
-    one row per group member, the rows concatenated into one buffer, one collective, and the
-    buffer cut back (a transpose only where `dim` is not already the major dim)."""
+    which XLA:CPU does not combine: the operands in one buffer of one row per group member
+    (each operand's part of a row is its block along `dim`), one collective, and the buffer
+    cut back."""
     lax = jax.lax
     name = op.name
     if name == "spmd.all_reduce":
@@ -119,13 +119,19 @@ def _combined(jax: Any, op: Operation, xs: Sequence[Any], axes: tuple) -> tuple[
             outs.append(lax.reshape(part, tuple(shape)))
         return tuple(outs)
     if name == "spmd.reduce_scatter":
+        # The buffer is [g, total / g], member-major, built as its transpose: each operand
+        # [total_i / g, g] (its group-member index minor), stacked along dim 0, then one
+        # transpose. Stacking the [g, total_i / g] rows along dim 1 instead is a concatenate
+        # on the minor dim, which XLA:CPU leaves unfused from 128 elements: a kernel of its
+        # own per collective, compiled anew at every layer (32 more kernels to compile for
+        # the 32-layer Llama step, none when fused: benchmarks/jit_breakdown.py).
         pieces = []
         for x in xs:
             split = (*x.shape[:d], g, x.shape[d] // g, *x.shape[d + 1:])
-            piece = _moveaxis(lax, lax.reshape(x, split), d, 0)
-            pieces.append(lax.reshape(piece, (g, x.size // g)))
-        summed = lax.psum_scatter(lax.concatenate(pieces, 1), axes, scatter_dimension=0,
-                                  tiled=False)  # [total / g]
+            piece = _moveaxis(lax, lax.reshape(x, split), d, x.ndim)
+            pieces.append(lax.reshape(piece, (x.size // g, g)))
+        rows = lax.transpose(lax.concatenate(pieces, 0), (1, 0))  # [g, total / g]
+        summed = lax.psum_scatter(rows, axes, scatter_dimension=0, tiled=False)  # [total / g]
         outs, start = [], 0
         for x in xs:
             shape = list(x.shape)
