@@ -98,11 +98,14 @@ def first_calls(name: str, shardc_first: bool, cache_dir: str, calls: bool) -> d
     if not calls:
         return out
     # Each side's arguments on the devices in its own input shardings (jax.jit: the given
-    # ones, replicated where none is given), one untimed call each first.
+    # ones, replicated where none is given; shardc.jit: the ones it decided, where a training
+    # loop's results come back), one untimed call each first. (`place` leaves numpy arguments
+    # on the host: each call would copy them to the devices, which jax.jit's side does not.)
     tree = jax.tree_util.tree_structure(args)
     leaves = jax.tree_util.tree_leaves(args)
     placed = {
-        "shardc": jax.tree_util.tree_unflatten(tree, compiled._program.place(leaves)),
+        "shardc": jax.tree_util.tree_unflatten(tree, [
+            jax.device_put(a, s) for a, s in zip(leaves, compiled._program.in_shardings)]),
         "jax": jax.device_put(args, jax.tree_util.tree_map(
             lambda s: NamedSharding(mesh, P() if s is None else s), specs,
             is_leaf=lambda s: s is None or isinstance(s, P))),
