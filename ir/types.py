@@ -77,6 +77,10 @@ def is_complex(dtype: str) -> bool:
     return dtype.startswith("complex<")
 
 
+# complex element type -> its parts' type (`real`, `imag`, `abs`, `fft`, literals' parts).
+COMPLEX_PARTS = {"complex<f32>": "f32", "complex<f64>": "f64"}
+
+
 def is_integer(dtype: str) -> bool:
     return dtype.startswith("i") or dtype.startswith("ui")
 

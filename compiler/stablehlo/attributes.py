@@ -31,7 +31,7 @@ from shardc.ir.diagnostics import VerifyError
 from shardc.ir.mapping import DimSharding
 from shardc.ir.mesh import AxisRef
 from shardc.ir.propagation_edges import split_array
-from shardc.ir.types import DTYPES
+from shardc.ir.types import COMPLEX_PARTS, DTYPES
 from shardc.stablehlo.records import AttrRec
 
 # Marks a native `constant` that was spelled `sdy.constant` (Shardy's unfoldable constant).
@@ -95,7 +95,7 @@ def _dense_scalar(text: str, dtype: str) -> Any:
         if not (text.startswith("(") and text.endswith(")")):
             raise ValueError(text)
         real, imag = text[1:-1].split(",")
-        part = dtype[len("complex<"):-1]
+        part = COMPLEX_PARTS[dtype]
         return complex(_dense_scalar(real.strip(), part), _dense_scalar(imag.strip(), part))
     if dtype == "i1":
         if text in ("true", "false"):

@@ -14,7 +14,7 @@ import struct
 from typing import Any
 
 from shardc.ir.attributes import DenseElements
-from shardc.ir.types import is_float
+from shardc.ir.types import COMPLEX_PARTS, is_float
 from shardc.stablehlo.attributes import round_to_dtype
 
 _SEMANTICS_PRECISION = {"f16": 11, "bf16": 8, "f32": 24, "f64": 53}
@@ -133,7 +133,7 @@ def format_float(x: float, dtype: str) -> str:
 
 def _scalar(v: Any, dtype: str) -> str:
     if dtype.startswith("complex<"):
-        part = dtype[len("complex<"):-1]
+        part = COMPLEX_PARTS[dtype]
         v = complex(v)
         return f"({_scalar(v.real, part)},{_scalar(v.imag, part)})"
     if dtype == "i1":

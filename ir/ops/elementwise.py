@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from shardc.ir.core import Operation
 from shardc.ir.ops.registry import ELEMENTWISE, OpDef, op_error, opt, register, req
-from shardc.ir.types import TensorType, is_float
+from shardc.ir.types import COMPLEX_PARTS, TensorType, is_float
 
 UNARY = (
     "abs",
@@ -152,8 +152,7 @@ def _infer_integer(op: Operation) -> list[TensorType]:
 def _infer_abs(op: Operation) -> list[TensorType]:
     """abs of a complex number is its real modulus: complex<f32> -> f32 (StableHLO)."""
     t = op.operand(0).type
-    dtype = t.dtype[len("complex<"):-1] if t.dtype.startswith("complex<") else t.dtype
-    return [TensorType(t.shape, dtype)]
+    return [TensorType(t.shape, COMPLEX_PARTS.get(t.dtype, t.dtype))]
 
 
 for _name in UNARY:
@@ -219,8 +218,6 @@ def _infer_complex(op: Operation) -> list[TensorType]:
     return [TensorType(t.shape, parts[t.dtype])]
 
 
-# complex element type -> its parts' type.
-COMPLEX_PARTS = {"complex<f32>": "f32", "complex<f64>": "f64"}
 for _name in ("real", "imag"):
     register(OpDef(_name, 1, 1, {}, _infer_part, traits=frozenset({ELEMENTWISE})))
 register(OpDef("complex", 2, 1, {}, _infer_complex, traits=frozenset({ELEMENTWISE})))

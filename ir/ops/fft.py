@@ -12,10 +12,10 @@ from __future__ import annotations
 
 from shardc.ir.core import Operation
 from shardc.ir.ops.registry import OpDef, attr, op_error, register, req
-from shardc.ir.types import TensorType, is_complex
+from shardc.ir.types import COMPLEX_PARTS, TensorType, is_complex
 
 FFT_TYPES = ("FFT", "IFFT", "RFFT", "IRFFT")
-_REAL_OF = {"complex<f32>": "f32", "complex<f64>": "f64"}
+_REAL_OF = COMPLEX_PARTS
 _COMPLEX_OF = {v: k for k, v in _REAL_OF.items()}
 
 
