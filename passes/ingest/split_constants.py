@@ -231,13 +231,12 @@ def split_function(
         for i, v in enumerate(op.operands):
             d = v.defining_op
             if d is not None and (id(d) in constants or id(d) in expansions) and v.type.rank > 0:
+                tree_ops.clear()
                 if at_original and _sole_user_copy(d, constants, expansions):
                     _rename_as_copy(d)  # the copy would be `d` itself, at `d`'s place
                 elif not at_original and sources is None and _sole_user_tree(v, tree_ops):
                     _move_before(tree_ops, op)
-                    tree_ops = []
                 else:
-                    tree_ops.clear()
                     tree = _clone_tree(v, None if at_original else op, {}, sources, calls)
                     op.set_operand(i, tree)
                 clones += 1
