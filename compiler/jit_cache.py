@@ -370,7 +370,7 @@ def compile_program(program: Any, result: CompileResult) -> Any:
     entry when there is one for these devices, else compiled (and kept there)."""
     handle = result.cache
     if handle is None:
-        return program.lower().compile()
+        return program.compile()
     try:
         return _compile_program(program, handle)
     finally:

@@ -34,6 +34,7 @@ import numpy as np
 from shardc.executors.jax_exec import JaxExecutor, wide_types
 from shardc.executors.jax_runtime import import_jax, on_mesh, shard_map
 from shardc.executors.reduce_kinds import REDUCE_OP_KIND, identity
+from shardc.executors.xla_replicas import replica_executable
 from shardc.ir.core import Module
 from shardc.ir.diagnostics import ExecutionError
 from shardc.ir.mapping import NamedMapping
@@ -96,12 +97,17 @@ class JaxArrayProgram:
                          for o, s in zip(outs, self.out_shapes))
 
         program.__name__ = function
+        # Whether `compile` built N replicas of the body (xla_replicas.py): its executable
+        # takes only arrays already in the boundary shardings, which `place` then makes.
+        self.replicas = False
         # Donated arguments (jax.jit's donate_argnums): XLA may write results into their
         # buffers, and the arrays are deleted by the call.
         self.donate = tuple(bool(d) for d in donate)
         self.donate += (False,) * (len(self.in_shapes) - len(self.donate))
+        # keep_unused: the module takes every argument, as the replicas' executable is called
         self.jitted = jax.jit(
             program, in_shardings=self.in_shardings, out_shardings=self.out_shardings,
+            keep_unused=True,
             donate_argnums=tuple(i for i, d in enumerate(self.donate) if d),
         )
 
@@ -119,19 +125,34 @@ class JaxArrayProgram:
     def place(self, args: Sequence[Any], donate: bool = True) -> list[Any]:
         """Numpy arguments as global arrays (multi-process); arrays elsewhere moved to their
         boundary sharding (`jax.jit` would reject a committed array sharded otherwise). A
-        donated argument that is moved is given up by the move (`donate=False`: kept)."""
+        donated argument that is moved is given up by the move (`donate=False`: kept). For
+        the replicas' executable every argument is placed: it takes each array's per-device
+        buffers as they are, in its devices' order."""
         out = []
+        jax, whole = self.jax, self.replicas
         for a, s, given in zip(args, self.in_shardings, self.donate):
-            if isinstance(a, self.jax.Array):
-                if a.committed and not a.sharding.is_equivalent_to(s, a.ndim):
-                    moved = self.jax.device_put(a, s, may_alias=False)
-                    if given and donate:  # given up: no second copy of it stays alive
-                        a.delete()
+            if isinstance(a, jax.Array):
+                if (a.committed or whole) and not _placed(a, s, whole):
+                    moved = jax.device_put(a, s, may_alias=False)
+                    if given and donate and not _shares_buffers(a, moved):
+                        a.delete()  # given up: no second copy of it stays alive
                     a = moved
             elif self.multi_process:
-                a = global_array(self.jax, np.asarray(a), s)
+                a = global_array(jax, np.asarray(a), s)
+            elif whole:
+                a = jax.device_put(a, s)
             out.append(a)
         return out
+
+    def compile(self) -> Any:
+        """XLA's executable of the program, called as `executable(*placed_arrays)`: N
+        replicas of the per-device body when the program fits (xla_replicas.py: no SPMD
+        partitioner in XLA's compile), else the partitioned module `jax.jit` compiles."""
+        lowered = self.lower()
+        executable = replica_executable(self.jax, lowered, self.in_shardings,
+                                        self.out_shardings)
+        self.replicas = executable is not None
+        return executable if executable is not None else lowered.compile()
 
     def lower(self) -> Any:
         """`jax.jit(...).lower` on the program's argument shapes and shardings."""
@@ -195,6 +216,23 @@ def _check_boundary_width(jax: Any, ex: JaxExecutor) -> None:
                 f"{what} of @{ex.func.name} is {t.dtype}, which a jax.Array holds only with "
                 "64-bit mode on: jax.config.update('jax_enable_x64', True)"
             )
+
+
+def _placed(a: Any, sharding: Any, exact: bool) -> bool:
+    """Whether the array `a` is in `sharding` (`exact`: on its devices in its order too)."""
+    if not a.sharding.is_equivalent_to(sharding, a.ndim):
+        return False
+    return not exact or a.sharding._device_assignment == sharding._device_assignment
+
+
+def _shares_buffers(a: Any, b: Any) -> bool:
+    """Whether the arrays share a device buffer: `device_put` keeps a one-device array's
+    buffer as its device's shard of a replicated copy even with `may_alias=False` (JAX 0.10),
+    so deleting the original would delete that shard too."""
+    def pointers(x: Any) -> set[int]:
+        return {shard.data.unsafe_buffer_pointer() for shard in x.addressable_shards}
+
+    return bool(pointers(a) & pointers(b))
 
 
 def _spec_entry(names: tuple[str, ...] | None) -> Any:

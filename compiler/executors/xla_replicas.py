@@ -1,0 +1,232 @@
+"""The per-device program compiled by XLA as N replicas of one program: `jax.shard_map`'s
+lowering of it, its manual body made the entry function of an N-replica module, compiled
+without the SPMD partitioner, and called on the program's global `jax.Array`s.
+
+    executable = replica_executable(jax, lowered, in_shardings, out_shardings)
+    if executable is None: ...              # the program does not fit (see `why_not`)
+    outs = executable(*arrays)              # arrays already in `in_shardings`
+
+Why: shardc's per-device program is partitioned already (every value a device's block, every
+collective explicit), so the partitioned compile `jax.jit` asks of XLA (Shardy's import and
+export, then the SPMD partitioner over a module that is manual throughout) is work with
+nothing to do. As replicas, each device runs the body on its own blocks: a collective's
+replica groups are the same ids (the device assignment is the same order), `partition_id`
+becomes `replica_id`, and the body's collectives lose their channel (a channel id makes XLA
+read them as cross-partition ones). docs/jit.md, "How XLA compiles the per-device program",
+has the figures.
+
+A program is compiled this way when its lowering is one manual computation over every mesh
+axis, fed by the function's arguments and constants, whose results are the function's; in one
+process; without host callbacks, send/recv or sharding custom calls; with every boundary
+sharding on the same devices in the same order. Otherwise (`None`) the caller compiles the
+partitioned module as `jax.jit` does.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+# Ops whose meaning depends on the partitioned form, or on channels between programs.
+_UNSUPPORTED = ("stablehlo.send", "stablehlo.recv", "stablehlo.replica_id", "stablehlo.infeed",
+                "stablehlo.outfeed")
+_SHARDING_CALLS = ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape")
+_DONATION = ("tf.aliasing_output", "jax.buffer_donor")
+# an axis name in `#sdy.mesh<["a"=2, ...]>` and `#sdy<manual_axes{"a", ...}>`
+_QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
+_MESH_REF = re.compile(r"<@([\w$.\-]+)")  # the mesh a `#sdy.sharding<@mesh, ...>` is on
+
+
+class ReplicaExecutable:
+    """An XLA executable of N replicas called on global arrays, as a `jax.stages.Compiled` is
+    (`executable(*arrays)`); its arguments must be `jax.Array`s in the boundary shardings."""
+
+    def __init__(self, loaded: Any, handlers: Sequence[Any]):
+        self.loaded = loaded
+        self.handlers = list(handlers)
+
+    def __call__(self, *args: Any) -> list[Any]:
+        return self.loaded.execute_sharded(args).consume_with_handlers(self.handlers)
+
+    def as_text(self) -> str:
+        """The optimized HLO of the per-device program, as `jax.stages.Compiled.as_text`."""
+        return "\n".join(m.to_string() for m in self.loaded.hlo_modules())
+
+
+def replica_executable(jax: Any, lowered: Any, in_shardings: Sequence[Any],
+                       out_shardings: Sequence[Any]) -> ReplicaExecutable | None:
+    """`lowered` (the `jax.stages.Lowered` of the per-device program's `jax.jit`) compiled as
+    replicas, or None when the program does not fit (`why_not` says why)."""
+    if why_not(jax, lowered, in_shardings, out_shardings) is not None:
+        return None
+    from jax._src import compiler
+    from jax._src.interpreters import pxla
+    from jax._src.lib import xla_client
+
+    devices = tuple(in_shardings[0]._device_assignment)
+    module = _as_replicas(lowered.compiler_ir(), len(devices))
+    if module is None:
+        return None
+    backend = devices[0].client
+    options = compiler.get_compile_options(
+        len(devices), 1, device_assignment=[[d] for d in devices], backend=backend)
+    build = options.executable_build_options
+    build.use_spmd_partitioning = False
+    build.use_shardy_partitioner = False
+    loaded = backend.compile_and_load(module, xla_client.DeviceList(devices), options)
+    avals = [jax.core.ShapedArray(s.shape, s.dtype) for s in jax.tree.leaves(lowered.out_info)]
+    handlers = pxla.global_avals_to_results_handler(avals, list(out_shardings), True).handlers
+    return ReplicaExecutable(loaded, handlers)
+
+
+def why_not(jax: Any, lowered: Any, in_shardings: Sequence[Any],
+            out_shardings: Sequence[Any]) -> str | None:
+    """Why the program cannot be compiled as replicas (None: it can), before looking at its
+    module: the boundary's devices and the process."""
+    if not in_shardings:
+        return "it takes no arguments (which name the devices a call runs on)"
+    shardings = [*in_shardings, *out_shardings]
+    assignments = {tuple(s._device_assignment) for s in shardings}
+    if len(assignments) != 1:
+        return "its arguments and results are on different devices"
+    (devices,) = assignments
+    if any(d.process_index != jax.process_index() for d in devices):
+        return "it spans processes"
+    compile_args = getattr(getattr(lowered, "_lowering", None), "compile_args", {})
+    if compile_args.get("host_callbacks"):
+        return "it has host callbacks"
+    return None
+
+
+def _as_replicas(lowered: Any, replicas: int) -> Any:
+    """A new module: `lowered` (a module of one manual computation: JAX caches it, so it is
+    left as it is) as an N-replica program of its manual body; None when it has another
+    shape."""
+    from jax._src.lib.mlir import ir
+    from jax._src.lib.mlir.dialects import func
+
+    with lowered.context, ir.Location.unknown():
+        module = ir.Module.create()
+        body = module.body
+        for op in lowered.body.operations:
+            op.clone(ir.InsertionPoint(body))
+        given = lowered.operation.attributes
+        for i in range(len(given)):
+            module.operation.attributes[given[i].name] = given[i].attr
+        main = next((op for op in body.operations if op.operation.name == "func.func"
+                     and ir.StringAttr(op.attributes["sym_name"]).value == "main"), None)
+        if main is None:
+            return None
+        manual = _manual_computation(main)
+        if manual is None or not _all_axes_manual(body, manual):
+            return None
+        entry = main.regions[0].blocks[0]
+        inner = manual.regions[0].blocks[0]
+        done = list(inner.operations)[-1]  # sdy.return
+        results = []
+        for value in list(entry.operations)[-1].operands:  # func.return
+            if value.owner != manual.operation:
+                return None
+            results.append(done.operands[value.result_number])
+        types = [None] * len(entry.arguments)
+        for operand, arg in zip(manual.operands, inner.arguments):
+            if isinstance(operand.owner, ir.Block):
+                types[operand.arg_number] = arg.type
+        if any(t is None for t in types):
+            return None  # an argument the body does not take (its local type unknown)
+        new = func.FuncOp("main", ir.FunctionType.get(types, [v.type for v in results]),
+                          ip=ir.InsertionPoint(main))
+        if "arg_attrs" in main.attributes:
+            new.attributes["arg_attrs"] = ir.ArrayAttr.get([
+                ir.DictAttr.get({a.name: a.attr for a in ir.DictAttr(d) if a.name in _DONATION})
+                for d in ir.ArrayAttr(main.attributes["arg_attrs"])])
+        block = new.add_entry_block()
+        made = []  # what each of the body's arguments is in the new function
+        for operand, arg in zip(manual.operands, inner.arguments):
+            if isinstance(operand.owner, ir.Block):
+                made.append(block.arguments[operand.arg_number])
+            else:  # a constant JAX passed in: made inside
+                made.append(operand.owner.clone(ir.InsertionPoint(block)).result)
+            arg.replace_all_uses_with(made[-1])
+        # (a result that is an argument of the body, e.g. state passed through, is the new one)
+        results = [made[v.arg_number] if isinstance(v.owner, ir.Block) else v for v in results]
+        for op in list(inner.operations)[:-1]:
+            block.append(op)
+        with ir.InsertionPoint(block):
+            func.ReturnOp(results)
+        main.erase()
+        for op in list(body.operations):
+            if op.operation.name == "sdy.mesh":
+                op.erase()
+        if not _per_replica_ops(module.operation):
+            return None
+        i32 = ir.IntegerType.get_signless(32)
+        module.operation.attributes["mhlo.num_partitions"] = ir.IntegerAttr.get(i32, 1)
+        module.operation.attributes["mhlo.num_replicas"] = ir.IntegerAttr.get(i32, replicas)
+        return module
+
+
+def _manual_computation(main: Any) -> Any:
+    """The one `sdy.manual_computation` of `main`, when `main` is constants, it and a return;
+    constants and arguments are all it takes."""
+    from jax._src.lib.mlir import ir
+
+    ops = list(main.regions[0].blocks[0].operations)
+    manual = [op for op in ops if op.operation.name == "sdy.manual_computation"]
+    if len(manual) != 1 or ops[-1].operation.name != "func.return":
+        return None
+    if any(op.operation.name != "stablehlo.constant" for op in ops[:-1] if op != manual[0]):
+        return None
+    for operand in manual[0].operands:
+        if not isinstance(operand.owner, ir.Block) and \
+                operand.owner.name != "stablehlo.constant":
+            return None
+    return manual[0]
+
+
+def _all_axes_manual(body: Any, manual: Any) -> bool:
+    """Whether the manual computation is manual over every axis of its mesh."""
+    manual_axes = set(_QUOTED.findall(str(manual.attributes["manual_axes"])))
+    names = {m for key in ("in_shardings", "out_shardings") if key in manual.attributes
+             for m in _MESH_REF.findall(str(manual.attributes[key]))}
+    if len(names) != 1:
+        return False
+    for op in body.operations:
+        if op.operation.name == "sdy.mesh" and \
+                str(op.attributes["sym_name"]).strip('"') in names:
+            return set(_QUOTED.findall(str(op.attributes["mesh"]))) <= manual_axes
+    return False
+
+
+def _per_replica_ops(module: Any) -> bool:
+    """Rewrite the body's ops for replicas (False: an op that cannot be): `partition_id` ->
+    `replica_id`; collectives without their channel (ids then count replicas)."""
+    from jax._src.lib.mlir import ir
+
+    ids: list[Any] = []
+    ok = [True]
+
+    def visit(op: Any) -> Any:
+        name = op.name
+        if name.startswith("sdy.") or name in _UNSUPPORTED or (
+                name == "stablehlo.custom_call"
+                and ir.StringAttr(op.attributes["call_target_name"]).value in _SHARDING_CALLS):
+            ok[0] = False
+            return ir.WalkResult.INTERRUPT
+        if name == "stablehlo.partition_id":
+            ids.append(op)
+        attributes = op.attributes
+        if "channel_handle" in attributes:
+            del attributes["channel_handle"]
+            if "use_global_device_ids" in attributes:
+                del attributes["use_global_device_ids"]
+        return ir.WalkResult.ADVANCE
+
+    module.walk(visit)
+    for op in ids:
+        replica = ir.Operation.create("stablehlo.replica_id", results=[op.result.type],
+                                      ip=ir.InsertionPoint(op))
+        op.result.replace_all_uses_with(replica.result)
+        op.erase()
+    return ok[0]

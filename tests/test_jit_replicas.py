@@ -1,0 +1,158 @@
+"""shardc.jit's per-device program compiled by XLA as N replicas of its body, without the SPMD
+partitioner (compiler/executors/xla_replicas.py): which programs are, that they compute what
+jax.jit computes (every collective, `axis_index`, a mesh in another device order, donation,
+arguments in any placement), and that the others are compiled partitioned, as before."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pytest
+
+jax = pytest.importorskip("jax")
+
+import jax.numpy as jnp  # noqa: E402
+from jax.sharding import Mesh, NamedSharding  # noqa: E402
+from jax.sharding import PartitionSpec as P  # noqa: E402
+
+import shardc  # noqa: E402
+from shardc.executors.jax_arrays import JaxArrayProgram  # noqa: E402
+from tests.spmd.test_spmd_exec import DEVICE_IDS, UNEVEN_COLLECTIVES  # noqa: E402
+from tests.test_jit_shard_map import BODIES  # noqa: E402
+
+if len(jax.devices()) < 8:
+    pytest.skip("needs 8 devices (XLA_FLAGS=--xla_force_host_platform_device_count=8)",
+                allow_module_level=True)
+
+AUTO = (jax.sharding.AxisType.Auto,) * 2
+rng = np.random.default_rng(5)
+X = rng.standard_normal((16, 32)).astype(np.float32)
+W1 = rng.standard_normal((32, 64)).astype(np.float32) * 0.2
+W2 = rng.standard_normal((64, 32)).astype(np.float32) * 0.2
+
+
+@pytest.fixture(scope="module")
+def mesh():
+    return jax.make_mesh((2, 4), ("dp", "tp"), axis_types=AUTO)
+
+
+def mlp(x, w1, w2):
+    return jnp.tanh(x @ w1) @ w2
+
+
+def _program(f: shardc.jit) -> JaxArrayProgram:
+    (compiled,) = f.programs()
+    return compiled.program()
+
+
+def test_a_tensor_parallel_step_runs_as_replicas_and_equals_jax_jit(mesh):
+    specs = (P("dp"), P(None, "tp"), P("tp"))
+    f = shardc.jit(mlp, mesh=mesh, in_shardings=specs)
+    got = f(X, W1, W2)
+    want = jax.jit(mlp, in_shardings=tuple(NamedSharding(mesh, s) for s in specs))(X, W1, W2)
+    np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
+    assert _program(f).replicas
+    hlo = f.programs()[0].executable.as_text()
+    # XLA's module: 8 replicas of one partition, the row-parallel product's sum an all-reduce
+    # over the replicas of each "tp" group, and no partition ids left.
+    assert re.search(r"replica_count=8\b", hlo) and "num_partitions=8" not in hlo
+    assert re.search(r"all-reduce.*replica_groups=\{\{0,1,2,3\},\{4,5,6,7\}\}", hlo)
+    assert "partition-id" not in hlo
+
+
+@pytest.mark.parametrize("name", sorted(BODIES))
+def test_every_collective_and_axis_index_run_as_replicas(mesh, name):
+    # ppermute with axis_index (JAX's partition_id, which becomes replica_id), psum_scatter,
+    # all_gather, all_to_all, pmax over both axes, psum over "dp".
+    body, out_spec = BODIES[name]
+    x = np.arange(8 * 16, dtype=np.float32).reshape(8, 16) / 64
+
+    def f(a):
+        return jax.shard_map(body, mesh=mesh, in_specs=P("dp", "tp"), out_specs=out_spec,
+                             check_vma=False)(a) * 3
+
+    sharded = NamedSharding(mesh, P("dp", "tp"))
+    jitted = shardc.jit(f, mesh=mesh, in_shardings=sharded)
+    got = jitted(x)
+    assert _program(jitted).replicas
+    np.testing.assert_allclose(np.asarray(got),
+                               np.asarray(jax.jit(f, in_shardings=sharded)(x)), rtol=1e-6)
+
+
+def test_a_mesh_in_another_device_order(mesh):
+    # Replica i runs on the i-th device of the mesh: the collectives' groups follow the mesh's
+    # order, not the devices' ids.
+    order = [5, 2, 7, 0, 3, 6, 1, 4]
+    shuffled = Mesh(np.array(jax.devices())[order].reshape(2, 4), ("dp", "tp"), axis_types=AUTO)
+    specs = (P("dp"), P(None, "tp"), P("tp"))
+
+    def ring(x, w1, w2):  # a reduction over "tp" and a permutation round it
+        y = mlp(x, w1, w2)
+        return y, jax.shard_map(
+            lambda a: jax.lax.ppermute(a, "tp", [(j, (j + 1) % 4) for j in range(4)])
+            + jax.lax.axis_index("tp").astype(a.dtype),
+            mesh=shuffled, in_specs=P("dp", "tp"), out_specs=P("dp", "tp"), check_vma=False)(y)
+
+    f = shardc.jit(ring, mesh=shuffled, in_shardings=specs)
+    got = f(X, W1, W2)
+    want = jax.jit(ring, in_shardings=tuple(NamedSharding(shuffled, s) for s in specs))(
+        X, W1, W2)
+    assert _program(f).replicas
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-6)
+        assert g.sharding.mesh.devices.tolist() == shuffled.devices.tolist()
+
+
+def test_arguments_in_any_placement_are_placed_first(mesh):
+    specs = (P("dp"), P(None, "tp"), P("tp"))
+    f = shardc.jit(mlp, mesh=mesh, in_shardings=specs)
+    want = np.asarray(mlp(X, W1, W2))
+    np.testing.assert_allclose(np.asarray(f(X, W1, W2)), want, rtol=1e-5, atol=1e-6)  # numpy
+    elsewhere = jax.device_put(W1, NamedSharding(mesh, P("tp", None)))  # committed, other spec
+    uncommitted = jnp.asarray(W2)  # on the default device
+    for _ in range(2):  # the second call through the cache of placements
+        got = f(jnp.asarray(X), elsewhere, uncommitted)
+        np.testing.assert_allclose(np.asarray(got), want, rtol=1e-5, atol=1e-6)
+    assert _program(f).replicas
+
+
+def test_donated_arguments_are_given_up(mesh):
+    def step(w, x):
+        return w - 0.1 * jax.grad(lambda v: jnp.sum(jnp.tanh(x @ v) ** 2))(w)
+
+    f = shardc.jit(step, mesh=mesh, in_shardings=(P(None, "tp"), P("dp")), donate_argnums=0)
+    w = jax.device_put(W1, NamedSharding(mesh, P(None, "tp")))
+    new = f(w, X)
+    assert _program(f).replicas and w.is_deleted()
+    np.testing.assert_allclose(np.asarray(new), np.asarray(step(W1, X)), rtol=1e-5, atol=1e-6)
+    assert "input_output_alias" in f.programs()[0].executable.as_text()
+
+
+@pytest.mark.parametrize(("text", "replicas"), [(UNEVEN_COLLECTIVES, False), (DEVICE_IDS, True)],
+                         ids=["uneven", "device_ids"])
+def test_programs_of_shardcs_ir_equal_the_numpy_executor(text, replicas):
+    # Uneven dims are padded outside the manual computation (the boundary is global): that
+    # program is compiled as jax.jit compiles it. The device-ids program (a mesh of devices
+    # [3, 1, 0, 2], a collective_permute, gathers over both axes) runs as replicas.
+    result = shardc.compile(shardc.parse(text))
+    inputs = [rng.standard_normal(a.type.shape).astype(np.float32)
+              for a in result.module.main.args]
+    program = JaxArrayProgram(result.spmd)
+    executable = program.compile()
+    assert program.replicas is replicas
+    outs = executable(*program.place(inputs))
+    for out, want in zip(outs, result.run(inputs, backend="numpy")):
+        np.testing.assert_allclose(np.asarray(out), want, rtol=1e-5, atol=1e-5)
+
+
+def test_host_callbacks_compile_partitioned(mesh):
+    seen = []
+
+    def f(x):
+        jax.debug.callback(lambda v: seen.append(v.shape), x)
+        return x * 2
+
+    jitted = shardc.jit(f, mesh=mesh, in_shardings=P("dp"))
+    np.testing.assert_allclose(np.asarray(jitted(X)), X * 2)
+    assert not _program(jitted).replicas and seen
