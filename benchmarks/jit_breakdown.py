@@ -27,11 +27,12 @@ cache entry on one). The default call is split by timing each stage's CPU:
 lowering). The cold call adds **store** (the cache entry: report and both programs as text, on
 its thread) and **serialize** (the XLA executable serialized for the cache).
 
-With `--xla-compare`, the default process then compiles the per-device module XLA was given
-again, alone (nothing else running in the process), once as JAX lowered it and once after MLIR's
-`inline,canonicalize,cse,symbol-dce` (a leaner module: fewer constants and ops), alternating,
-best of 2: whether a module with fewer ops would make XLA's compile cheaper. Figures are best
-of the runs per column (CPU time still depends on the machine's load: caches, frequency).
+With `--xla-compare`, the default process then compiles its per-device program again, alone
+(nothing else running in the process), alternating, best of 2: partitioned, as `jax.jit` would
+compile `JaxArrayProgram`'s lowering (Shardy's round trip and the SPMD partitioner over a
+manual computation), and as shardc.jit compiled it (N replicas of the body, when the program
+fits: compiler/executors/xla_replicas.py). Figures are best of the runs per column (CPU time
+still depends on the machine's load: caches, frequency).
 """
 
 from __future__ import annotations
@@ -134,6 +135,7 @@ def shardc_side(name: str, cache_dir: str, xla_compare: bool) -> dict[str, Any]:
     import shardc
     from shardc import jax_api, jit_cache
     from shardc.executors.jax_arrays import JaxArrayProgram
+    from shardc.executors.xla_replicas import ReplicaExecutable
 
     jax, mesh, f, args, (specs, _) = _setup(name)
     acc: dict[str, float] = {}
@@ -143,6 +145,7 @@ def shardc_side(name: str, cache_dir: str, xla_compare: bool) -> dict[str, Any]:
     _timed(JaxArrayProgram, "lower", "per_device_trace", acc)
     _timed(jit_cache.CompileCache, "store", "store", acc)
     _timed(serialize_executable, "serialize", "serialize", acc)
+    _timed(ReplicaExecutable, "serialize", "serialize", acc)
     original, compiled = _xla_timed(acc)
     options = shardc.CompileOptions(cache_dir=cache_dir) if cache_dir else None
     fn = shardc.jit(f, mesh=mesh, in_shardings=specs, options=options)
@@ -152,30 +155,30 @@ def shardc_side(name: str, cache_dir: str, xla_compare: bool) -> dict[str, Any]:
     (program,) = fn.programs()
     out["ops"] = sum(len(g.body) for g in program.spmd.functions.values())
     if xla_compare and len(compiled) == 1:
-        out.update(_xla_compare(original, *compiled[0]))
+        out.update(_xla_compare(original, *compiled[0], program.program()))
     return out
 
 
 def _xla_compare(compile_fn: Callable[..., Any], backend: Any, module: Any, devices: Any,
-                 options: Any) -> dict[str, Any]:
-    """XLA's compile CPU of `module` as given and after MLIR's cleanups, best of 2 each."""
-    from jax._src.lib.mlir import ir, passmanager
+                 options: Any, program: Any) -> dict[str, Any]:
+    """XLA's compile CPU of the per-device program, alone, best of 2 each, alternating: as
+    `jax.jit` compiles it (a manual computation over every axis, SPMD-partitioned) and as
+    the module XLA was given (N replicas of the body, when it fits)."""
+    from jax._src import compiler
 
-    text = str(module)
-    with module.context:
-        lean = ir.Module.parse(text)
-        passmanager.PassManager.parse(
-            "builtin.module(inline,canonicalize,cse,symbol-dce)").run(lean.operation)
-        lean_text = str(lean)
-        times: dict[str, list[float]] = {"as_lowered": [], "lean": []}
-        for _ in range(2):
-            for kind, source in (("as_lowered", text), ("lean", lean_text)):
-                parsed = ir.Module.parse(source)
-                start = time.process_time()
-                compile_fn(backend, parsed, devices, options, [])
-                times[kind].append(time.process_time() - start)
-    return {"xla_as_lowered": min(times["as_lowered"]), "xla_lean": min(times["lean"]),
-            "lines_as_lowered": text.count("\n"), "lines_lean": lean_text.count("\n")}
+    order = [list(program.in_shardings[0]._device_assignment)]  # 1 replica of N partitions
+    partitioned = compiler.get_compile_options(1, len(order[0]), device_assignment=order,
+                                               backend=backend)
+    times: dict[str, list[float]] = {"partitioned": [], "given": []}
+    for _ in range(2):
+        start = time.process_time()
+        compile_fn(backend, program.lower().compiler_ir(), devices, partitioned, [])
+        times["partitioned"].append(time.process_time() - start)
+        start = time.process_time()
+        compile_fn(backend, module, devices, options, [])
+        times["given"].append(time.process_time() - start)
+    return {"xla_partitioned": min(times["partitioned"]), "xla_given": min(times["given"]),
+            "replicas": program.replicas}
 
 
 def measure(name: str, runs: int, xla_compare: bool) -> dict[str, Any]:
@@ -202,9 +205,9 @@ def row(m: dict[str, Any]) -> str:
     cells += [f"{c[k]:.2f}" for k in CACHE]
     cells += [f"{c['total']:.2f}", f"{c['total'] / j['total']:.2f}"]
     cells.append(f"**{100 * s['per_device_trace'] / s['total']:.1f}%**")
-    if "xla_lean" in s:
-        cells.append(f"{s['xla_as_lowered']:.2f} ({s['lines_as_lowered']:,}) / "
-                     f"{s['xla_lean']:.2f} ({s['lines_lean']:,})")
+    if "xla_given" in s:
+        given = f"{s['xla_given']:.2f}" if s["replicas"] else "- (partitioned)"
+        cells.append(f"{s['xla_partitioned']:.2f} / {given}")
     else:
         cells.append("-")
     return "| " + " | ".join(cells) + " |"
@@ -230,16 +233,18 @@ def section(measured: list[dict[str, Any]], runs: int, load: float) -> str:
         "(its rest: trace and lowering). The cold call adds the cache entry (store, on its "
         "thread) and the executable's serialization. *trace share*: the per-device trace's "
         "part of the default call, the most that handing XLA the per-device program as text "
-        "instead could save. *XLA alone*: XLA's compile CPU of the per-device module rerun "
-        "alone in the default process, as JAX lowered it / after MLIR's "
-        "`inline,canonicalize,cse,symbol-dce` (its lines in brackets), best of 2.",
+        "instead could save. *XLA alone*: XLA's compile CPU of the per-device program rerun "
+        "alone in the default process, best of 2: partitioned, as `jax.jit` would compile "
+        "`JaxArrayProgram`'s lowering (a manual computation over every axis, through Shardy "
+        "and the SPMD partitioner) / as shardc.jit compiles it, N replicas of the body "
+        "(docs/jax.md, \"What the first call costs\").",
         "",
         "Command: `python benchmarks/jit_breakdown.py --xla-compare --write-docs`",
         "",
         "| program | per-device ops | jax.jit CPU s | shardc.jit default CPU s | ratio | lower | "
         "import | pipeline | per-device trace | XLA compile | first run | rest | jax.jit: XLA "
         "compile / first run / rest | cold: store | cold: serialize | shardc.jit cold CPU s | "
-        "ratio | trace share | XLA alone: as lowered / lean s |",
+        "ratio | trace share | XLA alone: partitioned / replicas s |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         *(row(m) for m in measured),
         "",

@@ -404,14 +404,21 @@ def _compile_program(program: Any, handle: CacheHandle) -> Any:
     payload = handle.cache.read(where, "xla")
     if payload is not None:
         try:
+            loaded = program.load(payload)  # the replicas' executable (xla_replicas.py)
+            if loaded is not None:
+                return loaded
             return serialize_executable.deserialize_and_load(payload, in_tree, out_tree)
         except Exception:  # noqa: BLE001 - jaxlib's errors have no common type: a miss
             pass
-    executable = _lower(program, handle).compile()
+    executable = program.compile(_lower(program, handle))
     try:
-        payload, ins, outs = serialize_executable.serialize(executable)
+        if program.replicas:
+            payload = executable.serialize()
+        else:
+            payload, ins, outs = serialize_executable.serialize(executable)
+            if ins != in_tree or outs != out_tree:
+                return executable
     except Exception:  # noqa: BLE001 - a backend that cannot serialize: not cached
         return executable
-    if ins == in_tree and outs == out_tree:
-        handle.cache.write(where, "xla", payload)
+    handle.cache.write(where, "xla", payload)
     return executable

@@ -34,7 +34,7 @@ import numpy as np
 from shardc.executors.jax_exec import JaxExecutor, wide_types
 from shardc.executors.jax_runtime import import_jax, on_mesh, shard_map
 from shardc.executors.reduce_kinds import REDUCE_OP_KIND, identity
-from shardc.executors.xla_replicas import replica_executable
+from shardc.executors.xla_replicas import load_replicas, replica_executable
 from shardc.ir.core import Module
 from shardc.ir.diagnostics import ExecutionError
 from shardc.ir.mapping import NamedMapping
@@ -144,15 +144,28 @@ class JaxArrayProgram:
             out.append(a)
         return out
 
-    def compile(self) -> Any:
-        """XLA's executable of the program, called as `executable(*placed_arrays)`: N
-        replicas of the per-device body when the program fits (xla_replicas.py: no SPMD
-        partitioner in XLA's compile), else the partitioned module `jax.jit` compiles."""
-        lowered = self.lower()
+    def compile(self, lowered: Any = None) -> Any:
+        """XLA's executable of the program (from `lowered`, this program's `lower()`), called
+        as `executable(*placed_arrays)`: N replicas of the per-device body when the program
+        fits (xla_replicas.py: no SPMD partitioner in XLA's compile), else the partitioned
+        module `jax.jit` compiles."""
+        lowered = self.lower() if lowered is None else lowered
         executable = replica_executable(self.jax, lowered, self.in_shardings,
-                                        self.out_shardings)
+                                        self.out_shardings, self._out_types())
         self.replicas = executable is not None
         return executable if executable is not None else lowered.compile()
+
+    def load(self, payload: bytes) -> Any:
+        """The replicas' executable `compile` built and the cache kept (None: `payload` holds
+        another kind)."""
+        executable = load_replicas(self.jax, payload, self.in_shardings, self.out_shardings,
+                                   self._out_types())
+        self.replicas = self.replicas or executable is not None
+        return executable
+
+    def _out_types(self) -> list[tuple[tuple[int, ...], Any]]:
+        return [(shape, np.dtype(numpy_dtype(t.dtype)))
+                for shape, t in zip(self.out_shapes, self.executor.func.result_types)]
 
     def lower(self) -> Any:
         """`jax.jit(...).lower` on the program's argument shapes and shardings."""

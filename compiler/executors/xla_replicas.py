@@ -12,8 +12,8 @@ export, then the SPMD partitioner over a module that is manual throughout) is wo
 nothing to do. As replicas, each device runs the body on its own blocks: a collective's
 replica groups are the same ids (the device assignment is the same order), `partition_id`
 becomes `replica_id`, and the body's collectives lose their channel (a channel id makes XLA
-read them as cross-partition ones). docs/jit.md, "How XLA compiles the per-device program",
-has the figures.
+read them as cross-partition ones). docs/jax.md, "What the first call costs", has the
+figures.
 
 A program is compiled this way when its lowering is one manual computation over every mesh
 axis, fed by the function's arguments and constants, whose results are the function's; in one
@@ -33,6 +33,8 @@ _UNSUPPORTED = ("stablehlo.send", "stablehlo.recv", "stablehlo.replica_id", "sta
                 "stablehlo.outfeed")
 _SHARDING_CALLS = ("Sharding", "SPMDFullToShardShape", "SPMDShardToFullShape")
 _DONATION = ("tf.aliasing_output", "jax.buffer_donor")
+OutTypes = Sequence[tuple[tuple[int, ...], Any]]  # each result's global shape and dtype
+_MAGIC = b"shardc: XLA executable of N replicas\n"  # a serialized `ReplicaExecutable`
 # an axis name in `#sdy.mesh<["a"=2, ...]>` and `#sdy<manual_axes{"a", ...}>`
 _QUOTED = re.compile(r'"((?:[^"\\]|\\.)*)"')
 _MESH_REF = re.compile(r"<@([\w$.\-]+)")  # the mesh a `#sdy.sharding<@mesh, ...>` is on
@@ -53,31 +55,69 @@ class ReplicaExecutable:
         """The optimized HLO of the per-device program, as `jax.stages.Compiled.as_text`."""
         return "\n".join(m.to_string() for m in self.loaded.hlo_modules())
 
+    def serialize(self) -> bytes:
+        """The executable as bytes `load_replicas` reads back (the persistent cache's)."""
+        return _MAGIC + self.loaded.serialize()
+
 
 def replica_executable(jax: Any, lowered: Any, in_shardings: Sequence[Any],
-                       out_shardings: Sequence[Any]) -> ReplicaExecutable | None:
+                       out_shardings: Sequence[Any],
+                       out_types: OutTypes) -> ReplicaExecutable | None:
     """`lowered` (the `jax.stages.Lowered` of the per-device program's `jax.jit`) compiled as
-    replicas, or None when the program does not fit (`why_not` says why)."""
+    replicas, or None when the program does not fit (`why_not` says why). `out_types`: the
+    global shape and dtype of each result."""
     if why_not(jax, lowered, in_shardings, out_shardings) is not None:
         return None
     from jax._src import compiler
-    from jax._src.interpreters import pxla
-    from jax._src.lib import xla_client
 
     devices = tuple(in_shardings[0]._device_assignment)
     module = _as_replicas(lowered.compiler_ir(), len(devices))
     if module is None:
         return None
-    backend = devices[0].client
+    # (through JAX's own compile function: its error handlers, and what profiles see)
+    loaded = compiler.backend_compile_and_load(
+        devices[0].client, module, _device_list(devices), _options(devices), [])
+    return ReplicaExecutable(loaded, _handlers(jax, out_shardings, out_types))
+
+
+def load_replicas(jax: Any, payload: bytes, in_shardings: Sequence[Any],
+                  out_shardings: Sequence[Any],
+                  out_types: OutTypes) -> ReplicaExecutable | None:
+    """The executable `ReplicaExecutable.serialize` wrote, for these devices (None: `payload`
+    is not one)."""
+    if not payload.startswith(_MAGIC) or not in_shardings:
+        return None
+    devices = tuple(in_shardings[0]._device_assignment)
+    loaded = devices[0].client.deserialize_executable(
+        payload[len(_MAGIC):], _device_list(devices), _options(devices))
+    return ReplicaExecutable(loaded, _handlers(jax, out_shardings, out_types))
+
+
+def _device_list(devices: tuple[Any, ...]) -> Any:
+    from jax._src.lib import xla_client
+
+    return xla_client.DeviceList(devices)
+
+
+def _options(devices: tuple[Any, ...]) -> Any:
+    """XLA's compile options as `jax.jit` sets them, for N replicas of one partition, the
+    SPMD partitioner (and Shardy's) off."""
+    from jax._src import compiler
+
     options = compiler.get_compile_options(
-        len(devices), 1, device_assignment=[[d] for d in devices], backend=backend)
+        len(devices), 1, device_assignment=[[d] for d in devices], backend=devices[0].client)
     build = options.executable_build_options
     build.use_spmd_partitioning = False
     build.use_shardy_partitioner = False
-    loaded = backend.compile_and_load(module, xla_client.DeviceList(devices), options)
-    avals = [jax.core.ShapedArray(s.shape, s.dtype) for s in jax.tree.leaves(lowered.out_info)]
-    handlers = pxla.global_avals_to_results_handler(avals, list(out_shardings), True).handlers
-    return ReplicaExecutable(loaded, handlers)
+    return options
+
+
+def _handlers(jax: Any, out_shardings: Sequence[Any], out_types: OutTypes) -> list[Any]:
+    """JAX's handlers that make each result's per-device buffers one global `jax.Array`."""
+    from jax._src.interpreters import pxla
+
+    avals = [jax.core.ShapedArray(shape, dtype) for shape, dtype in out_types]
+    return pxla.global_avals_to_results_handler(avals, list(out_shardings), True).handlers
 
 
 def why_not(jax: Any, lowered: Any, in_shardings: Sequence[Any],
