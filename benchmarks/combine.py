@@ -77,7 +77,7 @@ def measure(model: str, program: JaxProgram, calls: int) -> list[str]:
         # On the devices in the program's own shardings (as XLA's arguments below): an array
         # left on one device would be copied to all of them on every call.
         placed = [jax.device_put(x, s) for x, s in zip(flat, shardc_program.in_shardings)]
-        executable = shardc_program.lower().compile()  # called as is, like XLA's below
+        executable = shardc_program.compile()  # what shardc.jit runs, called as is like XLA's
         jax.block_until_ready(executable(*placed))
         runs[label] = (executable, placed)
         if label == "on":

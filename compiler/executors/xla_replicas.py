@@ -2,7 +2,7 @@
 lowering of it, its manual body made the entry function of an N-replica module, compiled
 without the SPMD partitioner, and called on the program's global `jax.Array`s.
 
-    executable = replica_executable(jax, lowered, in_shardings, out_shardings)
+    executable = replica_executable(jax, lowered, in_shardings, out_shardings, out_types)
     if executable is None: ...              # the program does not fit (see `why_not`)
     outs = executable(*arrays)              # arrays already in `in_shardings`
 
