@@ -377,17 +377,6 @@ def compile_program(program: Any, result: CompileResult) -> Any:
         handle.wait()
 
 
-def _lower(program: Any, handle: CacheHandle) -> Any:
-    """`program` traced and lowered, then the entry's write started: building the entry is
-    Python, as the trace is, so it waits for the trace and runs beside XLA's compile, which
-    releases Python's lock. (Both at once, the 8-layer Llama step's per-device trace took
-    1.2-2.9 s wall instead of 0.5-1.0 s, load ~9; benchmarks/jit_breakdown.py has the CPU
-    time of each.)"""
-    lowered = program.lower()
-    handle.start()
-    return lowered
-
-
 def _compile_program(program: Any, handle: CacheHandle) -> Any:
     jax = program.jax
     import jaxlib
@@ -410,7 +399,11 @@ def _compile_program(program: Any, handle: CacheHandle) -> Any:
             return serialize_executable.deserialize_and_load(payload, in_tree, out_tree)
         except Exception:  # noqa: BLE001 - jaxlib's errors have no common type: a miss
             pass
-    executable = program.compile(_lower(program, handle))
+    # The entry's write (Python, as the per-device program's printing or trace is) starts
+    # once that is done, and runs beside XLA's compile, which releases Python's lock. (Both at
+    # once, the 8-layer Llama step's per-device trace took 1.2-2.9 s wall instead of 0.5-1.0
+    # s, load ~9; benchmarks/jit_breakdown.py has the CPU time of each.)
+    executable = program.compile(traced=handle.start)
     try:
         if program.replicas:
             payload = executable.serialize()

@@ -71,16 +71,16 @@ def test_a_second_jit_finds_the_program(mesh, data, tmp_path):
     assert second.in_shardings == first.in_shardings
 
 
-def test_the_entry_is_written_after_the_per_device_trace(mesh, data, tmp_path, monkeypatch):
-    """On a call's miss the entry (Python work) starts once JAX has traced the per-device
+def test_the_entry_is_written_after_the_per_device_program(mesh, data, tmp_path, monkeypatch):
+    """On a call's miss the entry (Python work) starts once shardc has printed the per-device
     program (Python too) and is on disk when the call returns; `lower` writes it at once."""
-    from shardc.executors.jax_arrays import JaxArrayProgram
+    from shardc.executors import jax_arrays
     from shardc.jit_cache import CompileCache as Cache
 
     events = []
-    trace, store = JaxArrayProgram.lower, Cache.store
-    monkeypatch.setattr(JaxArrayProgram, "lower",
-                        lambda self: (events.append("trace"), trace(self))[1])
+    text, store = jax_arrays.replica_text, Cache.store
+    monkeypatch.setattr(jax_arrays, "replica_text",
+                        lambda program: (events.append("trace"), text(program))[1])
     monkeypatch.setattr(Cache, "store",
                         lambda self, *a: (events.append("store"), store(self, *a))[1])
     compiled, _ = _compiled(mesh, data, tmp_path)

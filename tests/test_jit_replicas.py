@@ -1,7 +1,9 @@
 """shardc.jit's per-device program compiled by XLA as N replicas of its body, without the SPMD
-partitioner (compiler/executors/xla_replicas.py): which programs are, that they compute what
-jax.jit computes (every collective, `axis_index`, a mesh in another device order, donation,
-arguments in any placement), and that the others are compiled partitioned, as before."""
+partitioner (compiler/executors/xla_replicas.py), printed by shardc (replica_text.py) or from
+JAX's trace: which programs take which route, that they compute what jax.jit and the numpy
+executor compute (every collective, combined ones, `axis_index`, a mesh in another device
+order, donation, arguments in any placement, the zoo's training steps), and that the others
+are compiled partitioned, as before."""
 
 from __future__ import annotations
 
@@ -17,9 +19,12 @@ from jax.sharding import Mesh, NamedSharding  # noqa: E402
 from jax.sharding import PartitionSpec as P  # noqa: E402
 
 import shardc  # noqa: E402
+from shardc.executors import jax_arrays  # noqa: E402
 from shardc.executors.jax_arrays import JaxArrayProgram  # noqa: E402
+from shardc.models.catalogue import MODELS  # noqa: E402
 from tests.spmd.test_spmd_exec import DEVICE_IDS, UNEVEN_COLLECTIVES  # noqa: E402
 from tests.test_jit_shard_map import BODIES  # noqa: E402
+from tests.test_training import _inputs  # noqa: E402
 
 if len(jax.devices()) < 8:
     pytest.skip("needs 8 devices (XLA_FLAGS=--xla_force_host_platform_device_count=8)",
@@ -52,7 +57,7 @@ def test_a_tensor_parallel_step_runs_as_replicas_and_equals_jax_jit(mesh):
     got = f(X, W1, W2)
     want = jax.jit(mlp, in_shardings=tuple(NamedSharding(mesh, s) for s in specs))(X, W1, W2)
     np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-6)
-    assert _program(f).replicas
+    assert _program(f).route == "text"
     hlo = f.programs()[0].executable.as_text()
     # XLA's module: 8 replicas of one partition, the row-parallel product's sum an all-reduce
     # over the replicas of each "tp" group, and no partition ids left.
@@ -75,7 +80,8 @@ def test_every_collective_and_axis_index_run_as_replicas(mesh, name):
     sharded = NamedSharding(mesh, P("dp", "tp"))
     jitted = shardc.jit(f, mesh=mesh, in_shardings=sharded)
     got = jitted(x)
-    assert _program(jitted).replicas
+    # (a body's own replica-group collectives, as a ppermute's: from JAX's trace)
+    assert _program(jitted).route == ("text" if name == "normalised" else "trace")
     np.testing.assert_allclose(np.asarray(got),
                                np.asarray(jax.jit(f, in_shardings=sharded)(x)), rtol=1e-6)
 
@@ -98,7 +104,7 @@ def test_a_mesh_in_another_device_order(mesh):
     got = f(X, W1, W2)
     want = jax.jit(ring, in_shardings=tuple(NamedSharding(shuffled, s) for s in specs))(
         X, W1, W2)
-    assert _program(f).replicas
+    assert _program(f).route == "trace"  # (the shard_map body's own ppermute)
     for g, w in zip(got, want):
         np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=1e-5, atol=1e-6)
         assert g.sharding.mesh.devices.tolist() == shuffled.devices.tolist()
@@ -129,9 +135,9 @@ def test_donated_arguments_are_given_up(mesh):
     assert "input_output_alias" in f.programs()[0].executable.as_text()
 
 
-@pytest.mark.parametrize(("text", "replicas"), [(UNEVEN_COLLECTIVES, False), (DEVICE_IDS, True)],
-                         ids=["uneven", "device_ids"])
-def test_programs_of_shardcs_ir_equal_the_numpy_executor(text, replicas):
+@pytest.mark.parametrize(("text", "route"), [(UNEVEN_COLLECTIVES, "partitioned"),
+                                             (DEVICE_IDS, "text")], ids=["uneven", "device_ids"])
+def test_programs_of_shardcs_ir_equal_the_numpy_executor(text, route):
     # Uneven dims are padded outside the manual computation (the boundary is global): that
     # program is compiled as jax.jit compiles it. The device-ids program (a mesh of devices
     # [3, 1, 0, 2], a collective_permute, gathers over both axes) runs as replicas.
@@ -140,7 +146,7 @@ def test_programs_of_shardcs_ir_equal_the_numpy_executor(text, replicas):
               for a in result.module.main.args]
     program = JaxArrayProgram(result.spmd)
     executable = program.compile()
-    assert program.replicas is replicas
+    assert program.route == route
     outs = executable(*program.place(inputs))
     for out, want in zip(outs, result.run(inputs, backend="numpy")):
         np.testing.assert_allclose(np.asarray(out), want, rtol=1e-5, atol=1e-5)
@@ -156,3 +162,38 @@ def test_host_callbacks_compile_partitioned(mesh):
     jitted = shardc.jit(f, mesh=mesh, in_shardings=P("dp"))
     np.testing.assert_allclose(np.asarray(jitted(X)), X * 2)
     assert not _program(jitted).replicas and seen
+
+
+ZOO = [(name, preset) for name, spec in MODELS.items() for preset in spec.presets]
+
+
+@pytest.mark.parametrize(("name", "preset"), ZOO, ids=["-".join(c) for c in ZOO])
+def test_zoo_training_steps_printed_by_shardc_equal_the_trace_and_numpy(name, preset,
+                                                                        monkeypatch):
+    # Every zoo model and preset as an SGD step: combined all-reduces, all-gathers and
+    # reduce-scatters (packed as the trace packs them), all_slice, all_to_all, axis_index.
+    result = shardc.compile(MODELS[name].build(preset, train="sgd"))
+    inputs = _inputs(result.module)
+    printed = JaxArrayProgram(result.spmd)
+    got = printed.compile()(*printed.place(inputs))
+    assert printed.route == "text"
+    monkeypatch.setattr(jax_arrays, "replica_text", lambda program: None)
+    traced = JaxArrayProgram(result.spmd)
+    want = traced.compile()(*traced.place(inputs))
+    assert traced.route == "trace"
+    for g, w, n in zip(got, want, result.run(inputs, backend="numpy"), strict=True):
+        np.testing.assert_allclose(np.asarray(g), np.asarray(w), rtol=2e-6, atol=1e-6)
+        scale = max(float(np.max(np.abs(n))), 1.0) if n.size else 1.0
+        np.testing.assert_allclose(np.asarray(g), n, rtol=0, atol=1e-5 * scale)
+
+
+def test_the_text_holds_every_collective_in_replica_form(mesh):
+    from shardc.executors.replica_text import replica_text
+
+    result = shardc.compile(MODELS["transformer"].build("fsdp", train="sgd"))
+    text = replica_text(JaxArrayProgram(result.spmd))
+    assert "mhlo.num_replicas = 8" in text and "sdy." not in text
+    assert "channel_handle" not in text and "use_global_device_ids" not in text
+    # one combined all-gather of the weights, packed into rows [8, total]
+    assert re.search(r'"stablehlo.all_gather"\(%\w+\) <\{all_gather_dim = 0 : i64, '
+                     r"replica_groups = dense<\[\[0, 1, 2, 3, 4, 5, 6, 7\]\]>", text)

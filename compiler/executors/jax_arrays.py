@@ -26,7 +26,7 @@ devices are whatever JAX gives (CPU, GPU, TPU).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -34,7 +34,8 @@ import numpy as np
 from shardc.executors.jax_exec import JaxExecutor, wide_types
 from shardc.executors.jax_runtime import import_jax, on_mesh, shard_map
 from shardc.executors.reduce_kinds import REDUCE_OP_KIND, identity
-from shardc.executors.xla_replicas import load_replicas, replica_executable
+from shardc.executors.replica_text import replica_text
+from shardc.executors.xla_replicas import compile_text, load_replicas, replica_executable
 from shardc.ir.core import Module
 from shardc.ir.diagnostics import ExecutionError
 from shardc.ir.mapping import NamedMapping
@@ -97,9 +98,9 @@ class JaxArrayProgram:
                          for o, s in zip(outs, self.out_shapes))
 
         program.__name__ = function
-        # Whether `compile` built N replicas of the body (xla_replicas.py): its executable
-        # takes only arrays already in the boundary shardings, which `place` then makes.
-        self.replicas = False
+        # How `compile` built the executable: "text" or "trace" (N replicas of the body, from
+        # shardc's printing or JAX's trace), "cache" (loaded), "partitioned"; "" before.
+        self.route = ""
         # Donated arguments (jax.jit's donate_argnums): XLA may write results into their
         # buffers, and the arrays are deleted by the call.
         self.donate = tuple(bool(d) for d in donate)
@@ -144,23 +145,41 @@ class JaxArrayProgram:
             out.append(a)
         return out
 
-    def compile(self, lowered: Any = None) -> Any:
-        """XLA's executable of the program (from `lowered`, this program's `lower()`), called
-        as `executable(*placed_arrays)`: N replicas of the per-device body when the program
-        fits (xla_replicas.py: no SPMD partitioner in XLA's compile), else the partitioned
-        module `jax.jit` compiles."""
-        lowered = self.lower() if lowered is None else lowered
+    def compile(self, traced: Callable[[], None] | None = None) -> Any:
+        """XLA's executable of the program, called as `executable(*placed_arrays)`. When the
+        program fits, N replicas of the per-device body (xla_replicas.py: no SPMD partitioner
+        in XLA's compile), from shardc's own printing of it (replica_text.py: no trace) or
+        else from JAX's trace of it; otherwise the partitioned module `jax.jit` compiles.
+        `traced()` is called once the Python work is done, before XLA compiles."""
+        text = replica_text(self)
+        executable = None
+        if text is not None:
+            executable = compile_text(self.jax, text, self.executor.mesh.devices.flat,
+                                      self.out_shardings, self._out_types(), traced)
+        if executable is not None:
+            self.route = "text"
+            return executable
+        lowered = self.lower()
+        if traced is not None:
+            traced()
         executable = replica_executable(self.jax, lowered, self.in_shardings,
                                         self.out_shardings, self._out_types())
-        self.replicas = executable is not None
+        self.route = "trace" if executable is not None else "partitioned"
         return executable if executable is not None else lowered.compile()
+
+    @property
+    def replicas(self) -> bool:
+        """Whether `compile` built N replicas of the body (its executable then takes only
+        arrays already in the boundary shardings, which `place` makes)."""
+        return self.route in ("text", "trace", "cache")
 
     def load(self, payload: bytes) -> Any:
         """The replicas' executable `compile` built and the cache kept (None: `payload` holds
         another kind)."""
         executable = load_replicas(self.jax, payload, self.in_shardings, self.out_shardings,
                                    self._out_types())
-        self.replicas = self.replicas or executable is not None
+        if executable is not None:
+            self.route = "cache"
         return executable
 
     def _out_types(self) -> list[tuple[tuple[int, ...], Any]]:

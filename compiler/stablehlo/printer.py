@@ -52,9 +52,10 @@ def _hidden_attrs(name: str) -> frozenset[str]:
 class Printer:
     """Prints one module (`print()`); the op printers call back into it for what they share."""
 
-    def __init__(self, module: Module, debug_info: bool):
+    def __init__(self, module: Module, debug_info: bool, shardings: bool = True):
         self.module = module
         self.debug_info = debug_info
+        self.shardings = shardings  # False: no `sdy.sharding` anywhere (a per-device program)
         self.lines: list[str] = []
         # (id(value), key) -> fn(value, key): texts made once per distinct object (a model's
         # layers share their constants' values). The module keeps the values alive meanwhile.
@@ -75,7 +76,7 @@ class Printer:
         # before any dict is built: this runs once per op).
         shown = not hidden.issuperset(op.attributes)
         sharded = False
-        if with_sharding:
+        if with_sharding and self.shardings:
             for r in op.results:
                 if r.type.mapping is not None:
                     sharded = True
@@ -151,9 +152,9 @@ class Printer:
     def function(self, func: Function) -> None:
         n = Names(func)
         args = []
-        for i, (v, attrs) in enumerate(zip(func.args, func.arg_attrs)):
-            all_attrs = dict(attrs)
-            if v.mapping is not None:
+        for i, v in enumerate(func.args):
+            all_attrs = self.arg_attrs(func, i)
+            if v.mapping is not None and self.shardings:
                 all_attrs["sdy.sharding"] = OpaqueAttr(f"#sdy.sharding{v.mapping.text()}")
             text = f"%arg{i}: {_ty(v.type)}"
             if all_attrs:
@@ -164,7 +165,7 @@ class Printer:
         for t, attrs in zip(func.result_types, func.res_attrs):
             all_attrs = dict(attrs)
             mapping = getattr(t, "mapping", None)
-            if mapping is not None:
+            if mapping is not None and self.shardings:
                 all_attrs["sdy.sharding"] = OpaqueAttr(f"#sdy.sharding{mapping.text()}")
             any_attrs = any_attrs or bool(all_attrs)
             results.append(_ty(t) + (" " + attr_dict(all_attrs) if all_attrs else ""))
@@ -174,13 +175,22 @@ class Printer:
             header += f" -> {results[0]}"
         elif results:
             header += " -> (" + ", ".join(results) + ")"
-        if func.attributes:
-            header += " attributes " + attr_dict(func.attributes)
+        attributes = self.function_attrs(func)
+        if attributes:
+            header += " attributes " + attr_dict(attributes)
         self.lines.append(header + " {")
         lines = self.lines
         for op in func.body:
-            lines.extend(printer_of(op.name)(self, op, n, "    "))
+            lines.extend(self.op_text(op, n, "    "))
         self.lines.append("  }" + self.loc(func.loc, func.loc_written))
+
+    def function_attrs(self, func: Function) -> dict[str, Any]:
+        """The attributes printed on `func` itself."""
+        return func.attributes
+
+    def arg_attrs(self, func: Function, i: int) -> dict[str, Any]:
+        """The attributes printed on `func`'s argument `i` (its shardings aside)."""
+        return dict(func.arg_attrs[i])
 
     def print(self) -> str:
         module = self.module
