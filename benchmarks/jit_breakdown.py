@@ -16,8 +16,10 @@ cache entry on one). The default call is split by timing each stage's CPU:
 - **lower**: JAX traces and lowers the user's function and prints it (`lower_to_text`);
 - **import**: `import_stablehlo` + chlo legalization (`JaxSource.module`);
 - **pipeline**: shardc's passes (`shardc.compile`);
-- **per-device trace**: the per-device program interpreted in Python under `jax.shard_map`,
-  traced to a jaxpr and lowered to StableHLO (`JaxArrayProgram.lower`);
+- **per-device program**: the per-device program printed by shardc as XLA's module of N
+  replicas and read by MLIR (`replica_text`, `xla_replicas._parse`), or, for a program that
+  needs it, interpreted in Python under `jax.shard_map`, traced to a jaxpr and lowered to
+  StableHLO (`JaxArrayProgram.lower`); *route* says which (`text`, `trace`, `partitioned`);
 - **XLA compile**: the process's CPU inside XLA's compile (`backend_compile_and_load`);
 - **first run**: the process's CPU from the call's return to its result being ready (the step
   itself, dispatched asynchronously: `jax.jit`'s first call runs it too);
@@ -56,7 +58,7 @@ from docs_section import write_section  # noqa: E402
 from jit import child  # noqa: E402
 
 PROGRAMS = ("llama2", "llama8", "llama32", "nnx")
-STAGES = ("lower", "import", "pipeline", "per_device_trace", "xla", "run")
+STAGES = ("lower", "import", "pipeline", "per_device", "xla", "run")
 CACHE = ("store", "serialize")  # what the cold call adds
 
 
@@ -134,6 +136,7 @@ def shardc_side(name: str, cache_dir: str, xla_compare: bool) -> dict[str, Any]:
 
     import shardc
     from shardc import jax_api, jit_cache
+    from shardc.executors import jax_arrays, xla_replicas
     from shardc.executors.jax_arrays import JaxArrayProgram
     from shardc.executors.xla_replicas import ReplicaExecutable
 
@@ -142,7 +145,9 @@ def shardc_side(name: str, cache_dir: str, xla_compare: bool) -> dict[str, Any]:
     _timed(jax_api, "lower_to_text", "lower", acc)
     _timed(jit_cache.JaxSource, "module", "import", acc)
     _timed(jit_cache, "compile_module", "pipeline", acc)
-    _timed(JaxArrayProgram, "lower", "per_device_trace", acc)
+    _timed(JaxArrayProgram, "lower", "per_device", acc)
+    _timed(jax_arrays, "replica_text", "per_device", acc)
+    _timed(xla_replicas, "_parse", "per_device", acc)
     _timed(jit_cache.CompileCache, "store", "store", acc)
     _timed(serialize_executable, "serialize", "serialize", acc)
     _timed(ReplicaExecutable, "serialize", "serialize", acc)
@@ -154,6 +159,7 @@ def shardc_side(name: str, cache_dir: str, xla_compare: bool) -> dict[str, Any]:
     out["rest"] = total - sum(out[k] for k in STAGES)
     (program,) = fn.programs()
     out["ops"] = sum(len(g.body) for g in program.spmd.functions.values())
+    out["route"] = program.program().route
     if xla_compare and len(compiled) == 1:
         out.update(_xla_compare(original, *compiled[0], program.program()))
     return out
@@ -204,7 +210,7 @@ def row(m: dict[str, Any]) -> str:
     cells += [f"{j['xla']:.2f} / {j['run']:.2f} / {j['rest']:.2f}"]
     cells += [f"{c[k]:.2f}" for k in CACHE]
     cells += [f"{c['total']:.2f}", f"{c['total'] / j['total']:.2f}"]
-    cells.append(f"**{100 * s['per_device_trace'] / s['total']:.1f}%**")
+    cells.append(s["route"])
     if "xla_given" in s:
         given = f"{s['xla_given']:.2f}" if s["replicas"] else "- (partitioned)"
         cells.append(f"{s['xla_partitioned']:.2f} / {given}")
@@ -227,13 +233,13 @@ def section(measured: list[dict[str, Any]], runs: int, load: float) -> str:
         "installed shardc's are. CPU seconds of the whole process (all threads) for the "
         "first call until its result is ready, best of the runs per column. The default call "
         "split by stage: JAX's lowering of the function, the StableHLO import, shardc's "
-        "pipeline, the per-device program's trace under `jax.shard_map` and lowering, XLA's "
+        "pipeline, the per-device program (printed by shardc as XLA's module of N replicas "
+        "and read by MLIR, or traced by JAX under `jax.shard_map`: *route*), XLA's "
         "compile, the first run (CPU from the call's return to the result being ready: the "
         "step itself, on XLA's threads) and the rest; `jax.jit`'s call split the same way "
         "(its rest: trace and lowering). The cold call adds the cache entry (store, on its "
-        "thread) and the executable's serialization. *trace share*: the per-device trace's "
-        "part of the default call, the most that handing XLA the per-device program as text "
-        "instead could save. *XLA alone*: XLA's compile CPU of the per-device program rerun "
+        "thread) and the executable's serialization. *XLA alone*: XLA's compile CPU of the "
+        "per-device program rerun "
         "alone in the default process, best of 2: partitioned, as `jax.jit` would compile "
         "`JaxArrayProgram`'s lowering (a manual computation over every axis, through Shardy "
         "and the SPMD partitioner) / as shardc.jit compiles it, N replicas of the body "
@@ -242,9 +248,9 @@ def section(measured: list[dict[str, Any]], runs: int, load: float) -> str:
         "Command: `python benchmarks/jit_breakdown.py --xla-compare --write-docs`",
         "",
         "| program | per-device ops | jax.jit CPU s | shardc.jit default CPU s | ratio | lower | "
-        "import | pipeline | per-device trace | XLA compile | first run | rest | jax.jit: XLA "
+        "import | pipeline | per-device program | XLA compile | first run | rest | jax.jit: XLA "
         "compile / first run / rest | cold: store | cold: serialize | shardc.jit cold CPU s | "
-        "ratio | trace share | XLA alone: partitioned / replicas s |",
+        "ratio | route | XLA alone: partitioned / replicas s |",
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|",
         *(row(m) for m in measured),
         "",

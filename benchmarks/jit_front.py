@@ -1,4 +1,4 @@
-"""shardc.jit's first call outside the passes, the per-device trace and XLA's compile: JAX's
+"""shardc.jit's first call outside the passes, the per-device program and XLA's compile: JAX's
 lowering of the function beside `jax.jit`'s own, the StableHLO import split into what is paid
 once per process and what is paid per module, the miss path, and the Python modules the call
 imports (with the dataclasses and regular expressions their import builds).
@@ -18,9 +18,9 @@ caller's thread in a fresh process (shardc's modules compiled to bytecode first,
   (`import_stablehlo` + `legalize_chlo` with both warm, measured by reading the text a second
   time after the call); **miss path** (`Jitted._miss` less the stages it calls: signature,
   shardings, `Lowered`); **program** (`Lowered.program`: the `JaxArrayProgram`, the executors'
-  modules imported there); **JAX compile** (`Lowered.compile` less the program and its
-  per-device trace: JAX's compile path on the caller's thread, XLA's compile itself running
-  on threads of its own); **dispatch** (the compiled program called: arguments placed, the
+  modules imported there); **JAX compile** (`Lowered.compile` less the program and the
+  per-device program's printing and reading, or its trace: JAX's compile path on the caller's
+  thread, XLA's compile itself running on threads of its own); **dispatch** (the compiled program called: arguments placed, the
   step dispatched, as `jax.jit`'s first call also does); **module imports** (every module the
   call imports, at the top of the import: their `exec`, which includes the next two),
   **dataclasses** and **regexes** (the CPU of the `@dataclass` classes and `re.compile`
@@ -119,6 +119,10 @@ def shardc_side(name: str) -> dict[str, float]:
         if "per_device_trace" not in acc:
             acc["per_device_trace"] = 0.0
             _count(type(made), "lower", "per_device_trace", acc)
+            from shardc.executors import jax_arrays, xla_replicas
+
+            _count(jax_arrays, "replica_text", "per_device_trace", acc)
+            _count(xla_replicas, "_parse", "per_device_trace", acc)
         return made
 
     stages.Lowered.program = program  # type: ignore[method-assign]

@@ -2,8 +2,8 @@
 partitioner (compiler/executors/xla_replicas.py), printed by shardc (replica_text.py) or from
 JAX's trace: which programs take which route, that they compute what jax.jit and the numpy
 executor compute (every collective, combined ones, `axis_index`, a mesh in another device
-order, donation, arguments in any placement, the zoo's training steps), and that the others
-are compiled partitioned, as before."""
+order, donation, arguments in any placement, the zoo's training steps; a user's shard_map
+bodies are tests/test_jit_shard_map.py's), and that the others are compiled partitioned."""
 
 from __future__ import annotations
 
@@ -23,7 +23,6 @@ from shardc.executors import jax_arrays  # noqa: E402
 from shardc.executors.jax_arrays import JaxArrayProgram  # noqa: E402
 from shardc.models.catalogue import MODELS  # noqa: E402
 from tests.spmd.test_spmd_exec import DEVICE_IDS, UNEVEN_COLLECTIVES  # noqa: E402
-from tests.test_jit_shard_map import BODIES  # noqa: E402
 from tests.test_training import _inputs  # noqa: E402
 
 if len(jax.devices()) < 8:
@@ -64,26 +63,6 @@ def test_a_tensor_parallel_step_runs_as_replicas_and_equals_jax_jit(mesh):
     assert re.search(r"replica_count=8\b", hlo) and "num_partitions=8" not in hlo
     assert re.search(r"all-reduce.*replica_groups=\{\{0,1,2,3\},\{4,5,6,7\}\}", hlo)
     assert "partition-id" not in hlo
-
-
-@pytest.mark.parametrize("name", sorted(BODIES))
-def test_every_collective_and_axis_index_run_as_replicas(mesh, name):
-    # ppermute with axis_index (JAX's partition_id, which becomes replica_id), psum_scatter,
-    # all_gather, all_to_all, pmax over both axes, psum over "dp".
-    body, out_spec = BODIES[name]
-    x = np.arange(8 * 16, dtype=np.float32).reshape(8, 16) / 64
-
-    def f(a):
-        return jax.shard_map(body, mesh=mesh, in_specs=P("dp", "tp"), out_specs=out_spec,
-                             check_vma=False)(a) * 3
-
-    sharded = NamedSharding(mesh, P("dp", "tp"))
-    jitted = shardc.jit(f, mesh=mesh, in_shardings=sharded)
-    got = jitted(x)
-    # (a body's own replica-group collectives, as a ppermute's: from JAX's trace)
-    assert _program(jitted).route == ("text" if name == "normalised" else "trace")
-    np.testing.assert_allclose(np.asarray(got),
-                               np.asarray(jax.jit(f, in_shardings=sharded)(x)), rtol=1e-6)
 
 
 def test_a_mesh_in_another_device_order(mesh):

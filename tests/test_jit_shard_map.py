@@ -64,7 +64,14 @@ def test_shard_map_bodies_run_on_both_backends(mesh, name):
 
     sharded = NamedSharding(mesh, P("dp", "tp"))
     want = np.asarray(jax.jit(f, in_shardings=sharded)(x))
-    got = shardc.jit(f, mesh=mesh, in_shardings=sharded)(x)
+    jitted = shardc.jit(f, mesh=mesh, in_shardings=sharded)
+    got = jitted(x)
     np.testing.assert_allclose(np.asarray(got), want, rtol=1e-6)
+    # XLA compiles N replicas of the per-device program (compiler/executors/xla_replicas.py),
+    # from JAX's trace when the body has a replica-group collective of its own (ppermute,
+    # all_gather, psum_scatter, all_to_all), else printed by shardc (its psum and pmax are
+    # spmd.all_reduce)
+    (compiled,) = jitted.programs()
+    assert compiled.program().route == ("text" if name == "normalised" else "trace")
     simulated = shardc.jit(f, mesh=mesh, in_shardings=sharded, backend="numpy")(x)
     np.testing.assert_allclose(simulated, want, rtol=1e-6)

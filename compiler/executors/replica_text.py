@@ -140,7 +140,7 @@ class _ReplicaPrinter(Printer):
             f"tensor<{n}xi32>",
             f"{indent}{one} = stablehlo.dynamic_slice {tbl}, {rid}, sizes = [1] : "
             f"(tensor<{n}xi32>, tensor<ui32>) -> tensor<1xi32>",
-            f"{indent}{define}stablehlo.reshape {one} : (tensor<1xi32>) -> tensor<i32>",
+            _reshape(indent, define.removesuffix(" = "), one, "tensor<1xi32>", "tensor<i32>"),
         ]
 
     def reducer(self, kind: str, dtype: str, indent: str) -> list[str]:
@@ -199,38 +199,29 @@ def _packed_all_gather(p: _ReplicaPrinter, op: Operation, n: Names, indent: str,
     dtype = xs[0].type.dtype
     lines, flats = [], []
     for x in xs:
-        flat = p.name()
-        size = math.prod(x.type.shape)
-        lines.append(f"{indent}{flat} = stablehlo.reshape {n(x)} : ({_ty(x.type)}) -> "
-                     f"tensor<{size}x{dtype}>")
+        flat, size = p.name(), math.prod(x.type.shape)
+        lines.append(_reshape(indent, flat, n(x), _ty(x.type), _tensor([size], dtype)))
         flats.append((flat, size))
     total = sum(size for _, size in flats)
     cat, row, rows = p.name(), p.name(), p.name()
     lines.append(f"{indent}{cat} = stablehlo.concatenate {', '.join(f for f, _ in flats)}, "
-                 f"dim = 0 : ({', '.join(f'tensor<{s}x{dtype}>' for _, s in flats)}) -> "
-                 f"tensor<{total}x{dtype}>")
-    lines.append(f"{indent}{row} = stablehlo.reshape {cat} : (tensor<{total}x{dtype}>) -> "
-                 f"tensor<1x{total}x{dtype}>")
+                 f"dim = 0 : ({', '.join(_tensor([s], dtype) for _, s in flats)}) -> "
+                 f"{_tensor([total], dtype)}")
+    lines.append(_reshape(indent, row, cat, _tensor([total], dtype), _tensor([1, total], dtype)))
     lines.append(f'{indent}{rows} = "stablehlo.all_gather"({row}) <{{all_gather_dim = 0 : i64, '
-                 f"replica_groups = {p.groups(op)}}}> : (tensor<1x{total}x{dtype}>) -> "
-                 f"tensor<{g}x{total}x{dtype}>")
-    names = _result_names(p, n, op)
+                 f"replica_groups = {p.groups(op)}}}> : ({_tensor([1, total], dtype)}) -> "
+                 f"{_tensor([g, total], dtype)}")
     start = 0
-    for x, r, out in zip(xs, op.results, names):
-        size = math.prod(x.type.shape)
-        part, block = p.name(), p.name()
-        shape = list(x.type.shape)
+    for x, r, out in zip(xs, op.results, _result_names(p, n, op)):
+        shape, size = list(x.type.shape), math.prod(x.type.shape)
+        part, block, moved = p.name(), p.name(), p.name()
         lines.append(f"{indent}{part} = stablehlo.slice {rows} [0:{g}, {start}:{start + size}] "
-                     f": (tensor<{g}x{total}x{dtype}>) -> tensor<{g}x{size}x{dtype}>")
-        lines.append(f"{indent}{block} = stablehlo.reshape {part} : (tensor<{g}x{size}x{dtype}>)"
-                     f" -> {_tensor([g, *shape], dtype)}")
-        moved_shape = [*shape[:d], g, *shape[d:]]
-        perm = list(range(1, d + 1)) + [0] + list(range(d + 1, len(shape) + 1))
-        moved = p.name()
-        lines.append(f"{indent}{moved} = stablehlo.transpose {block}, dims = {perm} : "
-                     f"({_tensor([g, *shape], dtype)}) -> {_tensor(moved_shape, dtype)}")
-        lines.append(f"{indent}{out} = stablehlo.reshape {moved} : "
-                     f"({_tensor(moved_shape, dtype)}) -> {_ty(r.type)}")
+                     f": ({_tensor([g, total], dtype)}) -> {_tensor([g, size], dtype)}")
+        rowed, moved_shape = _tensor([g, *shape], dtype), [*shape[:d], g, *shape[d:]]
+        lines.append(_reshape(indent, block, part, _tensor([g, size], dtype), rowed))
+        perm = [*range(1, d + 1), 0, *range(d + 1, len(shape) + 1)]
+        lines.append(_transpose(indent, moved, block, perm, rowed, _tensor(moved_shape, dtype)))
+        lines.append(_reshape(indent, out, moved, _tensor(moved_shape, dtype), _ty(r.type)))
         start += size
     return lines
 
@@ -263,33 +254,30 @@ def _packed_reduce_scatter(p: _ReplicaPrinter, op: Operation, n: Names, indent: 
         moved_shape = [split[i] for i in perm]
         size = math.prod(shape) // g
         a, b, c = p.name(), p.name(), p.name()
-        lines.append(f"{indent}{a} = stablehlo.reshape {n(x)} : ({_ty(x.type)}) -> "
-                     f"{_tensor(split, dtype)}")
-        lines.append(f"{indent}{b} = stablehlo.transpose {a}, dims = {perm} : "
-                     f"({_tensor(split, dtype)}) -> {_tensor(moved_shape, dtype)}")
-        lines.append(f"{indent}{c} = stablehlo.reshape {b} : ({_tensor(moved_shape, dtype)}) "
-                     f"-> tensor<{size}x{g}x{dtype}>")
+        lines.append(_reshape(indent, a, n(x), _ty(x.type), _tensor(split, dtype)))
+        lines.append(_transpose(indent, b, a, perm, _tensor(split, dtype),
+                                _tensor(moved_shape, dtype)))
+        lines.append(_reshape(indent, c, b, _tensor(moved_shape, dtype), _tensor([size, g], dtype)))
         pieces.append((c, size))
     total = sum(size for _, size in pieces)
     cat, rows, summed, flat = p.name(), p.name(), p.name(), p.name()
     lines.append(f"{indent}{cat} = stablehlo.concatenate {', '.join(c for c, _ in pieces)}, "
-                 f"dim = 0 : ({', '.join(f'tensor<{s}x{g}x{dtype}>' for _, s in pieces)}) -> "
-                 f"tensor<{total}x{g}x{dtype}>")
-    lines.append(f"{indent}{rows} = stablehlo.transpose {cat}, dims = [1, 0] : "
-                 f"(tensor<{total}x{g}x{dtype}>) -> tensor<{g}x{total}x{dtype}>")
+                 f"dim = 0 : ({', '.join(_tensor([s, g], dtype) for _, s in pieces)}) -> "
+                 f"{_tensor([total, g], dtype)}")
+    lines.append(_transpose(indent, rows, cat, [1, 0], _tensor([total, g], dtype),
+                            _tensor([g, total], dtype)))
     lines.append(f'{indent}{summed} = "stablehlo.reduce_scatter"({rows}) <{{replica_groups = '
                  f"{p.groups(op)}, scatter_dimension = 0 : i64}}> ({{")
     lines += p.reducer("add", dtype, indent)
-    lines.append(f"{indent}}}) : (tensor<{g}x{total}x{dtype}>) -> tensor<1x{total}x{dtype}>")
-    lines.append(f"{indent}{flat} = stablehlo.reshape {summed} : (tensor<1x{total}x{dtype}>) "
-                 f"-> tensor<{total}x{dtype}>")
+    lines.append(f"{indent}}}) : ({_tensor([g, total], dtype)}) -> {_tensor([1, total], dtype)}")
+    lines.append(_reshape(indent, flat, summed, _tensor([1, total], dtype),
+                          _tensor([total], dtype)))
     start = 0
     for (_, size), r, out in zip(pieces, op.results, _result_names(p, n, op)):
         part = p.name()
         lines.append(f"{indent}{part} = stablehlo.slice {flat} [{start}:{start + size}] : "
-                     f"(tensor<{total}x{dtype}>) -> tensor<{size}x{dtype}>")
-        lines.append(f"{indent}{out} = stablehlo.reshape {part} : (tensor<{size}x{dtype}>) -> "
-                     f"{_ty(r.type)}")
+                     f"({_tensor([total], dtype)}) -> {_tensor([size], dtype)}")
+        lines.append(_reshape(indent, out, part, _tensor([size], dtype), _ty(r.type)))
         start += size
     return lines
 
@@ -355,6 +343,16 @@ def _zero(p: _ReplicaPrinter, lines: list[str], indent: str) -> str:
     zero = p.name()
     lines.append(f"{indent}{zero} = stablehlo.constant dense<0> : tensor<i32>")
     return zero
+
+
+def _reshape(indent: str, out: str, value: str, source: str, target: str) -> str:
+    return f"{indent}{out} = stablehlo.reshape {value} : ({source}) -> {target}"
+
+
+def _transpose(indent: str, out: str, value: str, perm: Sequence[int], source: str,
+               target: str) -> str:
+    return (f"{indent}{out} = stablehlo.transpose {value}, dims = {list(perm)} : ({source}) "
+            f"-> {target}")
 
 
 def _tensor(shape: Sequence[int], dtype: str) -> str:

@@ -86,21 +86,28 @@ def compile_text(jax: Any, text: str, devices: Sequence[Any], out_shardings: Seq
     the i-th); None when MLIR cannot read it (the caller then traces the program).
     `parsed()` is called once the text is read."""
     from jax._src import compiler
-    from jax._src.interpreters import mlir
-    from jax._src.lib.mlir import ir
 
     devices = tuple(devices)
-    context = mlir.make_ir_context()
-    try:
-        with context:
-            module = ir.Module.parse(text)
-    except Exception:  # noqa: BLE001 - MLIR's parse errors have no common type
+    module = _parse(text)
+    if module is None:
         return None
     if parsed is not None:
         parsed()
     loaded = compiler.backend_compile_and_load(
         devices[0].client, module, _device_list(devices), _options(devices), [])
     return ReplicaExecutable(loaded, _handlers(jax, out_shardings, out_types))
+
+
+def _parse(text: str) -> Any:
+    """`text` read by MLIR in a context of JAX's dialects (None: it cannot be read)."""
+    from jax._src.interpreters import mlir
+    from jax._src.lib.mlir import ir
+
+    try:
+        with mlir.make_ir_context():
+            return ir.Module.parse(text)
+    except Exception:  # noqa: BLE001 - MLIR's parse errors have no common type
+        return None
 
 
 def load_replicas(jax: Any, payload: bytes, in_shardings: Sequence[Any],
