@@ -65,6 +65,19 @@ def test_per_function_sums_own_counts_and_takes_the_largest_inclusive() -> None:
     assert callgrind.per_function(ANNOTATED, inclusive=True)["_PyFrame_Clear"] == 62_195_808
 
 
+def test_last_level_cache_is_the_highest_level_data_cache(tmp_path) -> None:
+    for i, (level, kind, size, ways) in enumerate(
+            [(1, "Data", "48K", 12), (1, "Instruction", "32K", 8), (3, "Unified", "32768K", 16),
+             (2, "Unified", "1024K", 16)]):
+        index = tmp_path / f"index{i}"
+        index.mkdir()
+        for name, value in [("level", level), ("type", kind), ("size", size),
+                            ("ways_of_associativity", ways), ("coherency_line_size", 64)]:
+            (index / name).write_text(f"{value}\n")
+    assert callgrind.last_level_cache(tmp_path) == (32 << 20, 16, 64)
+    assert callgrind.last_level_cache(tmp_path / "absent") is None
+
+
 def test_superlinear_ranks_by_instructions_beyond_the_factor() -> None:
     small = {"linear": 1000, "log": 100, "shrinks": 50}
     large = {"linear": 4000, "log": 480, "shrinks": 10, "new": 7}
