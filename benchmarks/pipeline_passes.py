@@ -26,13 +26,13 @@ per-device module as native text and its report as JSON (without its timings): `
 such directories (before and after a change) shows any result that changed.
 
 `--instructions`: the instructions the CPU runs in `shardc.pipeline.compile` of each program, as
-`shardc.jit` calls it, counted by valgrind's callgrind (only the compile: it runs inside
-`functools.reduce`, whose C function switches the count on), in a fresh process without JAX: the
-`cold` compile is the first of the process (the pass modules imported, every memo empty: what
-`shardc.jit`'s first call pays), the `warm` one follows a first compile of the same program. A
-count is the same from run to run within ~0.1% whatever the machine's load, where CPU seconds move
-by 5-10% on the shared machine: a change to the passes is measured by the counts of main and of
-the change. (Python's own bytecode files must be written: the script compiles shardc's first.)
+`shardc.jit` calls it, counted by valgrind's callgrind (only the compile: benchmarks/callgrind.py
+says how), in a fresh process without JAX: the `cold` compile is the first of the process (the
+pass modules imported, every memo empty: what `shardc.jit`'s first call pays), the `warm` one
+follows a first compile of the same program. Counts agree within ~0.1% from run to run whatever
+the machine's load, where CPU seconds move by 5-10% on the shared machine: a change to the passes
+is measured by the counts of main and of the change. (Python's own bytecode files must be
+written: the script compiles shardc's first.)
 
 `--first-calls ROUNDS`: the first call of `jax.jit` and of `shardc.jit` (no persistent cache) on
 each program, as benchmarks/jit.py makes them, in 2 x ROUNDS fresh processes (each side first in
@@ -214,9 +214,9 @@ def instructions(programs: list[str]) -> None:
     """Each program's cold and warm compile in callgrind (`--instructions`)."""
     import compileall
     import pickle
-    import re
-    import subprocess
     import tempfile
+
+    import callgrind
 
     for folder in ("compiler", "ir", "passes"):  # (a module compiled from source costs more)
         compileall.compile_dir(ROOT / folder, quiet=2)
@@ -226,16 +226,10 @@ def instructions(programs: list[str]) -> None:
             saved.write_bytes(pickle.dumps(jax_source(name)))
             counts = []
             for kind in ("cold", "warm"):
-                proc = subprocess.run(
-                    ["valgrind", "--tool=callgrind", "--collect-atstart=no",
-                     "--toggle-collect=functools_reduce",
-                     f"--callgrind-out-file={tmp}/callgrind.out",
-                     sys.executable, __file__, "--instructions-child", f"{saved}:{kind}"],
-                    capture_output=True, text=True, check=True)
-                found = re.search(r"Collected\s*:\s*(\d+)", proc.stderr)
-                if found is None:
-                    raise SystemExit(f"no count from callgrind:\n{proc.stderr[-2000:]}")
-                counts.append(int(found.group(1)))
+                events, _ = callgrind.run(
+                    [sys.executable, __file__, "--instructions-child", f"{saved}:{kind}"],
+                    Path(tmp) / "callgrind.out")
+                counts.append(events["Ir"])
             print(f"{name}: instructions in compile (callgrind): cold {counts[0]:,}, "
                   f"warm {counts[1]:,}", flush=True)
 
@@ -243,8 +237,9 @@ def instructions(programs: list[str]) -> None:
 def instructions_child(saved: str, kind: str) -> None:
     """In this (fresh, valgrind's) process: one compile of the saved program counted, the
     first of the process (`cold`) or after one (`warm`)."""
-    import functools
     import pickle
+
+    from callgrind import counted
 
     from shardc import jit_cache  # noqa: F401  (what `shardc.jit` has imported by its compile)
     from shardc.pipeline import compile
@@ -253,7 +248,7 @@ def instructions_child(saved: str, kind: str) -> None:
     if kind == "warm":
         compile(source.module(), options, consume=True)
     module = source.module()
-    functools.reduce(lambda _, __: compile(module, options, consume=True), (0, 1))
+    counted(lambda: compile(module, options, consume=True))
 
 
 def main() -> None:

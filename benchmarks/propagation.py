@@ -151,12 +151,19 @@ def num_ops(module: Module) -> int:
     return sum(1 for _ in module.walk())
 
 
-def time_shardc(module: Module) -> float:
-    """CPU time of shardc's `propagation-pipeline` pass (verification off) on `module`."""
+def pipeline_call(module: Module) -> Callable[[], object]:
+    """The measured call: shardc's `propagation-pipeline` pass (verification off) on `module`,
+    after a full collection (what the module's building left is not the call's)."""
     manager = PassManager(parse_pipeline("propagation-pipeline"), verify_each=False)
     gc.collect()
+    return functools.partial(manager.run, module, PassContext(verify_each=False))
+
+
+def time_shardc(module: Module) -> float:
+    """CPU time of shardc's `propagation-pipeline` pass (verification off) on `module`."""
+    call = pipeline_call(module)
     start = time.process_time()
-    manager.run(module, PassContext(verify_each=False))
+    call()
     return time.process_time() - start
 
 
@@ -417,12 +424,31 @@ def main(argv: list[str] | None = None) -> None:
         help="check agreement with Shardy up to this N (re-importing Shardy's output is slow)",
     )
     parser.add_argument("--write-docs", action="store_true", help="update docs/benchmarks.md")
+    parser.add_argument("--instructions", action="store_true",
+                        help="instead: instructions per size under valgrind's callgrind "
+                        "(benchmarks/propagation_instructions.py)")
+    parser.add_argument("--cache-sim", action="store_true",
+                        help="with --instructions: also the simulated last-level cache's misses")
+    parser.add_argument("--functions", type=int, default=0, metavar="K",
+                        help="with --instructions: the K C functions grown most per step")
+    parser.add_argument("--profiles", type=Path, default=None,
+                        help="with --instructions: keep callgrind's profiles in this folder")
     parser.add_argument("--child", nargs=2, metavar=("PROGRAM", "N"), help=argparse.SUPPRESS)
+    parser.add_argument("--instructions-child", nargs=2, help=argparse.SUPPRESS)
     parser.add_argument("--text", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         load_all_passes()
         print(json.dumps(measure_in_child(args.child[0], int(args.child[1]), args.text)))
+        return
+    if args.instructions_child:
+        from callgrind import counted
+
+        load_all_passes()
+        module = PROGRAMS[args.instructions_child[0]](int(args.instructions_child[1]))
+        ops = num_ops(module)
+        counted(pipeline_call(module))
+        print(json.dumps({"ops": ops}))
         return
 
     sizes = []
@@ -431,6 +457,11 @@ def main(argv: list[str] | None = None) -> None:
         sizes.append(n)
         n *= 4
     programs = args.programs.split(",")
+    if args.instructions:
+        import propagation_instructions
+
+        propagation_instructions.main(Path(__file__), args, sizes, programs)
+        return
     rows = run(sizes, programs, not args.no_shardy, args.check_max_n, args.repeat,
                args.max_ops)
     table = markdown(rows)

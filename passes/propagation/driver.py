@@ -94,8 +94,9 @@ class Driver(Sweeps):
         self._stack: list[Site | RegionEdge | ManualEdge] = []
         self._current: Site | RegionEdge | ManualEdge | None = None
         self._erased = state.erased
-        # A sweep of some items (`_sweep_some`): the walk orders still to pop, a heap, and the
-        # order of the last item popped from the walk; the items the last sweep changed.
+        # A sweep of some items (`_sweep_some`): the walk orders put back ahead of its place in
+        # the walk (a heap), and the order of the last item popped from the walk; the items the
+        # last sweep changed.
         self._pending: list[int] | None = None
         self._cursor = -1
         self._revisit: list[Site | RegionEdge | ManualEdge] = []
@@ -108,9 +109,9 @@ class Driver(Sweeps):
         items = self.state.walk()
         partial = self.state.ordered
         # What a sweep pops (by walk order) when it need not pop every item (sweeps.py).
-        heap = self._first_sweep(items) if partial and self.pure_directions else None
+        some = self._first_sweep(items) if partial and self.pure_directions else None
         for sweep in range(MAX_SWEEPS):
-            changed = self._sweep(items) if heap is None else self._sweep_some(heap)
+            changed = self._sweep(items) if some is None else self._sweep_some(some)
             if not changed:
                 break
             if sweep == MAX_SWEEPS - 1:
@@ -119,7 +120,7 @@ class Driver(Sweeps):
                     f"({self.state.visits} op visits); this is a bug in shardc, please report it"
                 )
             if partial:
-                heap = self._next_sweep()
+                some = self._next_sweep()
             else:
                 items = self.state.walk()
         sync_func_results(self)
