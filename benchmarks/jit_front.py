@@ -20,8 +20,9 @@ caller's thread in a fresh process (shardc's modules compiled to bytecode first,
   shardings, `Lowered`); **program** (`Lowered.program`: the `JaxArrayProgram`, the executors'
   modules imported there); **JAX compile** (`Lowered.compile` less the program and the
   per-device program's printing and reading, or its trace: JAX's compile path on the caller's
-  thread, XLA's compile itself running on threads of its own); **dispatch** (the compiled program called: arguments placed, the
-  step dispatched, as `jax.jit`'s first call also does); **module imports** (every module the
+  thread, XLA's compile itself running on threads of its own); **dispatch** (the compiled
+  program called: arguments placed, the step dispatched, as `jax.jit`'s first call also
+  does); **module imports** (every module the
   call imports, at the top of the import: their `exec`, which includes the next two),
   **dataclasses** and **regexes** (the CPU of the `@dataclass` classes and `re.compile`
   patterns made inside the call).

@@ -176,3 +176,31 @@ def test_the_text_holds_every_collective_in_replica_form(mesh):
     # one combined all-gather of the weights, packed into rows [8, total]
     assert re.search(r'"stablehlo.all_gather"\(%\w+\) <\{all_gather_dim = 0 : i64, '
                      r"replica_groups = dense<\[\[0, 1, 2, 3, 4, 5, 6, 7\]\]>", text)
+
+
+@pytest.mark.parametrize("broken", ["unreadable", "rejected", "other signature"])
+def test_a_printing_mlir_or_xla_refuses_falls_back_to_the_trace(mesh, broken, monkeypatch):
+    # A defect in shardc's printing costs the trace's time, not the call: text MLIR cannot
+    # read, a module XLA will not compile, or one that does not take the program's arguments
+    # (an executable called with others crashes).
+    from jax._src import compiler
+
+    text = ('module @m attributes {mhlo.num_partitions = 1 : i32, mhlo.num_replicas = 8 : '
+            'i32} {\n  func.func public @main() {\n    return\n  }\n}\n')
+    monkeypatch.setattr(jax_arrays, "replica_text",
+                        lambda program: "module {" if broken == "unreadable" else text)
+    if broken == "rejected":
+        xla, calls = compiler.backend_compile_and_load, []
+
+        def refuse_the_first(*args):
+            calls.append(1)
+            if len(calls) == 1:
+                raise jax.errors.JaxRuntimeError("INTERNAL: refused")
+            return xla(*args)
+
+        monkeypatch.setattr(compiler, "backend_compile_and_load", refuse_the_first)
+    specs = (P("dp"), P(None, "tp"), P("tp"))
+    f = shardc.jit(mlp, mesh=mesh, in_shardings=specs)
+    np.testing.assert_allclose(np.asarray(f(X, W1, W2)), np.asarray(mlp(X, W1, W2)),
+                               rtol=1e-5, atol=1e-6)
+    assert _program(f).route == "trace"

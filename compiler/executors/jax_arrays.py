@@ -155,7 +155,8 @@ class JaxArrayProgram:
         executable = None
         if text is not None:
             executable = compile_text(self.jax, text, self.executor.mesh.devices.flat,
-                                      self.out_shardings, self._out_types(), traced)
+                                      len(self.in_shapes), self.out_shardings,
+                                      self._out_types(), traced)
         if executable is not None:
             self.route = "text"
             return executable

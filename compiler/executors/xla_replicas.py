@@ -80,11 +80,13 @@ def replica_executable(jax: Any, lowered: Any, in_shardings: Sequence[Any],
     return ReplicaExecutable(loaded, _handlers(jax, out_shardings, out_types))
 
 
-def compile_text(jax: Any, text: str, devices: Sequence[Any], out_shardings: Sequence[Any],
-                 out_types: OutTypes, parsed: Any = None) -> ReplicaExecutable | None:
+def compile_text(jax: Any, text: str, devices: Sequence[Any], arguments: int,
+                 out_shardings: Sequence[Any], out_types: OutTypes,
+                 parsed: Any = None) -> ReplicaExecutable | None:
     """The replicas' module as text (replica_text.py) compiled for `devices` (replica i on
-    the i-th); None when MLIR cannot read it (the caller then traces the program).
-    `parsed()` is called once the text is read."""
+    the i-th); None when MLIR cannot read it, XLA rejects it or it does not take `arguments`
+    arguments and give `out_types` results (the caller then traces the program). `parsed()`
+    is called once the text is read."""
     from jax._src import compiler
 
     devices = tuple(devices)
@@ -93,8 +95,15 @@ def compile_text(jax: Any, text: str, devices: Sequence[Any], out_shardings: Seq
         return None
     if parsed is not None:
         parsed()
-    loaded = compiler.backend_compile_and_load(
-        devices[0].client, module, _device_list(devices), _options(devices), [])
+    try:
+        loaded = compiler.backend_compile_and_load(
+            devices[0].client, module, _device_list(devices), _options(devices), [])
+    except jax.errors.JaxRuntimeError:
+        return None  # (what XLA rejects in shardc's printing, the trace's module may not)
+    # An executable called with other arguments than it takes does not fail cleanly.
+    if (len(loaded.get_parameter_layouts()), len(loaded.get_output_layouts())) != (
+            arguments, len(out_types)):
+        return None
     return ReplicaExecutable(loaded, _handlers(jax, out_shardings, out_types))
 
 
