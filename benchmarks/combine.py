@@ -163,10 +163,11 @@ NOTE = """\
 - On CPU XLA combines all-reduces itself (no byte limit) but not all-gathers or
   reduce-scatters; shardc's JAX executor issues one collective per combined op either way.
 - Per call, shardc's compiled per-device program runs about as fast as XLA's own: where the
-  plans are the same both are compiled by XLA from the same operations (on `gpt (JAX)` / tp
-  the two HLO modules have the same instructions), so the ratios are 1.0 within the noise of a
-  shared 2-core machine ({low:.2f}-{high:.2f} here, best of the calls each); on `gpt (JAX)` /
-  fsdp shardc's plan moves less and issues fewer collectives.
+  plans are the same both are compiled by XLA from the same operations, so the ratios are 1.0
+  within the noise of a shared 2-core machine ({low:.2f}-{high:.2f} here, best of the calls
+  each); on `gpt (JAX)` / fsdp shardc's plan moves less and issues fewer collectives. shardc's
+  side is the executable `shardc.jit` runs: N replicas of the per-device program where it
+  fits (docs/jax.md, "What the first call costs"), whose HLO the `shardc HLO` column counts.
 """
 
 
