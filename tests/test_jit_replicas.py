@@ -114,6 +114,22 @@ def test_donated_arguments_are_given_up(mesh):
     assert "input_output_alias" in f.programs()[0].executable.as_text()
 
 
+def test_loops_and_their_bodies_are_printed_too(mesh):
+    # A scan and a while loop: their bodies are the regions of the per-device program's
+    # `while` ops (outlined functions printed inline), the collectives inside them included.
+    def f(x, ws):
+        h, s = jax.lax.scan(lambda h, w: (jnp.tanh(h @ w), jnp.sum(h)), x, ws)
+        _, h = jax.lax.while_loop(lambda c: c[0] < 3, lambda c: (c[0] + 1, c[1] * 1.5), (0, h))
+        return h, s
+
+    ws = rng.standard_normal((3, 32, 32)).astype(np.float32) * 0.2
+    jitted = shardc.jit(f, mesh=mesh, in_shardings=(P("dp"), P(None, None, "tp")))
+    for got, want in zip(jitted(X, ws), f(X, ws), strict=True):
+        np.testing.assert_allclose(np.asarray(got), np.asarray(want), rtol=1e-5, atol=1e-5)
+    assert _program(jitted).route == "text"
+    assert len(jitted.programs()[0].spmd.functions) > 1
+
+
 @pytest.mark.parametrize(("text", "route"), [(UNEVEN_COLLECTIVES, "partitioned"),
                                              (DEVICE_IDS, "text")], ids=["uneven", "device_ids"])
 def test_programs_of_shardcs_ir_equal_the_numpy_executor(text, route):

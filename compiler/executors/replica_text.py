@@ -28,6 +28,7 @@ from shardc.ir.core import Function, Operation
 from shardc.ir.ops.registry import attr
 from shardc.ir.ops.replica_collectives import REPLICA_COLLECTIVES
 from shardc.passes.analysis.collectives.groups import device_groups
+from shardc.stablehlo.inlining import region_only_functions
 from shardc.stablehlo.mlir_text import ExportError
 from shardc.stablehlo.mlir_text import tensor_text as _ty
 from shardc.stablehlo.names import Names
@@ -89,10 +90,13 @@ class _ReplicaPrinter(Printer):
         name = self.module.attributes.get("sym_name") or "shardc_replicas"
         self.lines.append(f"module @{name} attributes {{mhlo.num_partitions = 1 : i32, "
                           f"mhlo.num_replicas = {self.replicas} : i32}} {{")
-        func = self.program.executor.func
-        if len(self.module.functions) != 1 or func.name != "main":
-            raise _Unprintable("a program of several functions")
-        self.function(func)
+        main = self.program.executor.func
+        if main.name != "main":
+            raise _Unprintable(f"a program whose function is @{main.name}")
+        inlined = region_only_functions(self.module)  # (printed as the regions of their ops)
+        for func in self.module.functions.values():
+            if func.name not in inlined:
+                self.function(func)
         self.lines.append("}")
         return "\n".join(self.lines) + "\n"
 
@@ -101,7 +105,7 @@ class _ReplicaPrinter(Printer):
 
     def arg_attrs(self, func: Function, i: int) -> dict[str, Any]:
         attrs = dict(func.arg_attrs[i])
-        if i in self.donors:
+        if func.name == "main" and i in self.donors:
             attrs.update(self.donors[i])
         return attrs
 

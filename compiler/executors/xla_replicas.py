@@ -1,10 +1,14 @@
-"""The per-device program compiled by XLA as N replicas of one program: `jax.shard_map`'s
-lowering of it, its manual body made the entry function of an N-replica module, compiled
-without the SPMD partitioner, and called on the program's global `jax.Array`s.
+"""The per-device program compiled by XLA as N replicas of one program, without the SPMD
+partitioner, and called on the program's global `jax.Array`s. The module comes from shardc's
+own printing of the program (replica_text.py: `compile_text`) or, for a program that needs it,
+from JAX's trace: `jax.shard_map`'s lowering, its manual body made the entry function of an
+N-replica module (`replica_executable`).
 
+    executable = compile_text(jax, text, devices, arguments, out_shardings, out_types)
     executable = replica_executable(jax, lowered, in_shardings, out_shardings, out_types)
     if executable is None: ...              # the program does not fit (see `why_not`)
     outs = executable(*arrays)              # arrays already in `in_shardings`
+    payload = executable.serialize()        # for the persistent cache: `load_replicas`
 
 Why: shardc's per-device program is partitioned already (every value a device's block, every
 collective explicit), so the partitioned compile `jax.jit` asks of XLA (Shardy's import and
