@@ -23,6 +23,7 @@ import math
 from collections.abc import Sequence
 from typing import Any
 
+from shardc.executors.host_callbacks import is_host_callback
 from shardc.executors.replica_groups import DEVICE_IDS
 from shardc.ir.core import Function, Operation
 from shardc.ir.ops.registry import attr
@@ -113,7 +114,8 @@ class _ReplicaPrinter(Printer):
         name = op.name
         if name in _SPMD:
             return _SPMD[name](self, op, n, indent)
-        if name in DEVICE_IDS or name in REPLICA_COLLECTIVES or name in _NEEDS_TRACE:
+        if name in DEVICE_IDS or name in REPLICA_COLLECTIVES or name in _NEEDS_TRACE or \
+                is_host_callback(op):  # (a callback index names the lowering's functions)
             raise _Unprintable(name)
         return super().op_text(op, n, indent)
 
