@@ -157,4 +157,6 @@ def test_instructions_of_propagation_are_counted_the_same_twice(tmp_path) -> Non
     assert (tmp_path / "callgrind.mlp1.out").exists()
     again, _ = callgrind.run(
         [sys.executable, str(script), "--instructions-child", "mlp", "1"], tmp_path / "again.out")
-    assert again["Ir"] == pytest.approx(first, rel=1e-3)
+    # The same count within 1% (repeats differ by up to ~0.2%: 0.17% in a fresh clone's CI run,
+    # where the collector and allocations fall a little differently; seconds move by 5-10%).
+    assert again["Ir"] == pytest.approx(first, rel=1e-2)
