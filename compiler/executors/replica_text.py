@@ -33,9 +33,11 @@ from shardc.stablehlo.inlining import region_only_functions
 from shardc.stablehlo.mlir_text import ExportError
 from shardc.stablehlo.mlir_text import tensor_text as _ty
 from shardc.stablehlo.names import Names
+from shardc.stablehlo.ops.replica_collectives import dense_groups
 from shardc.stablehlo.printer import Printer
+from shardc.stablehlo.reducers import reducer_lines
 
-_REDUCERS = {"add": "add", "maximum": "maximum", "minimum": "minimum"}
+_REDUCTIONS = ("add", "maximum", "minimum")  # the all-reduce kinds printed as they are
 
 
 class _Unprintable(Exception):
@@ -126,9 +128,8 @@ class _ReplicaPrinter(Printer):
         return f"%replicas_{self.fresh}"
 
     def groups(self, op: Operation) -> str:
-        groups = [[self.position[d] for d in g] for g in attr(op, "groups")]
-        rows = ", ".join("[" + ", ".join(map(str, g)) + "]" for g in groups)
-        return f"dense<[{rows}]> : tensor<{len(groups)}x{len(groups[0])}xi64>"
+        """The op's device groups as replica ids, in MLIR's dense text."""
+        return dense_groups([[self.position[d] for d in g] for g in attr(op, "groups")])
 
     def device_index(self, axes: Sequence[Any], scale: int, indent: str,
                      define: str) -> list[str]:
@@ -148,15 +149,6 @@ class _ReplicaPrinter(Printer):
             f"(tensor<{n}xi32>, tensor<ui32>) -> tensor<1xi32>",
             _reshape(indent, define.removesuffix(" = "), one, "tensor<1xi32>", "tensor<i32>"),
         ]
-
-    def reducer(self, kind: str, dtype: str, indent: str) -> list[str]:
-        """A reduction region's block (`({` and `})` are the caller's)."""
-        a, b, c = self.name(), self.name(), self.name()
-        scalar = f"tensor<{dtype}>"
-        return [f"{indent}^bb0({a}: {scalar}, {b}: {scalar}):",
-                f"{indent}  {c} = stablehlo.{kind} {a}, {b} : {scalar}",
-                f"{indent}  stablehlo.return {c} : {scalar}"]
-
 
 # Ops whose per-device meaning the JAX executor gives them (host callbacks are checked above).
 _NEEDS_TRACE = frozenset({"sdy.manual_computation", "manual_computation"})
@@ -240,7 +232,7 @@ def _reduce_scatter(p: _ReplicaPrinter, op: Operation, n: Names, indent: str) ->
     (x,), (r,) = op.operands, op.results
     return [f'{indent}{n.group(op)}"stablehlo.reduce_scatter"({n(x)}) <{{replica_groups = '
             f"{p.groups(op)}, scatter_dimension = {d} : i64}}> ({{",
-            *p.reducer("add", dtype, indent),
+            *reducer_lines(n, indent, dtype, "add"),
             f"{indent}}}) : ({_ty(x.type)}) -> {_ty(r.type)}"]
 
 
@@ -274,7 +266,7 @@ def _packed_reduce_scatter(p: _ReplicaPrinter, op: Operation, n: Names, indent: 
                             _tensor([g, total], dtype)))
     lines.append(f'{indent}{summed} = "stablehlo.reduce_scatter"({rows}) <{{replica_groups = '
                  f"{p.groups(op)}, scatter_dimension = 0 : i64}}> ({{")
-    lines += p.reducer("add", dtype, indent)
+    lines += reducer_lines(n, indent, dtype, "add")
     lines.append(f"{indent}}}) : ({_tensor([g, total], dtype)}) -> {_tensor([1, total], dtype)}")
     lines.append(_reshape(indent, flat, summed, _tensor([1, total], dtype),
                           _tensor([total], dtype)))
@@ -291,7 +283,7 @@ def _packed_reduce_scatter(p: _ReplicaPrinter, op: Operation, n: Names, indent: 
 def _all_reduce(p: _ReplicaPrinter, op: Operation, n: Names, indent: str) -> list[str]:
     kind = attr(op, "kind").word
     dtypes = {x.type.dtype for x in op.operands}
-    if kind not in _REDUCERS or len(dtypes) != 1 or "i1" in dtypes:
+    if kind not in _REDUCTIONS or len(dtypes) != 1 or "i1" in dtypes:
         raise _Unprintable(f"an all_reduce of kind {kind}")
     (dtype,) = dtypes
     args = ", ".join(n(x) for x in op.operands)
@@ -299,7 +291,7 @@ def _all_reduce(p: _ReplicaPrinter, op: Operation, n: Names, indent: str) -> lis
     outs = ", ".join(_ty(r.type) for r in op.results)
     outs = outs if len(op.results) == 1 else f"({outs})"
     return [f'{indent}{n.group(op)}"stablehlo.all_reduce"({args}) <{{replica_groups = '
-            f"{p.groups(op)}}}> ({{", *p.reducer(_REDUCERS[kind], dtype, indent),
+            f"{p.groups(op)}}}> ({{", *reducer_lines(n, indent, dtype, kind),
             f"{indent}}}) : ({ins}) -> {outs}"]
 
 
@@ -317,10 +309,9 @@ def _collective_permute(p: _ReplicaPrinter, op: Operation, n: Names, indent: str
     pairs = [(p.position[s], p.position[t]) for s, t in attr(op, "pairs")]
     if not pairs:
         raise _Unprintable("a collective_permute without pairs")
-    rows = ", ".join(f"[{s}, {t}]" for s, t in pairs)
     return [f'{indent}{n.group(op)}"stablehlo.collective_permute"({n(x)}) <{{'
-            f"source_target_pairs = dense<[{rows}]> : tensor<{len(pairs)}x2xi64>}}> : "
-            f"({_ty(x.type)}) -> {_ty(r.type)}"]
+            f"source_target_pairs = {dense_groups(pairs)}}}> : ({_ty(x.type)}) -> "
+            f"{_ty(r.type)}"]
 
 
 def _axis_index(p: _ReplicaPrinter, op: Operation, n: Names, indent: str) -> list[str]:

@@ -112,8 +112,8 @@ def _generic_collective(fb: FunctionBuilder, rec: OpRec, operands: list[Value], 
 # ----- export ---------------------------------------------------------------------------------
 
 
-def _dense(groups: tuple) -> str:
-    """MLIR's dense text: a splat when every entry is equal."""
+def dense_groups(groups: tuple) -> str:
+    """MLIR's dense text of replica groups or pairs: a splat when every entry is equal."""
     width = len(groups[0]) if groups else 0
     flat = [d for g in groups for d in g]
     if flat and all(d == flat[0] for d in flat):
@@ -132,7 +132,7 @@ def _print_replica_collective(p: Printer, op: Operation, n: Names, indent: str) 
         props["channel_handle"] = at["channel_handle"].text
     for key in _GROUP_PROPS:
         if key in at:
-            props[key] = _dense(at[key])
+            props[key] = dense_groups(at[key])
     if at.get("replica_group_mesh_axes") is not None:
         props["replica_groups"] = at["replica_group_mesh_axes"].text
     if at.get("use_global_device_ids"):
